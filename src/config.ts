@@ -1,0 +1,127 @@
+// Every environment variable the service reads, parsed and validated in one place.
+import type { PlanLimits, PlanName } from './domain/plans.js'
+import { DEFAULT_PLAN_LIMITS } from './domain/plans.js'
+
+export interface Config {
+  port: number
+  host: string
+  publicUrl: string
+  databaseUrl: string
+  redisUrl: string | undefined
+  oidc:
+    | { issuer: string; clientId: string; clientSecret: string; tokenAuthMethod: 'client_secret_basic' | 'client_secret_post' }
+    | undefined
+  sessionSecret: string | undefined
+  smtpUrl: string | undefined
+  emailFrom: string
+  xrplNodeUrl: string | undefined
+  xrplNetwork: string
+  webhookAllowPrivateTargets: boolean
+  logLevel: string
+  limits: Record<PlanName, PlanLimits>
+  xaman: { apiKey: string; apiSecret: string } | undefined
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Record<string, string | undefined>
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = parsePort(env.PORT ?? '3000')
+  const publicUrl = parsePublicUrl(env.PUBLIC_URL ?? `http://localhost:${port}`)
+  const oidcIssuer = env.OIDC_ISSUER
+  const tokenAuthMethod = env.OIDC_TOKEN_AUTH_METHOD ?? 'client_secret_basic'
+  if (tokenAuthMethod !== 'client_secret_basic' && tokenAuthMethod !== 'client_secret_post') {
+    throw new ConfigError('OIDC_TOKEN_AUTH_METHOD must be client_secret_basic or client_secret_post')
+  }
+  if (oidcIssuer && (!env.OIDC_CLIENT_ID || !env.OIDC_CLIENT_SECRET)) {
+    throw new ConfigError('OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required too')
+  }
+  if (env.XAMAN_API_KEY && !env.XAMAN_API_SECRET) {
+    throw new ConfigError('XAMAN_API_KEY is set: XAMAN_API_SECRET is required too')
+  }
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    publicUrl,
+    databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/countersign.db'),
+    redisUrl: nonEmpty(env.REDIS_URL),
+    oidc: oidcIssuer
+      ? {
+          issuer: oidcIssuer,
+          clientId: env.OIDC_CLIENT_ID as string,
+          clientSecret: env.OIDC_CLIENT_SECRET as string,
+          tokenAuthMethod,
+        }
+      : undefined,
+    sessionSecret: nonEmpty(env.SESSION_SECRET),
+    smtpUrl: nonEmpty(env.SMTP_URL),
+    emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
+    xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
+    xrplNetwork: env.XRPL_NETWORK ?? 'testnet',
+    webhookAllowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'false'),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    limits: {
+      free: parseLimits('LIMITS_FREE', env.LIMITS_FREE, DEFAULT_PLAN_LIMITS.free),
+      pro: parseLimits('LIMITS_PRO', env.LIMITS_PRO, DEFAULT_PLAN_LIMITS.pro),
+    },
+    xaman: env.XAMAN_API_KEY ? { apiKey: env.XAMAN_API_KEY, apiSecret: env.XAMAN_API_SECRET as string } : undefined,
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value
+}
+
+function parsePort(value: string): number {
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`)
+  return port
+}
+
+function parsePublicUrl(value: string): string {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${value}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL must be http or https')
+  return url.href.replace(/\/+$/, '')
+}
+
+function parseDatabaseUrl(value: string): string {
+  if (value.startsWith('sqlite:') || value.startsWith('postgres://') || value.startsWith('postgresql://')) return value
+  throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://..., got "${value}"`)
+}
+
+function parseBoolean(name: string, value: string): boolean {
+  if (value === 'true' || value === '1') return true
+  if (value === 'false' || value === '0') return false
+  throw new ConfigError(`${name} must be true or false, got "${value}"`)
+}
+
+const LIMIT_KEYS = ['requestsPerMinute', 'minPollIntervalMs', 'maxExpiresInSeconds', 'monthlyPayloads', 'maxLiveStreams'] as const
+
+function parseLimits(name: string, value: string | undefined, defaults: PlanLimits): PlanLimits {
+  if (!value) return defaults
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(value)
+  } catch {
+    throw new ConfigError(`${name} must be a JSON object, got "${value}"`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${name} must be a JSON object`)
+  const limits = { ...defaults }
+  for (const [key, raw] of Object.entries(parsed)) {
+    if (!(LIMIT_KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(`${name}: unknown limit "${key}"; known limits are ${LIMIT_KEYS.join(', ')}`)
+    }
+    if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0)
+      throw new ConfigError(`${name}: ${key} must be a non-negative integer`)
+    limits[key as (typeof LIMIT_KEYS)[number]] = raw
+  }
+  return limits
+}

@@ -1,0 +1,46 @@
+// Opens the database named by DATABASE_URL: embedded SQLite (WAL) or PostgreSQL, behind one Kysely type.
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely'
+import pg from 'pg'
+import type { Database } from './schema.js'
+
+export type Db = Kysely<Database>
+export type Tx = Transaction<Database>
+export type DbOrTx = Db | Tx
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface Storage {
+  db: Db
+  dialect: Dialect
+  close(): Promise<void>
+}
+
+// int8 (bigint) columns hold epoch milliseconds and counters, well inside Number's exact range.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
+
+export function openStorage(databaseUrl: string): Storage {
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length))
+  return openPostgres(databaseUrl)
+}
+
+function openSqlite(path: string): Storage {
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
+  const sqlite = new SQLite(path)
+  sqlite.pragma('journal_mode = WAL')
+  // WAL with synchronous=NORMAL is durable against process crashes; a power loss may lose the last commits.
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return { db, dialect: 'sqlite', close: () => db.destroy() }
+}
+
+function openPostgres(url: string): Storage {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 })
+  // An idle client losing its connection (a database restart) must not crash the process.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db, dialect: 'postgres', close: () => db.destroy() }
+}

@@ -1,0 +1,194 @@
+// The one set of migrations, for SQLite and PostgreSQL alike. Run at start and by `countersign migrate`.
+// Add new migrations at the end with the next number; never edit one that has shipped.
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('accounts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('issuer', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('email', 'text')
+        .addColumn('name', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('accounts_issuer_subject', ['issuer', 'subject'])
+        .execute()
+
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('revoked_at', 'bigint')
+        .execute()
+
+      await db.schema
+        .createTable('login_tokens')
+        .addColumn('token_hash', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .execute()
+
+      await db.schema
+        .createTable('projects')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('account_id', 'text', (c) => c.references('accounts.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('plan', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('projects_account').on('projects').columns(['account_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('prefix', 'text', (c) => c.notNull())
+        .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('last_used_at', 'bigint')
+        .addColumn('revoked_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('api_keys_project').on('api_keys').columns(['project_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('payloads')
+        .addColumn('uuid', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('transaction_json', 'text')
+        .addColumn('message', 'text')
+        .addColumn('challenge', 'text')
+        .addColumn('return_url', 'text')
+        .addColumn('custom_instructions', 'text')
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('resolved_at', 'bigint')
+        .addColumn('signer_address', 'text')
+        .addColumn('tx_hash', 'text')
+        .addColumn('tx_blob', 'text')
+        .addColumn('wallet_adapter', 'text')
+        .addColumn('public_key', 'text')
+        .addColumn('signature', 'text')
+        .addColumn('submit_engine_result', 'text')
+        .addColumn('validated_result', 'text')
+        .addColumn('validated_ledger_index', 'bigint')
+        .execute()
+      await db.schema.createIndex('payloads_project_created').on('payloads').columns(['project_id', 'created_at', 'uuid']).execute()
+      await db.schema
+        .createIndex('payloads_pending_expiry')
+        .on('payloads')
+        .column('expires_at')
+        .where(sql.ref('status'), '=', 'pending')
+        .execute()
+
+      await db.schema
+        .createTable('payload_daily_counts')
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('day', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('wallet_adapter', 'text', (c) => c.notNull())
+        .addColumn('count', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('payload_daily_counts_pk', ['project_id', 'day', 'status', 'wallet_adapter'])
+        .execute()
+
+      await db.schema
+        .createTable('project_usage')
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('payload_count', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('project_usage_pk', ['project_id', 'month'])
+        .execute()
+
+      await db.schema
+        .createTable('usage_warnings')
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('limit_value', 'bigint', (c) => c.notNull())
+        .addColumn('payload_count', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_warnings_pk', ['project_id', 'month'])
+        .execute()
+
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('secret_ciphertext', 'text', (c) => c.notNull())
+        .addColumn('events_json', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('disabled_at', 'bigint')
+        .addColumn('disabled_reason', 'text')
+        .addColumn('deleted_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('webhooks_project').on('webhooks').columns(['project_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id'))
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('payload_uuid', 'text')
+        .addColumn('event', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint')
+        .addColumn('last_status_code', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute()
+      await db.schema.createIndex('webhook_deliveries_webhook').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute()
+      await db.schema.createIndex('webhook_deliveries_payload').on('webhook_deliveries').column('payload_uuid').execute()
+
+      await db.schema
+        .createTable('emails')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('dedupe_key', 'text', (c) => c.notNull().unique())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('project_id', 'text', (c) => c.references('projects.id'))
+        .addColumn('to_address', 'text')
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('body_text', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('sent_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('emails_due').on('emails').columns(['state', 'next_attempt_at']).execute()
+
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute()
+    },
+  },
+}
+
+class InCodeMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider() })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) throw error instanceof Error ? error : new Error(String(error))
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}

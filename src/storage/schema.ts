@@ -1,0 +1,170 @@
+// Table types for Kysely. Times are integer milliseconds since the Unix epoch (UTC) on both
+// databases; JSON is stored as text so that one query code base serves SQLite and PostgreSQL.
+
+export interface AccountsTable {
+  id: string
+  issuer: string
+  subject: string
+  email: string | null
+  name: string | null
+  created_at: number
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the session token; the token itself lives only in the cookie. */
+  id_hash: string
+  account_id: string
+  created_at: number
+  expires_at: number
+  revoked_at: number | null
+}
+
+export interface LoginTokensTable {
+  token_hash: string
+  account_id: string
+  created_at: number
+  expires_at: number
+  used_at: number | null
+}
+
+export interface ProjectsTable {
+  id: string
+  account_id: string | null
+  name: string
+  plan: string
+  created_at: number
+}
+
+export interface ApiKeysTable {
+  id: string
+  project_id: string
+  name: string
+  prefix: string
+  /** SHA-256 of the full key, hex. */
+  key_hash: string
+  created_at: number
+  last_used_at: number | null
+  revoked_at: number | null
+}
+
+export interface PayloadsTable {
+  uuid: string
+  project_id: string
+  type: string
+  status: string
+  /** The requested transaction, JSON (sign, signAndSubmit). */
+  transaction_json: string | null
+  message: string | null
+  /** The text a connect payload's wallet signs. */
+  challenge: string | null
+  return_url: string | null
+  custom_instructions: string | null
+  expires_at: number
+  created_at: number
+  resolved_at: number | null
+  signer_address: string | null
+  tx_hash: string | null
+  tx_blob: string | null
+  wallet_adapter: string | null
+  public_key: string | null
+  signature: string | null
+  /** signAndSubmit: the engine result of the submission, and the final outcome once validated. */
+  submit_engine_result: string | null
+  validated_result: string | null
+  validated_ledger_index: number | null
+}
+
+export interface PayloadDailyCountsTable {
+  project_id: string
+  /** UTC day of the payload's creation, YYYY-MM-DD. */
+  day: string
+  status: string
+  /** '' when the payload has no wallet adapter. */
+  wallet_adapter: string
+  count: number
+}
+
+export interface ProjectUsageTable {
+  project_id: string
+  /** UTC month, YYYY-MM. */
+  month: string
+  payload_count: number
+}
+
+export interface UsageWarningsTable {
+  project_id: string
+  month: string
+  limit_value: number
+  payload_count: number
+  created_at: number
+}
+
+export interface WebhooksTable {
+  id: string
+  project_id: string
+  url: string
+  /** The signing secret, encrypted with a key derived from the server secret. */
+  secret_ciphertext: string
+  events_json: string
+  created_at: number
+  disabled_at: number | null
+  disabled_reason: string | null
+  deleted_at: number | null
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  webhook_id: string
+  project_id: string
+  payload_uuid: string | null
+  event: string
+  /** The exact bytes sent, so that retries send (and sign) the same body. */
+  body: string
+  state: string
+  attempts: number
+  next_attempt_at: number
+  lease_expires_at: number | null
+  last_status_code: number | null
+  last_error: string | null
+  created_at: number
+  completed_at: number | null
+}
+
+export interface EmailsTable {
+  id: string
+  /** Makes an email idempotent: the 80% warning once per project per month, one alert per delivery. */
+  dedupe_key: string
+  kind: string
+  project_id: string | null
+  to_address: string | null
+  subject: string
+  body_text: string
+  state: string
+  attempts: number
+  next_attempt_at: number
+  lease_expires_at: number | null
+  last_error: string | null
+  created_at: number
+  sent_at: number | null
+}
+
+export interface SettingsTable {
+  key: string
+  value: string
+}
+
+export interface Database {
+  accounts: AccountsTable
+  sessions: SessionsTable
+  login_tokens: LoginTokensTable
+  projects: ProjectsTable
+  api_keys: ApiKeysTable
+  payloads: PayloadsTable
+  payload_daily_counts: PayloadDailyCountsTable
+  project_usage: ProjectUsageTable
+  usage_warnings: UsageWarningsTable
+  webhooks: WebhooksTable
+  webhook_deliveries: WebhookDeliveriesTable
+  emails: EmailsTable
+  settings: SettingsTable
+}
