@@ -1,0 +1,133 @@
+// Assembles the Fastify instance: parsing and validation, errors, docs, health, and the route modules.
+import { randomUUID } from 'node:crypto'
+import fastifySwagger from '@fastify/swagger'
+import fastifySwaggerUi from '@fastify/swagger-ui'
+import { Ajv } from 'ajv'
+import addFormats from 'ajv-formats'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifySchema,
+  type FastifySchemaCompiler,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify'
+import secureJson from 'secure-json-parse'
+import type { ServiceContext } from './context.js'
+import { badRequest } from './domain/errors.js'
+import { apiKeyAuthHook } from './http/api-key-auth.js'
+import { registerErrorHandling } from './http/errors.js'
+import { registerHealthRoutes } from './http/health.js'
+import { payloadRoutes } from './http/payloads.js'
+import { ErrorBody, ValidationErrorBody } from './http/schemas.js'
+import { redactUrl } from './logger.js'
+
+type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
+
+export const BODY_LIMIT_BYTES = 64 * 1024
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    return503OnClosing: true,
+    schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
+  })
+
+  registerJsonParser(app)
+  registerErrorHandling(app)
+  app.decorateRequest('principal', null)
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+    reply.header('x-content-type-options', 'nosniff')
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    )
+  })
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Countersign API',
+        version: '1.0.0',
+        description:
+          'Payload signing requests for the XRP Ledger. Authenticate API-key endpoints with `Authorization: Bearer <API key>` or `?api_key=`.',
+      },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  })
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true })
+  app.addSchema(ErrorBody)
+  app.addSchema(ValidationErrorBody)
+
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  registerHealthRoutes(app, ctx)
+
+  await app.register(
+    async (api) => {
+      api.addHook(
+        'onRequest',
+        apiKeyAuthHook({
+          authenticator: ctx.authenticator,
+          rateLimiter: ctx.rateLimiter,
+          limits: ctx.config.limits,
+          now: () => ctx.clock.now(),
+        }),
+      )
+      await api.register(payloadRoutes, {
+        payloads: ctx.payloads,
+        pollGate: ctx.rateLimiter,
+        limits: ctx.config.limits,
+        publicUrl: ctx.config.publicUrl,
+        now: () => ctx.clock.now(),
+      })
+    },
+    { prefix: '/api/v1' },
+  )
+
+  return app
+}
+
+/**
+ * Bodies are validated strictly (a string is never coerced into a number); query strings and path
+ * parameters arrive as text, so their numbers are coerced. Set as the compilers factory (not with
+ * setValidatorCompiler) so that plugins adding shared schemas keep it.
+ */
+function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
+  const common = { allErrors: true, strict: false, removeAdditional: false as const, useDefaults: true }
+  const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }))
+  const textAjv = addFormats.default(new Ajv({ ...common, coerceTypes: true }))
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema))
+}
+
+/** JSON bodies, with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */
+function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined)
+    try {
+      done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }))
+    } catch {
+      done(badRequest('Request body is not valid JSON'), undefined)
+    }
+  })
+}

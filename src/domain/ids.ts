@@ -1,0 +1,18 @@
+// Identifiers handed out by the service: random, URL-safe, with a prefix that says what they name.
+import { randomBytes, randomUUID } from 'node:crypto'
+
+/** A prefixed id such as proj_2fQy8x...: 16 random bytes (128 bits), base64url. */
+export function newId(prefix: 'proj' | 'key' | 'acct' | 'wh' | 'dlv' | 'mail'): string {
+  return `${prefix}_${randomBytes(16).toString('base64url')}`
+}
+
+/** Payload ids are random (v4) UUIDs: the uuid is the signing page's capability, so it must not be guessable. */
+export function newPayloadUuid(): string {
+  return randomUUID()
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value)
+}

@@ -1,0 +1,34 @@
+// TypeBox schemas shared by several routes: one schema gives validation, types and the OpenAPI document.
+import { type TSchema, Type } from '@sinclair/typebox'
+
+export const ErrorBody = Type.Object(
+  { error: Type.String({ description: 'What went wrong, in a sentence a developer can act on' }) },
+  { $id: 'ErrorBody', description: 'Every error response' },
+)
+
+export const ValidationErrorBody = Type.Object(
+  {
+    error: Type.String(),
+    details: Type.Array(
+      Type.Object({
+        field: Type.String({ description: 'Path of the offending field, e.g. options.expiresIn' }),
+        message: Type.String(),
+      }),
+    ),
+  },
+  { $id: 'ValidationErrorBody', description: '422: the request parsed but broke a rule' },
+)
+
+export const UuidParams = Type.Object({ uuid: Type.String({ description: 'Payload UUID' }) }, { additionalProperties: false })
+
+/** The api_key query parameter every API-key endpoint accepts. */
+export const ApiKeyQuery = { api_key: Type.Optional(Type.String({ description: 'API key, when not sent as Authorization: Bearer' })) }
+
+export const ApiKeyOnlyQuery = Type.Object(ApiKeyQuery, { additionalProperties: false })
+
+/** Error responses a route documents; the status codes it may return beside its successes. */
+export function errorResponses(...codes: number[]): Record<number, TSchema> {
+  const responses: Record<number, TSchema> = {}
+  for (const code of codes) responses[code] = code === 422 ? Type.Ref(ValidationErrorBody) : Type.Ref(ErrorBody)
+  return responses
+}

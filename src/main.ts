@@ -1,0 +1,67 @@
+// Process assembly: config -> storage -> migrations -> services -> HTTP app -> workers -> listen; and a graceful stop.
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { createContext, type ServiceContext } from './context.js'
+import { type Clock, systemClock } from './domain/clock.js'
+import { createLogger } from './logger.js'
+import type { RateLimiter } from './rate-limit/rate-limiter.js'
+import { openStorage } from './storage/database.js'
+import { migrateToLatest } from './storage/migrations.js'
+import { startExpirySweeper } from './workers/expiry-sweeper.js'
+import type { PeriodicTask } from './workers/periodic-task.js'
+
+export interface RunningService {
+  ctx: ServiceContext
+  app: FastifyInstance
+  /** Base URL the server listens on, e.g. http://127.0.0.1:3000 (undefined when not listening). */
+  url: string | undefined
+  stop(): Promise<void>
+}
+
+export interface StartOptions {
+  clock?: Clock
+  logger?: Logger
+  rateLimiter?: RateLimiter
+  /** Listen on config.host:config.port (default true); tests may use app.inject() instead. */
+  listen?: boolean
+  /** Run background workers (default true); tests drive them by hand with a manual clock. */
+  workers?: boolean
+}
+
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const logger = options.logger ?? createLogger(config.logLevel)
+  const storage = openStorage(config.databaseUrl)
+  try {
+    await migrateToLatest(storage.db)
+  } catch (error) {
+    await storage.close()
+    throw error
+  }
+  const ctx = createContext({ config, storage, clock: options.clock ?? systemClock, logger, rateLimiter: options.rateLimiter })
+  const app = await buildApp(ctx)
+  const workers: PeriodicTask[] = options.workers === false ? [] : [startExpirySweeper(ctx)]
+
+  let url: string | undefined
+  if (options.listen !== false) {
+    await app.listen({ port: config.port, host: config.host })
+    const address = app.server.address()
+    if (address && typeof address === 'object')
+      url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+  } else {
+    await app.ready()
+  }
+
+  let stopping: Promise<void> | undefined
+  const stop = () => {
+    stopping ??= (async () => {
+      await Promise.all(workers.map((w) => w.stop()))
+      await app.close()
+      await ctx.rateLimiter.close()
+      await storage.close()
+    })()
+    return stopping
+  }
+  return { ctx, app, url, stop }
+}

@@ -1,0 +1,148 @@
+// Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
+// two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
+import type { Selectable, Updateable } from 'kysely'
+import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
+import type { DbOrTx } from './database.js'
+import type { PayloadsTable } from './schema.js'
+
+type PayloadRow = Selectable<PayloadsTable>
+
+export function rowToPayload(row: PayloadRow): Payload {
+  return {
+    uuid: row.uuid,
+    projectId: row.project_id,
+    type: row.type as PayloadType,
+    status: row.status as PayloadStatus,
+    transaction: row.transaction_json === null ? null : (JSON.parse(row.transaction_json) as Record<string, unknown>),
+    message: row.message,
+    challenge: row.challenge,
+    returnUrl: row.return_url,
+    customInstructions: row.custom_instructions,
+    expiresAtMs: row.expires_at,
+    createdAtMs: row.created_at,
+    resolvedAtMs: row.resolved_at,
+    signerAddress: row.signer_address,
+    txHash: row.tx_hash,
+    txBlob: row.tx_blob,
+    walletAdapter: row.wallet_adapter,
+    publicKey: row.public_key,
+    signature: row.signature,
+    submitEngineResult: row.submit_engine_result,
+    validatedResult: row.validated_result,
+    validatedLedgerIndex: row.validated_ledger_index,
+  }
+}
+
+export interface TransitionChanges {
+  status: ResolvedStatus
+  resolvedAtMs: number
+  signed?: SignedResolution
+  rejectedBy?: string
+}
+
+export const payloadsRepository = {
+  async insert(db: DbOrTx, payload: Payload): Promise<void> {
+    await db
+      .insertInto('payloads')
+      .values({
+        uuid: payload.uuid,
+        project_id: payload.projectId,
+        type: payload.type,
+        status: payload.status,
+        transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
+        message: payload.message,
+        challenge: payload.challenge,
+        return_url: payload.returnUrl,
+        custom_instructions: payload.customInstructions,
+        expires_at: payload.expiresAtMs,
+        created_at: payload.createdAtMs,
+        resolved_at: null,
+        signer_address: null,
+        tx_hash: null,
+        tx_blob: null,
+        wallet_adapter: null,
+        public_key: null,
+        signature: null,
+        submit_engine_result: null,
+        validated_result: null,
+        validated_ledger_index: null,
+      })
+      .execute()
+  },
+
+  async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
+    const row = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirst()
+    return row && rowToPayload(row)
+  },
+
+  async findForProject(db: DbOrTx, projectId: string, uuid: string): Promise<Payload | undefined> {
+    const row = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst()
+    return row && rowToPayload(row)
+  },
+
+  async listForProject(
+    db: DbOrTx,
+    projectId: string,
+    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
+  ): Promise<Payload[]> {
+    let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
+    if (page.status) query = query.where('status', '=', page.status)
+    if (page.type) query = query.where('type', '=', page.type)
+    const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
+    return rows.map(rowToPayload)
+  },
+
+  /**
+   * Moves a pending payload to a resolved status. `notExpiredAtMs` makes the move conditional on the
+   * payload not having expired yet (a wallet acting at the last instant loses to the clock).
+   * Returns the updated payload, or undefined when another transition got there first.
+   */
+  async transition(db: DbOrTx, uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+    const set: Updateable<PayloadsTable> = { status: changes.status, resolved_at: changes.resolvedAtMs }
+    if (changes.signed) {
+      const s = changes.signed
+      Object.assign(set, {
+        wallet_adapter: s.walletAdapter,
+        signer_address: s.signerAddress,
+        tx_hash: s.txHash ?? null,
+        tx_blob: s.txBlob ?? null,
+        public_key: s.publicKey ?? null,
+        signature: s.signature ?? null,
+        submit_engine_result: s.submitEngineResult ?? null,
+      })
+    }
+    if (changes.rejectedBy !== undefined) set.wallet_adapter = changes.rejectedBy
+    let query = db.updateTable('payloads').set(set).where('uuid', '=', uuid).where('status', '=', 'pending')
+    if (notExpiredAtMs !== undefined) query = query.where('expires_at', '>', notExpiredAtMs)
+    const row = await query.returningAll().executeTakeFirst()
+    return row && rowToPayload(row)
+  },
+
+  /** Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. */
+  async expireOverdue(db: DbOrTx, nowMs: number, limit: number, projectId?: string): Promise<Payload[]> {
+    let overdue = db
+      .selectFrom('payloads')
+      .select('uuid')
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', nowMs)
+      .orderBy('expires_at')
+      .limit(limit)
+    if (projectId) overdue = overdue.where('project_id', '=', projectId)
+    const rows = await db
+      .updateTable('payloads')
+      .set({ status: 'expired', resolved_at: nowMs })
+      .where('uuid', 'in', overdue)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .execute()
+    return rows.map(rowToPayload)
+  },
+
+  async recordValidation(db: DbOrTx, uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
+    await db
+      .updateTable('payloads')
+      .set({ validated_result: result.transactionResult, validated_ledger_index: result.ledgerIndex })
+      .where('uuid', '=', uuid)
+      .execute()
+  },
+}

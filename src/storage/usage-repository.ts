@@ -1,0 +1,68 @@
+// Monthly payload usage per project, the 80% warning record, and the daily counts behind analytics.
+import type { DbOrTx } from './database.js'
+
+export const usageRepository = {
+  /**
+   * Counts one more payload for the month if the project is under its limit, atomically: of many
+   * concurrent creations at the limit, exactly the ones that fit succeed. Returns the new count, or
+   * undefined when the limit is reached.
+   */
+  async reserveMonthlyPayload(db: DbOrTx, projectId: string, month: string, limit: number): Promise<number | undefined> {
+    await db
+      .insertInto('project_usage')
+      .values({ project_id: projectId, month, payload_count: 0 })
+      .onConflict((oc) => oc.columns(['project_id', 'month']).doNothing())
+      .execute()
+    const row = await db
+      .updateTable('project_usage')
+      .set((eb) => ({ payload_count: eb('payload_count', '+', 1) }))
+      .where('project_id', '=', projectId)
+      .where('month', '=', month)
+      .where('payload_count', '<', limit)
+      .returning('payload_count')
+      .executeTakeFirst()
+    return row?.payload_count
+  },
+
+  async monthlyCount(db: DbOrTx, projectId: string, month: string): Promise<number> {
+    const row = await db
+      .selectFrom('project_usage')
+      .select('payload_count')
+      .where('project_id', '=', projectId)
+      .where('month', '=', month)
+      .executeTakeFirst()
+    return row?.payload_count ?? 0
+  },
+
+  /** Records the month's usage warning once; returns true only for the call that recorded it. */
+  async recordUsageWarning(
+    db: DbOrTx,
+    warning: { projectId: string; month: string; limit: number; payloadCount: number; nowMs: number },
+  ): Promise<boolean> {
+    const result = await db
+      .insertInto('usage_warnings')
+      .values({
+        project_id: warning.projectId,
+        month: warning.month,
+        limit_value: warning.limit,
+        payload_count: warning.payloadCount,
+        created_at: warning.nowMs,
+      })
+      .onConflict((oc) => oc.columns(['project_id', 'month']).doNothing())
+      .executeTakeFirst()
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
+  },
+
+  /** Adds `delta` to the count of payloads created on `day` that are now in `status` (with `walletAdapter`). */
+  async addDailyCount(db: DbOrTx, key: { projectId: string; day: string; status: string; walletAdapter: string }, delta: number) {
+    await db
+      .insertInto('payload_daily_counts')
+      .values({ project_id: key.projectId, day: key.day, status: key.status, wallet_adapter: key.walletAdapter, count: delta })
+      .onConflict((oc) =>
+        oc.columns(['project_id', 'day', 'status', 'wallet_adapter']).doUpdateSet((eb) => ({
+          count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
+        })),
+      )
+      .execute()
+  },
+}

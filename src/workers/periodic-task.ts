@@ -1,0 +1,56 @@
+// Runs a task every interval, never two runs at once, and can be woken early (an event arrived) and stopped cleanly.
+import type { Logger } from 'pino'
+
+export interface PeriodicTask {
+  /** Runs the task as soon as the current run (if any) ends. */
+  wake(): void
+  /** Stops scheduling and waits for a run in progress to finish. */
+  stop(): Promise<void>
+}
+
+/**
+ * `run` returns true when it has more work right away (a full batch), so the next run follows at once.
+ */
+export function startPeriodicTask(name: string, intervalMs: number, run: () => Promise<boolean>, logger: Logger): PeriodicTask {
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> | undefined
+  let wakeRequested = false
+  let stopped = false
+
+  const schedule = (delayMs: number) => {
+    if (stopped) return
+    clearTimeout(timer)
+    timer = setTimeout(tick, delayMs)
+    timer.unref()
+  }
+
+  const tick = () => {
+    if (running) {
+      wakeRequested = true
+      return
+    }
+    wakeRequested = false
+    running = run()
+      .catch((error: unknown) => {
+        logger.warn({ err: error, task: name }, 'background task failed; it will run again')
+        return false
+      })
+      .then((more) => {
+        running = undefined
+        schedule(more || wakeRequested ? 0 : intervalMs)
+      })
+  }
+
+  schedule(0)
+  return {
+    wake() {
+      if (running) wakeRequested = true
+      else schedule(0)
+    },
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await running
+    },
+  }
+}

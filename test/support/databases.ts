@@ -1,0 +1,75 @@
+// Fresh databases for tests: a new SQLite file or a new PostgreSQL database per test service, so that
+// test files run in isolation. PostgreSQL tests skip when no server answers, unless REQUIRE_POSTGRES=1.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe } from 'node:test'
+import pg from 'pg'
+
+export type TestDialect = 'sqlite' | 'postgres'
+
+export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+    await client.query('select 1')
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+const postgresAvailable = await postgresReachable()
+if (!postgresAvailable && process.env.REQUIRE_POSTGRES === '1') {
+  throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}`)
+}
+
+export const TEST_DIALECTS: TestDialect[] = ['sqlite', 'postgres']
+
+/** Declares the suite once per database; the PostgreSQL one is skipped (not failed) when PostgreSQL is absent and not required. */
+export function forEachDatabase(name: string, suite: (dialect: TestDialect) => void): void {
+  for (const dialect of TEST_DIALECTS) {
+    const skip =
+      dialect === 'postgres' && !postgresAvailable ? 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)' : false
+    describe(`${name} [${dialect}]`, { skip }, () => suite(dialect))
+  }
+}
+
+export interface TestDatabase {
+  url: string
+  drop(): Promise<void>
+}
+
+export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'countersign-test-'))
+    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+  }
+  const name = `countersign_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  const url = new URL(POSTGRES_ADMIN_URL)
+  url.pathname = `/${name}`
+  return {
+    url: url.href,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+      await client.connect()
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    },
+  }
+}
