@@ -119,9 +119,9 @@ function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema))
 }
 
-/** JSON bodies, with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */
+/** JSON is the only body type (anything else is 415), with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */
 function registerJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json')
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined)
     try {

@@ -1,0 +1,46 @@
+// Outgoing mail over SMTP_URL. Without it there is no transport: the caller keeps the mail in the database and logs it.
+import { createTransport } from 'nodemailer'
+import type { BaseLogger } from 'pino'
+import { ConfigError } from '../config.js'
+
+export interface OutgoingMail {
+  to: string
+  from: string
+  subject: string
+  text: string
+}
+
+export interface MailTransport {
+  /** Resolves once the SMTP server accepted the message; rejects otherwise, so the outbox can retry. */
+  send(mail: OutgoingMail): Promise<void>
+  close(): void
+}
+
+// Mail is sent from an outbox that retries, so a stalled server should fail an attempt quickly rather than
+// hold it for nodemailer's defaults (2 minutes to connect, 10 minutes of socket silence).
+const CONNECTION_TIMEOUT_MS = 10_000
+const GREETING_TIMEOUT_MS = 10_000
+const SOCKET_TIMEOUT_MS = 30_000
+
+/** smtp:// (STARTTLS when offered) or smtps:// (TLS from the start), with the URL's user and password as SMTP auth. */
+export function createMailTransport(smtpUrl: string | undefined, logger: Pick<BaseLogger, 'info'>): MailTransport | undefined {
+  if (smtpUrl === undefined) return undefined
+  if (!smtpUrl.startsWith('smtp://') && !smtpUrl.startsWith('smtps://')) {
+    throw new ConfigError('SMTP_URL must start with smtp:// or smtps://')
+  }
+  const transporter = createTransport({
+    url: smtpUrl,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    greetingTimeout: GREETING_TIMEOUT_MS,
+    socketTimeout: SOCKET_TIMEOUT_MS,
+  })
+  return {
+    async send(mail) {
+      const info = await transporter.sendMail(mail)
+      logger.info({ to: mail.to, subject: mail.subject, messageId: info.messageId }, 'mail sent')
+    },
+    close() {
+      transporter.close()
+    },
+  }
+}

@@ -1,0 +1,82 @@
+// Which IP addresses a webhook may never reach: the service's own host, its private network, cloud metadata.
+import { BlockList, isIP } from 'node:net'
+
+type Family = 'ipv4' | 'ipv6'
+type Subnet = readonly [network: string, prefix: number, family: Family]
+
+// Order matters: the first match names the address in messages, so the narrow metadata entries come first.
+const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: readonly Subnet[]]> = [
+  [
+    'a cloud metadata address',
+    [
+      ['169.254.169.254', 32, 'ipv4'],
+      ['fd00:ec2::254', 128, 'ipv6'],
+    ],
+  ],
+  [
+    'a loopback address',
+    [
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ],
+  ],
+  // 0.0.0.0/8 and :: reach the local host on most systems when connected to.
+  [
+    'an unspecified address',
+    [
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ],
+  ],
+  [
+    'a private address',
+    [
+      ['10.0.0.0', 8, 'ipv4'],
+      ['172.16.0.0', 12, 'ipv4'],
+      ['192.168.0.0', 16, 'ipv4'],
+      ['fc00::', 7, 'ipv6'],
+      // Deprecated site-local IPv6, still routed by some networks.
+      ['fec0::', 10, 'ipv6'],
+    ],
+  ],
+  [
+    'a link-local address',
+    [
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ],
+  ],
+  ['a carrier-grade NAT address', [['100.64.0.0', 10, 'ipv4']]],
+  ['a benchmarking address', [['198.18.0.0', 15, 'ipv4']]],
+  [
+    'a multicast address',
+    [
+      ['224.0.0.0', 4, 'ipv4'],
+      ['ff00::', 8, 'ipv6'],
+    ],
+  ],
+  // 240.0.0.0/4 is reserved and ends with the limited broadcast address 255.255.255.255.
+  ['a reserved or broadcast address', [['240.0.0.0', 4, 'ipv4']]],
+]
+
+// BlockList judges an IPv4-mapped IPv6 address (::ffff:a.b.c.d, also written ::ffff:xxxx:xxxx) by its IPv4 rules.
+const FORBIDDEN_LISTS = FORBIDDEN_SUBNETS.map(([description, subnets]) => {
+  const list = new BlockList()
+  for (const [network, prefix, family] of subnets) list.addSubnet(network, prefix, family)
+  return [description, list] as const
+})
+
+/** Why `ip` is forbidden as a webhook target ("a loopback address"), or undefined when it is a public address. */
+export function describeForbiddenAddress(ip: string): string | undefined {
+  // A zone id (fe80::1%eth0) would make BlockList miss the address; the zone does not change which network it is on.
+  const address = ip.replace(/%.*$/, '')
+  const version = isIP(address)
+  if (version === 0) return 'not an IP address'
+  const family: Family = version === 4 ? 'ipv4' : 'ipv6'
+  return FORBIDDEN_LISTS.find(([, list]) => list.check(address, family))?.[0]
+}
+
+/** True when a webhook must not connect to `ip` (anything not a public unicast address, and anything unparsable). */
+export function isForbiddenAddress(ip: string): boolean {
+  return describeForbiddenAddress(ip) !== undefined
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { connect } from 'node:net'
+import { after, before, it } from 'node:test'
+import { promisify } from 'node:util'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from './support/databases.js'
+
+const run = promisify(execFile)
+const CLI = ['--import', 'tsx', 'src/cli.ts']
+
+forEachDatabase('countersign CLI', (dialect) => {
+  let database: TestDatabase
+  let env: NodeJS.ProcessEnv
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' }
+  })
+  after(() => database.drop())
+
+  const countersign = (...args: string[]) => run(process.execPath, [...CLI, ...args], { env })
+
+  it('migrates, creates a project with --json, and moves it to another plan', async () => {
+    assert.match((await countersign('migrate')).stdout, /up to date/)
+    const { stdout } = await countersign('project', 'create', '--name', 'shop', '--plan', 'pro', '--json')
+    const project = JSON.parse(stdout)
+    assert.deepEqual(Object.keys(project).sort(), ['apiKey', 'id', 'name', 'plan'])
+    assert.match(project.id, /^proj_/)
+    assert.equal(project.name, 'shop')
+    assert.equal(project.plan, 'pro')
+    assert.match(project.apiKey, /^cs_[A-Za-z0-9_-]{43}$/)
+    assert.match((await countersign('project', 'set-plan', project.id, 'free')).stdout, /now on the free plan/)
+  })
+
+  it('refuses bad arguments with a clear message and exit code 2', async () => {
+    for (const args of [['project', 'create'], ['project', 'create', '--name', 'x', '--plan', 'gold'], ['project', 'set-plan', 'proj_nope', 'pro'], ['frobnicate']]) {
+      await assert.rejects(countersign(...args), (error: { code: number; stderr: string }) => {
+        assert.equal(error.code, 2, args.join(' '))
+        assert.match(error.stderr, /^countersign: /)
+        return true
+      })
+    }
+  })
+
+  it('serve finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const { stdout } = await countersign('project', 'create', '--name', 'graceful', '--json')
+    const { apiKey } = JSON.parse(stdout)
+    const server: ChildProcess = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] })
+    let output = ''
+    const port = await new Promise<number>((resolve, reject) => {
+      server.stdout!.on('data', (chunk) => {
+        output += chunk
+        const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)
+        if (match) resolve(Number(match[1]))
+      })
+      server.once('exit', () => reject(new Error(`server exited early: ${output}`)))
+    })
+    const body = JSON.stringify({ type: 'connect' })
+    const socket = connect(port, '127.0.0.1')
+    let response = ''
+    socket.on('data', (chunk) => {
+      response += chunk
+    })
+    const closed = new Promise((resolve) => socket.on('close', resolve))
+    socket.write(
+      `POST /api/v1/payloads HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const exited = new Promise<number | null>((resolve) => server.once('exit', resolve))
+    server.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    socket.write(body.slice(5))
+    await closed
+    assert.match(response, /^HTTP\/1\.1 201 /)
+    assert.equal(await exited, 0)
+  })
+})
