@@ -8,6 +8,7 @@ import { createLogger } from './logger.js'
 import { startService } from './main.js'
 import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
+import { loadServerSecret } from './storage/settings-repository.js'
 
 const USAGE = `Usage: countersign <command>
 
@@ -99,7 +100,8 @@ async function withContext(config: Config, task: (ctx: ReturnType<typeof createC
   const storage = openStorage(config.databaseUrl)
   try {
     await migrateToLatest(storage.db)
-    await task(createContext({ config, storage, clock: systemClock, logger: createLogger('warn') }))
+    const serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    await task(createContext({ config, storage, clock: systemClock, logger: createLogger('warn'), serverSecret }))
     return 0
   } finally {
     await storage.close()

@@ -14,6 +14,8 @@ export interface ServiceContext {
   storage: Storage
   clock: Clock
   logger: Logger
+  /** SESSION_SECRET, or the secret generated on first start: signs sessions, seals webhook secrets. */
+  serverSecret: string
   /** Request rates per project and poll intervals per payload; keys are prefixed by what they count. */
   rateLimiter: RateLimiter
   authenticator: ApiKeyAuthenticator
@@ -26,6 +28,7 @@ export interface ContextOptions {
   storage: Storage
   clock: Clock
   logger: Logger
+  serverSecret: string
   rateLimiter?: RateLimiter
 }
 
@@ -37,6 +40,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     storage,
     clock,
     logger,
+    serverSecret: options.serverSecret,
     rateLimiter: options.rateLimiter ?? new MemoryRateLimiter(clock),
     authenticator: new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use')),
     payloads: new PayloadService({ db, clock, publicUrl: config.publicUrl, network: config.xrplNetwork, limits: config.limits }),

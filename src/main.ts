@@ -9,6 +9,7 @@ import { createLogger } from './logger.js'
 import type { RateLimiter } from './rate-limit/rate-limiter.js'
 import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
+import { loadServerSecret } from './storage/settings-repository.js'
 import { startExpirySweeper } from './workers/expiry-sweeper.js'
 import type { PeriodicTask } from './workers/periodic-task.js'
 
@@ -33,13 +34,15 @@ export interface StartOptions {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel)
   const storage = openStorage(config.databaseUrl)
+  let serverSecret: string
   try {
     await migrateToLatest(storage.db)
+    serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
   } catch (error) {
     await storage.close()
     throw error
   }
-  const ctx = createContext({ config, storage, clock: options.clock ?? systemClock, logger, rateLimiter: options.rateLimiter })
+  const ctx = createContext({ config, storage, clock: options.clock ?? systemClock, logger, serverSecret, rateLimiter: options.rateLimiter })
   const app = await buildApp(ctx)
   const workers: PeriodicTask[] = options.workers === false ? [] : [startExpirySweeper(ctx)]
 
