@@ -1,0 +1,211 @@
+// The service's connection to an XRPL node (XRPL_NODE_URL): submission, RegularKey and signer-list lookups,
+// and following a transaction to validation.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Client, deriveAddress, RippledError } from 'xrpl'
+
+export interface SubmitResult {
+  engineResult: string
+  engineResultMessage: string
+  /** See isAcceptedEngineResult. */
+  accepted: boolean
+}
+
+export interface ValidationResult {
+  /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
+  transactionResult: string
+  ledgerIndex: number
+}
+
+export interface XrplNode {
+  /** Submits a signed blob. Throws XrplNodeUnavailableError when the node cannot be reached, times out or refuses service. */
+  submit(txBlob: string): Promise<SubmitResult>
+  /** Whether, in the latest validated ledger, `signingPubKey` is the RegularKey of `account`. */
+  isRegularKey(account: string, signingPubKey: string): Promise<boolean>
+  /** Whether `signerAccounts` all sit on the signer list of `account` and their weights reach its quorum. */
+  hasSignerQuorum(account: string, signerAccounts: readonly string[]): Promise<boolean>
+  /**
+   * Polls `tx` until the transaction is in a validated ledger. Resolves null when it can no longer be validated
+   * (the validated ledger has reached lastLedgerSequence without it) or when timeoutMs has passed
+   * (default 10 minutes). An unreachable node is retried until then.
+   */
+  waitForValidation(txHash: string, options: { lastLedgerSequence?: number; timeoutMs?: number }): Promise<ValidationResult | null>
+  close(): Promise<void>
+}
+
+export class XrplNodeUnavailableError extends Error {
+  override name = 'XrplNodeUnavailableError'
+}
+
+export interface XrplNodeOptions {
+  /** Bound on connecting and on each request. Default 10 seconds. */
+  requestTimeoutMs?: number
+  /** Pause between two `tx` lookups in waitForValidation. Default 1 second (a ledger closes every 3 to 5 seconds). */
+  pollIntervalMs?: number
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
+const DEFAULT_POLL_INTERVAL_MS = 1_000
+const DEFAULT_VALIDATION_TIMEOUT_MS = 10 * 60_000
+
+/**
+ * Whether a submit result resolves a payload as signed.
+ * - tes: applied to the open ledger. ter (terQUEUED, terPRE_SEQ...): held by the node and may still apply.
+ * - tec: the transaction is applied to the ledger without its intended effect, but its fee is claimed and its
+ *   sequence consumed: it exists on the ledger, so the payload records it as signed, and the final
+ *   TransactionResult tells the application that the effect did not happen. The user cannot retry with this
+ *   blob anyway, and a second signature would be a second transaction.
+ * - tem (malformed), tef (cannot apply: past sequence...), tel (refused locally: fee too low...): nothing reached
+ *   the ledger; the payload stays pending so the user can sign again.
+ */
+export function isAcceptedEngineResult(engineResult: string): boolean {
+  return engineResult.startsWith('tes') || engineResult.startsWith('ter') || engineResult.startsWith('tec')
+}
+
+export function createXrplNode(url: string, options: XrplNodeOptions = {}): XrplNode {
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
+  /** Aborted by close(): ends waits and refuses new requests. */
+  const closing = new AbortController()
+  // One client, created here and connected on first use; the constructor rejects a URL that is not ws(s)://.
+  const client = new Client(url, { timeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs })
+  // After an unexpected close, xrpl.js schedules its own reconnect, which would later close a connection opened
+  // meanwhile by the next request. Cancelling it (right after the close handler has scheduled it) leaves
+  // reconnection to connectedClient, which connects again on the next request.
+  client.on('disconnected', () => queueMicrotask(() => void client.disconnect()))
+  let connecting: Promise<void> | undefined
+
+  const connectedClient = async (): Promise<Client> => {
+    if (closing.signal.aborted) throw new XrplNodeUnavailableError('The XRPL node connection is closed')
+    if (client.isConnected()) return client
+    connecting ??= client.connect().finally(() => {
+      connecting = undefined
+    })
+    try {
+      await connecting
+    } catch (error) {
+      throw unavailable(error)
+    }
+    return client
+  }
+
+  /** Runs one request; rippled's own error replies come back as RippledError, every other failure as unavailable. */
+  const call = async <T>(send: (connected: Client) => Promise<T>): Promise<T> => {
+    const connected = await connectedClient()
+    try {
+      return await send(connected)
+    } catch (error) {
+      if (error instanceof RippledError) throw error
+      throw unavailable(error)
+    }
+  }
+
+  const accountInfo = async (account: string, signerLists: boolean) => {
+    try {
+      return await call((connected) =>
+        connected.request({ command: 'account_info', account, ledger_index: 'validated', signer_lists: signerLists }),
+      )
+    } catch (error) {
+      if (rippledErrorCode(error) === 'actNotFound') return null
+      throw asUnavailable(error)
+    }
+  }
+
+  const validatedLedgerIndex = async (): Promise<number> => {
+    try {
+      const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: 'validated' }))
+      return response.result.ledger_index
+    } catch (error) {
+      throw asUnavailable(error)
+    }
+  }
+
+  /** The validation result, or null while the transaction is unknown or not yet in a validated ledger. */
+  const validatedTransaction = async (txHash: string): Promise<ValidationResult | null> => {
+    try {
+      const response = await call((connected) => connected.request({ command: 'tx', transaction: txHash }))
+      const { validated, meta, ledger_index: ledgerIndex } = response.result
+      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
+      return { transactionResult: meta.TransactionResult, ledgerIndex }
+    } catch (error) {
+      if (rippledErrorCode(error) === 'txnNotFound') return null
+      throw asUnavailable(error)
+    }
+  }
+
+  return {
+    async submit(txBlob) {
+      try {
+        const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
+        const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
+        return { engineResult, engineResultMessage, accepted: isAcceptedEngineResult(engineResult) }
+      } catch (error) {
+        // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
+        // transaction, not an outage.
+        if (error instanceof RippledError && rippledErrorCode(error) === 'invalidTransaction') {
+          return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false }
+        }
+        throw asUnavailable(error)
+      }
+    },
+
+    async isRegularKey(account, signingPubKey) {
+      const response = await accountInfo(account, false)
+      return response?.result.account_data.RegularKey === deriveAddress(signingPubKey)
+    },
+
+    async hasSignerQuorum(account, signerAccounts) {
+      const response = await accountInfo(account, true)
+      const signerList = response?.result.signer_lists?.[0]
+      if (signerList === undefined) return false
+      const weights = new Map(signerList.SignerEntries.map(({ SignerEntry }) => [SignerEntry.Account, SignerEntry.SignerWeight]))
+      let weight = 0
+      for (const signer of signerAccounts) {
+        const signerWeight = weights.get(signer)
+        if (signerWeight === undefined) return false
+        weight += signerWeight
+      }
+      return weight >= signerList.SignerQuorum
+    },
+
+    async waitForValidation(txHash, { lastLedgerSequence, timeoutMs = DEFAULT_VALIDATION_TIMEOUT_MS }) {
+      const stop = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing.signal])
+      while (!stop.aborted) {
+        try {
+          // The validated ledger is read before the lookup: if the transaction is still missing afterwards,
+          // it was missing from every ledger up to that index, including the last one it could enter.
+          const validatedBefore = lastLedgerSequence === undefined ? undefined : await validatedLedgerIndex()
+          const result = await validatedTransaction(txHash)
+          if (result !== null) return result
+          if (validatedBefore !== undefined && lastLedgerSequence !== undefined && validatedBefore >= lastLedgerSequence) return null
+        } catch (error) {
+          if (!(error instanceof XrplNodeUnavailableError)) throw error
+        }
+        await sleep(pollIntervalMs, undefined, { signal: stop }).catch(() => undefined)
+      }
+      return null
+    },
+
+    async close() {
+      closing.abort()
+      await client.disconnect()
+    },
+  }
+}
+
+function rippledErrorCode(error: unknown): string | undefined {
+  if (!(error instanceof RippledError)) return undefined
+  const data = error.data as { error?: unknown } | undefined
+  return typeof data?.error === 'string' ? data.error : undefined
+}
+
+function unavailable(cause: unknown): XrplNodeUnavailableError {
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  return new XrplNodeUnavailableError(`The XRPL node cannot be reached: ${reason}`, { cause })
+}
+
+/** A rippled error reply not handled by the caller means the node refuses service (tooBusy, noNetwork, notSynced...). */
+function asUnavailable(error: unknown): XrplNodeUnavailableError {
+  if (error instanceof XrplNodeUnavailableError) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new XrplNodeUnavailableError(`The XRPL node refused the request: ${reason}`, { cause: error })
+}

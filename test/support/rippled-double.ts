@@ -1,0 +1,269 @@
+// A WebSocket server on 127.0.0.1 that speaks rippled's JSON API at the boundary, as xrpl.js's own tests do:
+// each request {id, command, ...} gets {id, status, type: 'response', result} or rippled's error shape.
+import { createServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { decode } from 'ripple-binary-codec'
+import { type RawData, type WebSocket, WebSocketServer } from 'ws'
+
+export interface TransactionStatus {
+  validated: boolean
+  ledgerIndex: number
+  transactionResult: string
+}
+
+export interface AccountState {
+  regularKey?: string
+  signerList?: { quorum: number; entries: Array<{ account: string; weight: number }> }
+}
+
+export interface RippledDouble {
+  /** ws://127.0.0.1:<port> */
+  url: string
+  /** Every tx_blob received by submit, in order. */
+  submitted: string[]
+  /** Every request received, in order (commands and their parameters). */
+  requests: Array<Record<string, unknown>>
+  /** The engine result of the following submits (tesSUCCESS until set). */
+  setSubmitResult(engineResult: string, engineResultMessage?: string): void
+  /** Makes the following submits fail as rippled does before applying, e.g. ('invalidTransaction', 'fails local checks: ...'). */
+  setSubmitError(error: string, errorMessage: string): void
+  /** Makes an account exist, with the given RegularKey and signer list; unknown accounts answer actNotFound. */
+  setAccount(address: string, state?: AccountState): void
+  /** What `tx` answers for a hash; unknown hashes answer txnNotFound. */
+  setTransaction(hash: string, status: TransactionStatus): void
+  setValidatedLedgerIndex(ledgerIndex: number): void
+  /** The node goes down: open connections are dropped and new ones refused. */
+  stop(): Promise<void>
+  /** The node comes back on the same port. */
+  start(): Promise<void>
+  /** Open connections stay open but get no answers, and new connections never complete their handshake. */
+  setUnresponsive(unresponsive: boolean): void
+  close(): Promise<void>
+}
+
+const ENGINE_RESULTS: Record<string, { code: number; message: string }> = {
+  tesSUCCESS: { code: 0, message: 'The transaction was applied. Only final in a validated ledger.' },
+  terQUEUED: { code: -89, message: 'Held until escalated fee drops.' },
+  temMALFORMED: { code: -299, message: 'Malformed transaction.' },
+  tefPAST_SEQ: { code: -190, message: 'This sequence number has already passed.' },
+  telINSUF_FEE_P: { code: -394, message: 'Fee insufficient.' },
+  tecUNFUNDED_PAYMENT: { code: 104, message: 'Insufficient XRP balance to send.' },
+}
+
+class RippledErrorReply {
+  constructor(
+    readonly error: string,
+    readonly errorMessage: string,
+    readonly errorCode?: number,
+  ) {}
+}
+
+export async function startRippledDouble(): Promise<RippledDouble> {
+  const submitted: string[] = []
+  const requests: Array<Record<string, unknown>> = []
+  const accounts = new Map<string, AccountState>()
+  const transactions = new Map<string, TransactionStatus>()
+  let submitReply: { engineResult: string; engineResultMessage: string } | RippledErrorReply = {
+    engineResult: 'tesSUCCESS',
+    engineResultMessage: ENGINE_RESULTS.tesSUCCESS!.message,
+  }
+  let validatedLedgerIndex = 1000
+  let unresponsive = false
+  const hangingSockets = new Set<Socket>()
+
+  const answer = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    switch (request.command) {
+      case 'ping':
+        return {}
+      case 'server_info':
+        return {
+          info: {
+            build_version: '2.4.0',
+            complete_ledgers: `1-${validatedLedgerIndex}`,
+            server_state: 'full',
+            validated_ledger: { seq: validatedLedgerIndex, age: 1, base_fee_xrp: 0.00001, reserve_base_xrp: 1, reserve_inc_xrp: 0.2 },
+          },
+        }
+      case 'ledger':
+        return {
+          ledger: { ledger_index: validatedLedgerIndex, closed: true },
+          ledger_hash: ledgerHash(validatedLedgerIndex),
+          ledger_index: validatedLedgerIndex,
+          validated: true,
+        }
+      case 'submit':
+        return answerSubmit(request)
+      case 'tx':
+        return answerTx(request)
+      case 'account_info':
+        return answerAccountInfo(request)
+      default:
+        return new RippledErrorReply('unknownCmd', 'Unknown method.', 32)
+    }
+  }
+
+  const answerSubmit = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    const txBlob = String(request.tx_blob)
+    submitted.push(txBlob)
+    if (submitReply instanceof RippledErrorReply) return submitReply
+    let txJson: Record<string, unknown>
+    try {
+      txJson = decode(txBlob) as Record<string, unknown>
+    } catch {
+      return new RippledErrorReply('invalidTransaction', 'fails local checks: Invalid transaction encoding.')
+    }
+    const { engineResult, engineResultMessage } = submitReply
+    const applied = engineResult.startsWith('tes') || engineResult.startsWith('tec')
+    return {
+      engine_result: engineResult,
+      engine_result_code: ENGINE_RESULTS[engineResult]?.code,
+      engine_result_message: engineResultMessage,
+      tx_blob: txBlob,
+      tx_json: txJson,
+      accepted: applied || engineResult === 'terQUEUED',
+      applied,
+      broadcast: applied,
+      kept: applied || engineResult.startsWith('ter'),
+      queued: engineResult === 'terQUEUED',
+      open_ledger_cost: '10',
+      validated_ledger_index: validatedLedgerIndex,
+    }
+  }
+
+  const answerTx = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    const hash = String(request.transaction).toUpperCase()
+    const status = transactions.get(hash)
+    if (status === undefined) return new RippledErrorReply('txnNotFound', 'Transaction not found.', 29)
+    if (!status.validated) return { hash, validated: false }
+    return {
+      hash,
+      ledger_index: status.ledgerIndex,
+      ledger_hash: ledgerHash(status.ledgerIndex),
+      meta: { TransactionIndex: 0, TransactionResult: status.transactionResult, AffectedNodes: [] },
+      validated: true,
+    }
+  }
+
+  const answerAccountInfo = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    const address = String(request.account)
+    const state = accounts.get(address)
+    if (state === undefined) return new RippledErrorReply('actNotFound', 'Account not found.', 19)
+    const accountData: Record<string, unknown> = {
+      Account: address,
+      Balance: '100000000',
+      Flags: 0,
+      LedgerEntryType: 'AccountRoot',
+      OwnerCount: state.signerList ? 1 : 0,
+      Sequence: 1,
+    }
+    if (state.regularKey !== undefined) accountData.RegularKey = state.regularKey
+    const result: Record<string, unknown> = { account_data: accountData, ledger_index: validatedLedgerIndex, validated: true }
+    if (request.signer_lists === true) {
+      result.signer_lists = state.signerList
+        ? [
+            {
+              LedgerEntryType: 'SignerList',
+              SignerQuorum: state.signerList.quorum,
+              SignerEntries: state.signerList.entries.map((entry) => ({
+                SignerEntry: { Account: entry.account, SignerWeight: entry.weight },
+              })),
+            },
+          ]
+        : []
+    }
+    return result
+  }
+
+  const onMessage = (socket: WebSocket, data: RawData) => {
+    if (unresponsive) return
+    const request = JSON.parse(data.toString()) as Record<string, unknown>
+    requests.push(request)
+    const reply = answer(request)
+    const message =
+      reply instanceof RippledErrorReply
+        ? {
+            id: request.id,
+            status: 'error',
+            type: 'response',
+            error: reply.error,
+            error_code: reply.errorCode,
+            error_message: reply.errorMessage,
+            request,
+          }
+        : { id: request.id, status: 'success', type: 'response', result: reply }
+    socket.send(JSON.stringify(message))
+  }
+
+  const wss = new WebSocketServer({ noServer: true })
+  wss.on('connection', (socket) => {
+    socket.on('message', (data) => onMessage(socket, data))
+    // A client that drops mid-frame is the client's problem; the double just lets the socket go.
+    socket.on('error', () => socket.terminate())
+  })
+  const server = createServer((_request, response) => response.writeHead(426).end())
+  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (unresponsive) {
+      hangingSockets.add(socket)
+      socket.on('close', () => hangingSockets.delete(socket))
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request))
+  })
+
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject)
+        resolve((server.address() as AddressInfo).port)
+      })
+    })
+  const port = await listen(0)
+  let listening = true
+
+  const stop = async () => {
+    for (const socket of wss.clients) socket.terminate()
+    for (const socket of hangingSockets) socket.destroy()
+    if (!listening) return
+    listening = false
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    submitted,
+    requests,
+    setSubmitResult(engineResult, engineResultMessage) {
+      submitReply = { engineResult, engineResultMessage: engineResultMessage ?? ENGINE_RESULTS[engineResult]?.message ?? engineResult }
+    },
+    setSubmitError(error, errorMessage) {
+      submitReply = new RippledErrorReply(error, errorMessage)
+    },
+    setAccount(address, state = {}) {
+      accounts.set(address, state)
+    },
+    setTransaction(hash, status) {
+      transactions.set(hash.toUpperCase(), status)
+    },
+    setValidatedLedgerIndex(ledgerIndex) {
+      validatedLedgerIndex = ledgerIndex
+    },
+    stop,
+    async start() {
+      if (listening) return
+      await listen(port)
+      listening = true
+    },
+    setUnresponsive(value) {
+      unresponsive = value
+    },
+    async close() {
+      await stop()
+      wss.close()
+    },
+  }
+}
+
+function ledgerHash(ledgerIndex: number): string {
+  return ledgerIndex.toString(16).toUpperCase().padStart(64, '0')
+}
