@@ -1,7 +1,14 @@
 // The one logger. Secrets never reach it: API keys, cookies and the api_key query parameter are redacted.
 import { type Logger, pino } from 'pino'
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/**
+ * Logs go to stdout through an asynchronous, buffered writer: a synchronous write per request line would
+ * cost a system call on every request. pino flushes the buffer when the process exits normally.
+ */
+export function createLogger(
+  level: string,
+  destination: pino.DestinationStream = pino.destination({ sync: false, minLength: 4096 }),
+): Logger {
   return pino(
     {
       level,
@@ -14,7 +21,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   )
 }
 
-/** A URL with the api_key query parameter's value hidden, for logs. */
+/** A URL with credential query parameters hidden, for logs: api_key, a sign-in link's token, an OpenID Connect code. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[redacted]')
+  return url.replace(/([?&](?:api_key|token|code)=)[^&#]*/gi, '$1[redacted]')
 }

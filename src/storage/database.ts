@@ -33,8 +33,34 @@ function openSqlite(path: string): Storage {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small
+ * set of query shapes, so each SQL text is prepared once and kept (bounded, least recently used first out).
+ */
+function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+  const statements = new Map<string, SQLite.Statement>()
+  const prepare = sqlite.prepare.bind(sqlite)
+  return new Proxy(sqlite, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver)
+      return (sql: string) => {
+        let statement = statements.get(sql)
+        if (statement) statements.delete(sql)
+        else {
+          statement = prepare(sql)
+          if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string)
+        }
+        statements.set(sql, statement)
+        return statement
+      }
+    },
+  })
 }
 
 function openPostgres(url: string): Storage {
