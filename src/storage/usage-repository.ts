@@ -8,17 +8,18 @@ export const usageRepository = {
    * undefined when the limit is reached.
    */
   async reserveMonthlyPayload(db: DbOrTx, projectId: string, month: string, limit: number): Promise<number | undefined> {
-    await db
-      .insertInto('project_usage')
-      .values({ project_id: projectId, month, payload_count: 0 })
-      .onConflict((oc) => oc.columns(['project_id', 'month']).doNothing())
-      .execute()
+    if (limit <= 0) return undefined
+    // One statement: the first payload of the month inserts the row; later ones increment it only while under
+    // the limit (the conflict update's WHERE), so a full month returns no row.
     const row = await db
-      .updateTable('project_usage')
-      .set((eb) => ({ payload_count: eb('payload_count', '+', 1) }))
-      .where('project_id', '=', projectId)
-      .where('month', '=', month)
-      .where('payload_count', '<', limit)
+      .insertInto('project_usage')
+      .values({ project_id: projectId, month, payload_count: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'month'])
+          .doUpdateSet((eb) => ({ payload_count: eb('project_usage.payload_count', '+', 1) }))
+          .where('project_usage.payload_count', '<', limit),
+      )
       .returning('payload_count')
       .executeTakeFirst()
     return row?.payload_count
