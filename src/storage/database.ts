@@ -65,8 +65,10 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
 
 function openPostgres(url: string): Storage {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 })
-  // An idle client losing its connection (a database restart) must not crash the process.
+  // A client losing its connection (a database restart) must not crash the process: idle clients report through
+  // the pool, checked-out ones through their own 'error' event; the query in flight fails and answers 503.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }

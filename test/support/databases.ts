@@ -40,6 +40,12 @@ export function forEachDatabase(name: string, suite: (dialect: TestDialect) => v
   }
 }
 
+/** Declares a suite that only makes sense on PostgreSQL (several processes, outages, row locks). */
+export function describePostgres(name: string, suite: () => void): void {
+  const skip = postgresAvailable ? false : 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)'
+  describe(`${name} [postgres]`, { skip }, suite)
+}
+
 export interface TestDatabase {
   url: string
   drop(): Promise<void>
