@@ -1,0 +1,181 @@
+// Turns what a payload asks for into words and numbers a person can check before approving. Pure: no DOM.
+
+/** An amount as the page shows it: one headline ("1.5 XRP", "12 USD") and the facts that qualify it. */
+export interface AmountView {
+  headline: string
+  details: Array<[label: string, value: string]>
+}
+
+/** Transaction fields whose value is an amount. */
+export const AMOUNT_FIELDS = new Set(['Amount', 'SendMax', 'DeliverMin', 'DeliverMax', 'LimitAmount', 'TakerGets', 'TakerPays', 'Fee'])
+
+/** Transaction fields that carry text as hex (memos, domains, URIs). */
+export const HEX_TEXT_FIELDS = new Set(['MemoType', 'MemoData', 'MemoFormat', 'Domain', 'URI'])
+
+const DROPS_PER_XRP = 1_000_000n
+
+/** "1500000" drops -> "1.5"; a drop is a millionth of an XRP, so six decimals are always exact. Null when not a number of drops. */
+export function dropsToXrp(drops: string): string | null {
+  if (!/^\d{1,20}$/.test(drops)) return null
+  const value = BigInt(drops)
+  const whole = (value / DROPS_PER_XRP).toLocaleString('en-US')
+  const fraction = (value % DROPS_PER_XRP).toString().padStart(6, '0').replace(/0+$/, '')
+  return fraction === '' ? whole : `${whole}.${fraction}`
+}
+
+/**
+ * A currency code as a person reads it. Three-character codes stand as they are; 40-hex codes are decoded to their
+ * ASCII text when every character is printable (the hex is kept so that look-alikes can be told apart).
+ */
+export function describeCurrency(code: string): { text: string; hex?: string } {
+  if (!/^[0-9A-Fa-f]{40}$/.test(code)) return { text: code }
+  const bytes = hexToBytes(code)
+  // A leading zero byte is the standard layout: the ISO-like code sits in bytes 12 to 14.
+  const ascii = bytes[0] === 0 ? bytes.slice(12, 15) : bytes.slice(0, bytes.length - trailingZeros(bytes))
+  const printable = ascii.length > 0 && ascii.every((byte) => byte >= 0x20 && byte <= 0x7e)
+  return printable ? { text: String.fromCharCode(...ascii).trim() || code, hex: code.toUpperCase() } : { text: code.toUpperCase() }
+}
+
+/** An XRP amount (a string of drops), an issued-currency amount {currency, issuer, value}, or an MPT amount. */
+export function describeAmount(amount: unknown): AmountView | null {
+  if (typeof amount === 'string') {
+    const xrp = dropsToXrp(amount)
+    return xrp === null ? null : { headline: `${xrp} XRP`, details: [] }
+  }
+  if (typeof amount !== 'object' || amount === null) return null
+  const { currency, issuer, value, mpt_issuance_id: mptIssuanceId } = amount as Record<string, unknown>
+  if (typeof value !== 'string') return null
+  if (typeof mptIssuanceId === 'string') return { headline: `${value} (multi-purpose token)`, details: [['Token issuance', mptIssuanceId]] }
+  if (typeof currency !== 'string') return null
+  const decoded = describeCurrency(currency)
+  const details: AmountView['details'] = []
+  if (typeof issuer === 'string') details.push(['Issuer', issuer])
+  if (decoded.hex !== undefined) details.push(['Currency code (hex)', decoded.hex])
+  return { headline: `${value} ${decoded.text}`, details }
+}
+
+const FLAG_MEANINGS: Record<string, Array<[flag: number, meaning: string]>> = {
+  Payment: [
+    [0x00010000, 'No direct ripple: do not use the default path'],
+    [0x00020000, 'Partial payment: the amount delivered may be less than the amount shown'],
+    [0x00040000, 'Limit quality'],
+  ],
+  TrustSet: [
+    [0x00010000, 'Authorize the other party to hold the currency'],
+    [0x00020000, 'Set No Ripple'],
+    [0x00040000, 'Clear No Ripple'],
+    [0x00100000, 'Freeze the trust line'],
+    [0x00200000, 'Unfreeze the trust line'],
+  ],
+  OfferCreate: [
+    [0x00010000, 'Passive: do not consume offers that match exactly'],
+    [0x00020000, 'Immediate or cancel'],
+    [0x00040000, 'Fill or kill'],
+    [0x00080000, 'Sell: exchange the whole amount offered, even for more than asked'],
+  ],
+  AccountSet: [
+    [0x00010000, 'Require a destination tag'],
+    [0x00020000, 'Do not require a destination tag'],
+    [0x00040000, 'Require authorization for trust lines'],
+    [0x00080000, 'Do not require authorization for trust lines'],
+    [0x00100000, 'Disallow XRP'],
+    [0x00200000, 'Allow XRP'],
+  ],
+}
+const UNIVERSAL_FLAGS: Array<[flag: number, meaning: string]> = [
+  [0x80000000, 'Fully canonical signature'],
+  [0x40000000, 'Inner batch transaction'],
+]
+
+/** The meanings of the flags set in a transaction's Flags, for the types the page knows; unknown bits are named as such. */
+export function describeFlags(transactionType: unknown, flags: number): string[] {
+  const known = [...(FLAG_MEANINGS[String(transactionType)] ?? []), ...UNIVERSAL_FLAGS]
+  const meanings: string[] = []
+  let rest = flags >>> 0
+  for (const [flag, meaning] of known) {
+    if ((rest & flag) >>> 0 === flag) {
+      meanings.push(meaning)
+      rest = (rest & ~flag) >>> 0
+    }
+  }
+  if (rest !== 0) meanings.push(`Other flags: 0x${rest.toString(16).toUpperCase().padStart(8, '0')}`)
+  return meanings
+}
+
+const LABELS: Record<string, string> = { URI: 'URI', NFTokenID: 'NFToken ID', NetworkID: 'Network ID', InvoiceID: 'Invoice ID' }
+
+/** "DestinationTag" -> "Destination tag": a field name as a label, keeping acronyms. */
+export function fieldLabel(name: string): string {
+  const known = LABELS[name]
+  if (known !== undefined) return known
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(' ')
+  return words.map((word, index) => (index === 0 || /^[A-Z0-9]{2,}$/.test(word) ? word : word.toLowerCase())).join(' ')
+}
+
+/** Hex that decodes to readable UTF-8 text, or null (binary data, odd length, control characters). */
+export function hexToText(hex: string): string | null {
+  if (hex.length === 0 || hex.length % 2 !== 0 || !/^[0-9A-Fa-f]+$/.test(hex)) return null
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(hexToBytes(hex)))
+    return [...text].some((char) => isControl(char.codePointAt(0) ?? 0)) ? null : text
+  } catch {
+    return null
+  }
+}
+
+/** True when text holds characters that hide or reorder what is shown (zero-width, direction overrides, controls). */
+export function hasDeceptiveCharacters(text: string): boolean {
+  return [...text].some((char) => {
+    const code = char.codePointAt(0) ?? 0
+    return isControl(code) || INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to)
+  })
+}
+
+/** Zero-width characters, direction marks and overrides, invisible operators, the byte-order mark. */
+const INVISIBLE_RANGES: Array<[from: number, to: number]> = [
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x2064],
+  [0x2066, 0x2069],
+  [0xfeff, 0xfeff],
+]
+
+/** C0 controls and DEL, except tab and line breaks, which text may hold. */
+function isControl(code: number): boolean {
+  return (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || code === 0x7f
+}
+
+/** Time left as "4:59" or "1:02:03"; never negative. */
+export function formatRemaining(remainingMs: number): string {
+  const totalSeconds = Math.max(0, Math.ceil(remainingMs / 1000))
+  const hours = Math.floor(totalSeconds / 3600)
+  const minutes = Math.floor((totalSeconds % 3600) / 60)
+  const seconds = String(totalSeconds % 60).padStart(2, '0')
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${seconds}` : `${minutes}:${seconds}`
+}
+
+/** How long before expiresAt an expired status must arrive to count as a cancellation; absorbs clock jitter. */
+const EXPIRY_TOLERANCE_MS = 1500
+
+/**
+ * The API says "expired" both when time ran out and when the app cancelled: an expiry noticed well before expiresAt
+ * can only be a cancellation (or a clock far off), so the page words it that way.
+ */
+export function expiredHeadline(expiresAtMs: number, noticedAtMs: number): string {
+  return noticedAtMs < expiresAtMs - EXPIRY_TOLERANCE_MS ? 'This request was cancelled or has expired' : 'This request has expired'
+}
+
+function hexToBytes(hex: string): number[] {
+  const bytes: number[] = []
+  for (let index = 0; index < hex.length; index += 2) bytes.push(Number.parseInt(hex.slice(index, index + 2), 16))
+  return bytes
+}
+
+function trailingZeros(bytes: number[]): number {
+  let count = 0
+  while (count < bytes.length && bytes[bytes.length - 1 - count] === 0) count++
+  return count
+}

@@ -1,0 +1,338 @@
+// The signing page (the signingUrl, /sign/{uuid}): shows what is asked, lets the user approve with a wallet or reject,
+// and follows the request's status live. Everything comes from the wallet-facing API; the HTML shell holds no payload data.
+import { type Clock, systemClock } from '../../domain/clock.js'
+import type { PayloadType } from '../../domain/payloads.js'
+import { ApiError, approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
+import { button, type Child, h, replaceChildren } from './dom.js'
+import { expiredHeadline, formatRemaining } from './format.js'
+import { httpUrl } from './http-url.js'
+import { renderPhoneQr } from './phone-qr.js'
+import { describeFailure } from './problems.js'
+import { renderAsker, renderRequest } from './request-view.js'
+import { type Watcher, watchSignRequest } from './status-watch.js'
+import { walletsFor } from './wallets/index.js'
+import type { Availability, WalletAdapter } from './wallets/types.js'
+
+const POLL_INTERVAL_MS = 2000
+/** Long enough to read the outcome before the app takes over. */
+const REDIRECT_DELAY_MS = 1500
+/** Beyond this gap the server's clock (its Date header) is trusted over the device's for the countdown. */
+const CLOCK_SKEW_THRESHOLD_MS = 5000
+
+const SIGNED_HEADLINES: Record<PayloadType, string> = {
+  connect: 'Wallet connected',
+  sign: 'Transaction signed',
+  signAndSubmit: 'Transaction signed and submitted',
+  signMessage: 'Message signed',
+}
+
+interface WalletChoice {
+  adapter: WalletAdapter
+  availability: Availability | undefined
+  item: HTMLButtonElement
+  note: HTMLElement
+}
+
+void main()
+
+async function main(): Promise<void> {
+  const root = document.getElementById('app')
+  if (root === null) return
+  const uuid = /^\/sign\/([^/]+)\/?$/.exec(location.pathname)?.[1]
+  if (uuid === undefined) {
+    showProblemPage(root, 'This is not a signing link', 'Check the link you were given.')
+    return
+  }
+  try {
+    const { request, serverDateMs } = await fetchSignRequest(decodeURIComponent(uuid))
+    new SigningPage(root, request, clockFollowing(serverDateMs)).start()
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      showProblemPage(root, 'This signing request does not exist', 'The link may be mistyped, or the request was removed.')
+    } else {
+      showProblemPage(root, 'The request could not be loaded', `${messageOf(error)}. Reload the page to try again.`)
+    }
+  }
+}
+
+class SigningPage {
+  private readonly expiresAtMs: number
+  private readonly choices: WalletChoice[]
+  private chosen: WalletChoice | undefined
+  private busy = false
+  /** An approve or reject call is on its way: its answer, not the status watcher, settles the page. */
+  private posting = false
+  private settled = false
+  /** The wallet whose own servers the service is waiting on (Xaman): approving with it again would start over. */
+  private awaitingService: WalletChoice | undefined
+  private watcher: Watcher | undefined
+  private countdownTimer: ReturnType<typeof setInterval> | undefined
+  private readonly status = h('p', { className: 'status', testId: 'status', attrs: { role: 'status' } }, 'Waiting for your approval')
+  private readonly countdown = h('p', { className: 'countdown', testId: 'countdown', attrs: { role: 'timer' } })
+  private readonly problem = h('div', { className: 'problem', testId: 'error', attrs: { role: 'alert', hidden: '' } })
+  private readonly panel = h('div', { className: 'wallet-panel', testId: 'wallet-panel' })
+  private readonly approveButton = button('Approve', { className: 'primary', testId: 'approve' }, () => void this.approve())
+  private readonly rejectButton = button('Reject', { className: 'secondary', testId: 'reject' }, () => void this.reject())
+
+  constructor(
+    private readonly root: HTMLElement,
+    private request: SignRequest,
+    private readonly clock: Clock,
+  ) {
+    this.expiresAtMs = Date.parse(request.expiresAt)
+    this.choices = walletsFor(request).map((adapter) => {
+      const note = h('span', { className: 'wallet-note' }, 'Checking…')
+      const item = h('button', {
+        className: 'wallet checking',
+        testId: `wallet-${adapter.id}`,
+        attrs: { type: 'button', 'aria-pressed': 'false' },
+      })
+      item.append(h('span', { className: 'wallet-label' }, adapter.label), note)
+      const choice: WalletChoice = { adapter, availability: undefined, item, note }
+      item.addEventListener('click', () => this.choose(choice))
+      return choice
+    })
+  }
+
+  start(): void {
+    document.title = `${this.request.project.name}: ${this.request.type === 'connect' ? 'connect your wallet' : 'approve a request'}`
+    if (this.request.status !== 'pending') {
+      this.settle(this.request)
+      return
+    }
+    replaceChildren(
+      this.root,
+      renderAsker(this.request),
+      h('div', { className: 'state' }, this.status, this.countdown),
+      renderRequest(this.request),
+      h(
+        'section',
+        { className: 'wallets', attrs: { 'aria-label': 'Wallets' } },
+        h('h2', {}, 'Approve with'),
+        this.choices.length > 0
+          ? h('div', { className: 'wallet-list' }, ...this.choices.map((choice) => choice.item))
+          : h('p', { className: 'warning' }, 'No wallet this page knows can answer this kind of request.'),
+        this.panel,
+      ),
+      this.problem,
+      h('div', { className: 'actions' }, this.approveButton, this.rejectButton),
+      renderPhoneQr(`${location.origin}${location.pathname}`),
+    )
+    this.refreshControls()
+    this.tick()
+    this.countdownTimer = setInterval(() => this.tick(), 1000)
+    this.watcher = watchSignRequest(this.request.uuid, (request) => this.onUpdate(request), POLL_INTERVAL_MS)
+    for (const choice of this.choices) void this.detect(choice)
+  }
+
+  private async detect(choice: WalletChoice): Promise<void> {
+    try {
+      choice.availability = await choice.adapter.detect()
+    } catch (error) {
+      choice.availability = { available: false, reason: `${choice.adapter.label} could not be checked: ${messageOf(error)}` }
+    }
+    const { available, reason } = choice.availability
+    choice.note.replaceChildren(available ? 'Ready' : (reason ?? 'Not available'))
+    choice.item.classList.remove('checking')
+    choice.item.classList.toggle('unavailable', !available)
+    if (choice === this.chosen) this.showChoice()
+    this.refreshControls()
+  }
+
+  private choose(choice: WalletChoice): void {
+    if (this.busy || choice === this.chosen) return
+    this.chosen = choice
+    for (const other of this.choices) other.item.setAttribute('aria-pressed', String(other === choice))
+    this.showChoice()
+    this.hideProblem()
+    this.refreshControls()
+  }
+
+  private showChoice(): void {
+    const choice = this.chosen
+    if (choice === undefined) return
+    if (choice.availability?.available === false) {
+      this.panel.replaceChildren(
+        h('p', { className: 'warning', testId: 'wallet-unavailable' }, choice.availability.reason ?? 'Not available'),
+      )
+    } else if (choice.adapter.showPanel !== undefined) {
+      choice.adapter.showPanel(this.panel, this.request)
+    } else {
+      this.panel.replaceChildren()
+    }
+  }
+
+  private async approve(): Promise<void> {
+    const choice = this.chosen
+    if (choice === undefined || this.busy) return
+    this.hideProblem()
+    this.setBusy(true, `Waiting for ${choice.adapter.label}…`)
+    try {
+      const approval = await choice.adapter.approve(this.request)
+      if (this.settled) return
+      if (approval.kind === 'awaitingService') {
+        this.awaitingService = choice
+        this.setBusy(false, `Waiting for you to sign in ${approval.waitingFor}`)
+        return
+      }
+      this.setBusy(true, 'Checking the signature…')
+      this.finish(await this.post(() => approveSignRequest(this.request.uuid, approval.body)))
+    } catch (error) {
+      this.setBusy(false, 'Waiting for your approval')
+      this.showFailure(error, choice.adapter.label)
+    }
+  }
+
+  private async reject(): Promise<void> {
+    if (this.busy) return
+    this.hideProblem()
+    this.setBusy(true, 'Rejecting…')
+    try {
+      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.chosen?.adapter.id)))
+    } catch (error) {
+      this.setBusy(false, 'Waiting for your approval')
+      this.showFailure(error, undefined)
+    }
+  }
+
+  private async post(call: () => Promise<Resolution>): Promise<Resolution> {
+    this.posting = true
+    try {
+      return await call()
+    } finally {
+      this.posting = false
+    }
+  }
+
+  private onUpdate(request: SignRequest): void {
+    if (this.settled || this.posting) return
+    this.request = request
+    if (request.status !== 'pending') this.settle(request)
+  }
+
+  private tick(): void {
+    const remainingMs = this.expiresAtMs - this.clock.now()
+    if (remainingMs <= 0 && !this.posting) {
+      this.settle({ ...this.request, status: 'expired' })
+      return
+    }
+    this.countdown.replaceChildren(`Expires in ${formatRemaining(remainingMs)}`)
+    this.countdown.classList.toggle('urgent', remainingMs <= 60_000)
+  }
+
+  /** Shows the answer of approve or reject, then returns the user to the app when it asked for that. */
+  private finish(resolution: Resolution): void {
+    if (this.settled) return
+    if (resolution.status === 'signed') {
+      this.showOutcome('signed', SIGNED_HEADLINES[this.request.type], signedLines(resolution), resolution.redirectUrl)
+    } else {
+      this.showOutcome('rejected', 'You rejected this request', [], resolution.redirectUrl)
+    }
+  }
+
+  /** Shows a status learnt from the server (or the countdown), for a request no longer pending. */
+  private settle(request: SignRequest): void {
+    if (this.settled) return
+    if (request.status === 'signed') {
+      this.showOutcome('signed', SIGNED_HEADLINES[request.type], signedLines(request), request.redirectUrl)
+    } else if (request.status === 'rejected') {
+      this.showOutcome('rejected', 'This request was rejected', [], request.redirectUrl)
+    } else if (request.status === 'expired') {
+      this.showOutcome('expired', expiredHeadline(this.expiresAtMs, this.clock.now()), [], undefined)
+    }
+  }
+
+  private showOutcome(status: 'signed' | 'rejected' | 'expired', headline: string, lines: Child[], redirectUrl: string | undefined): void {
+    this.settled = true
+    this.watcher?.stop()
+    clearInterval(this.countdownTimer)
+    const redirect = redirectUrl === undefined ? null : httpUrl(redirectUrl, location.href)
+    replaceChildren(
+      this.root,
+      renderAsker(this.request),
+      h(
+        'section',
+        { className: `outcome outcome-${status}`, testId: 'outcome', attrs: { 'data-status': status } },
+        h('h2', { testId: 'status' }, headline),
+        ...lines,
+        redirect === null
+          ? h('p', { className: 'hint' }, 'You can close this page.')
+          : h(
+              'p',
+              {},
+              `Returning you to ${this.request.project.name}… `,
+              h('a', { testId: 'redirect-link', attrs: { href: redirect, rel: 'noreferrer' } }, 'Continue'),
+            ),
+      ),
+    )
+    if (redirect !== null) setTimeout(() => location.assign(redirect), REDIRECT_DELAY_MS)
+  }
+
+  private showFailure(error: unknown, walletLabel: string | undefined): void {
+    const problem = describeFailure(error, walletLabel)
+    this.problem.dataset.kind = problem.kind
+    replaceChildren(
+      this.problem,
+      h('strong', {}, problem.title),
+      h('p', {}, problem.message),
+      problem.details.length > 0 &&
+        h(
+          'ul',
+          { testId: 'error-details' },
+          ...problem.details.map((detail) => h('li', {}, h('code', {}, detail.field), `: ${detail.message}`)),
+        ),
+    )
+    this.problem.hidden = false
+    // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
+    if (problem.kind === '409' || problem.kind === '410') void this.refresh()
+  }
+
+  private hideProblem(): void {
+    this.problem.hidden = true
+  }
+
+  /** After a 409 or 410 the page fetches the real status once, without waiting for the watcher. */
+  private async refresh(): Promise<void> {
+    try {
+      this.onUpdate((await fetchSignRequest(this.request.uuid)).request)
+    } catch {
+      // The watcher keeps trying.
+    }
+  }
+
+  private setBusy(busy: boolean, statusText: string): void {
+    this.busy = busy
+    this.status.replaceChildren(statusText)
+    this.status.classList.toggle('status-busy', busy)
+    this.refreshControls()
+  }
+
+  private refreshControls(): void {
+    const choice = this.chosen
+    this.approveButton.replaceChildren(choice === undefined ? 'Approve' : `Approve with ${choice.adapter.label}`)
+    this.approveButton.disabled = this.busy || choice?.availability?.available !== true || choice === this.awaitingService
+    this.rejectButton.disabled = this.busy
+    for (const other of this.choices) other.item.disabled = this.busy
+  }
+}
+
+function signedLines(answer: { signerAddress?: string; txHash?: string }): Child[] {
+  return [
+    answer.signerAddress !== undefined &&
+      h('p', {}, 'Signed by ', h('span', { className: 'address', testId: 'signer-address' }, answer.signerAddress)),
+    answer.txHash !== undefined && h('p', {}, 'Transaction hash ', h('span', { className: 'hash', testId: 'tx-hash' }, answer.txHash)),
+  ]
+}
+
+function clockFollowing(serverDateMs: number | null): Clock {
+  const offsetMs = serverDateMs === null ? 0 : serverDateMs - systemClock.now()
+  return Math.abs(offsetMs) > CLOCK_SKEW_THRESHOLD_MS ? { now: () => systemClock.now() + offsetMs } : systemClock
+}
+
+function showProblemPage(root: HTMLElement, title: string, message: string): void {
+  replaceChildren(root, h('section', { className: 'outcome outcome-problem', testId: 'error' }, h('h1', {}, title), h('p', {}, message)))
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

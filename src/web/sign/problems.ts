@@ -1,0 +1,54 @@
+// What the page tells the user when approving or rejecting fails: plain words per cause, the service's own message,
+// and its details for a signature that did not verify. Pure: no DOM.
+import type { FieldError } from '../../domain/errors.js'
+import { ApiError } from './api.js'
+
+export interface Problem {
+  title: string
+  message: string
+  details: FieldError[]
+  /** The HTTP status, or "wallet" when the wallet itself failed or the user declined in it. */
+  kind: string
+}
+
+/** walletLabel names the wallet that was asked to sign, when the failure came while approving. */
+export function describeFailure(error: unknown, walletLabel: string | undefined): Problem {
+  if (!(error instanceof ApiError)) {
+    const message = error instanceof Error ? error.message : String(error)
+    return {
+      title: walletLabel === undefined ? 'Something went wrong' : `${walletLabel} did not sign`,
+      message,
+      details: [],
+      kind: 'wallet',
+    }
+  }
+  const { status, message, details } = error
+  const problem = (title: string, text: string, withDetails = false): Problem => ({
+    title,
+    message: text,
+    details: withDetails ? details : [],
+    kind: String(status),
+  })
+  switch (status) {
+    case 422:
+      return problem('The wallet returned something other than what was asked', message, true)
+    case 502:
+      return problem(
+        'The transaction was not submitted',
+        `The XRP Ledger node refused or could not be reached: ${message}; you can try again.`,
+        true,
+      )
+    case 409:
+      return problem('This request was already answered', message)
+    case 410:
+      return problem('This request has expired', message)
+    case 404:
+      return problem('This signing request no longer exists', message)
+    case 429:
+      return problem('Too many attempts', 'Wait a few seconds, then try again.')
+    case 0:
+      return problem('Countersign could not be reached', `${message}. Check your connection and try again.`)
+    default:
+      return problem('Countersign could not take the answer', `${message}. You can try again.`, true)
+  }
+}

@@ -1,0 +1,49 @@
+// Learns of status changes without a reload: the live event stream when the browser and server offer it, else polling.
+import { fetchSignRequest, parseSignRequest, type SignRequest } from './api.js'
+
+export interface Watcher {
+  stop(): void
+}
+
+export function watchSignRequest(uuid: string, onUpdate: (request: SignRequest) => void, pollIntervalMs: number): Watcher {
+  let stopped = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let source: EventSource | undefined
+
+  const poll = async () => {
+    try {
+      const { request } = await fetchSignRequest(uuid)
+      if (!stopped) onUpdate(request)
+    } catch {
+      // A dropped connection or a rate limit: the next poll tries again; the page keeps its last known state.
+    }
+    if (!stopped) timer = setTimeout(poll, pollIntervalMs)
+  }
+
+  if (typeof EventSource === 'function') {
+    source = new EventSource(`/api/v1/sign/${encodeURIComponent(uuid)}/events`)
+    source.onmessage = (event: MessageEvent<string>) => {
+      try {
+        onUpdate(parseSignRequest(JSON.parse(event.data)))
+      } catch {
+        // An event the page cannot read changes nothing; the next one, or the fallback, will.
+      }
+    }
+    // EventSource would retry on its own; polling is the simpler, known-good path once the stream has failed once.
+    source.onerror = () => {
+      source?.close()
+      source = undefined
+      if (!stopped && timer === undefined) timer = setTimeout(poll, 0)
+    }
+  } else {
+    timer = setTimeout(poll, pollIntervalMs)
+  }
+
+  return {
+    stop() {
+      stopped = true
+      source?.close()
+      clearTimeout(timer)
+    },
+  }
+}

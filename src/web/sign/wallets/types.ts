@@ -1,0 +1,29 @@
+// The one interface every wallet adapter of the signing page implements.
+import type { PayloadType } from '../../../domain/payloads.js'
+import type { ApproveBody, SignRequest } from '../api.js'
+
+export type WalletId = 'gemwallet' | 'crossmark' | 'ledger' | 'xaman' | 'developer'
+
+export interface Availability {
+  available: boolean
+  /** Why not, in words shown as they are, e.g. "GemWallet is not installed in this browser". */
+  reason?: string
+}
+
+/** What approving with a wallet produced. */
+export type Approval =
+  /** A signature: the page sends this body to POST /approve, and the service verifies it. */
+  | { kind: 'signed'; body: ApproveBody }
+  /** The service fetches the result from the wallet's own servers (Xaman); the page waits for the status to change. */
+  | { kind: 'awaitingService'; waitingFor: string }
+
+export interface WalletAdapter {
+  id: WalletId
+  label: string
+  supports(type: PayloadType): boolean
+  detect(): Promise<Availability>
+  /** Draws the adapter's own controls (seed field, QR code) into panel when the user picks it. */
+  showPanel?(panel: HTMLElement, request: SignRequest): void
+  /** Asks the wallet to sign; throws an Error whose message is shown to the user when it cannot or the user declines. */
+  approve(request: SignRequest): Promise<Approval>
+}

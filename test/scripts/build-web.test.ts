@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { buildWeb } from '../../scripts/build-web.mjs'
+
+/** What a phone should fetch before the page works; the wallet SDKs come later, on use. */
+const FIRST_LOAD_BUDGET_GZIP_BYTES = 20 * 1024
+const WALLET_LIBRARIES = ['@gemwallet/api', '@crossmarkio/sdk', '@ledgerhq/', 'ripple-binary-codec', 'ripple-keypairs', 'qrcode', 'buffer/']
+
+describe('buildWeb', () => {
+  let outdir: string
+  let built: Awaited<ReturnType<typeof buildWeb>>
+  const root = path.resolve(import.meta.dirname, '../..')
+
+  before(async () => {
+    outdir = await mkdtemp(path.join(tmpdir(), 'countersign-web-'))
+    built = await buildWeb({ outdir })
+  })
+  after(() => rm(outdir, { recursive: true, force: true }))
+
+  it('writes the page script and stylesheet', async () => {
+    assert.match(await readFile(path.join(outdir, 'sign.js'), 'utf8'), /\/api\/v1\/sign\//)
+    assert.match(await readFile(path.join(outdir, 'sign.css'), 'utf8'), /\.outcome/)
+    assert.ok(built.firstLoad.includes('sign.js') && built.firstLoad.includes('sign.css'))
+  })
+
+  it('keeps the first load small and free of wallet libraries', () => {
+    assert.ok(built.firstLoadGzipBytes < FIRST_LOAD_BUDGET_GZIP_BYTES, `first load is ${built.firstLoadGzipBytes} bytes gzipped`)
+    const firstLoad = new Set(built.firstLoad)
+    for (const [file, output] of Object.entries(built.metafile.outputs)) {
+      if (!firstLoad.has(path.relative(outdir, path.resolve(root, file)))) continue
+      for (const input of Object.keys(output.inputs)) {
+        assert.ok(!WALLET_LIBRARIES.some((library) => input.includes(`node_modules/${library}`)), `${input} is loaded before it is needed`)
+      }
+    }
+  })
+})

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ApiError } from '../../../src/web/sign/api.js'
+import { describeFailure } from '../../../src/web/sign/problems.js'
+
+describe('describeFailure', () => {
+  it('explains a 422 as a wallet answer that differs from the request, with the details', () => {
+    const details = [{ field: 'signedTransaction.SendMax', message: 'was not requested' }]
+    assert.deepEqual(describeFailure(new ApiError(422, 'The signed transaction differs from the request', details), 'GemWallet'), {
+      title: 'The wallet returned something other than what was asked',
+      message: 'The signed transaction differs from the request',
+      details,
+      kind: '422',
+    })
+  })
+
+  it('explains a 502 as the ledger node refusing, and says the user can try again', () => {
+    const problem = describeFailure(new ApiError(502, 'tefPAST_SEQ'), 'Ledger')
+    assert.equal(problem.message, 'The XRP Ledger node refused or could not be reached: tefPAST_SEQ; you can try again.')
+  })
+
+  it('names the wallet when the wallet itself failed or the user declined in it', () => {
+    const problem = describeFailure(new Error('the request was declined in GemWallet'), 'GemWallet')
+    assert.deepEqual(problem, {
+      title: 'GemWallet did not sign',
+      message: 'the request was declined in GemWallet',
+      details: [],
+      kind: 'wallet',
+    })
+  })
+
+  it('says plainly when the request was answered elsewhere or expired', () => {
+    assert.equal(describeFailure(new ApiError(409, 'Payload is already signed'), 'Xaman').title, 'This request was already answered')
+    assert.equal(describeFailure(new ApiError(410, 'Payload expired'), undefined).title, 'This request has expired')
+  })
+
+  it('tells the user to check the connection when the service cannot be reached', () => {
+    const problem = describeFailure(new ApiError(0, 'the service could not be reached (Failed to fetch)'), undefined)
+    assert.equal(problem.message, 'the service could not be reached (Failed to fetch). Check your connection and try again.')
+  })
+})
