@@ -1,7 +1,7 @@
 // The service's connection to an XRPL node (XRPL_NODE_URL): submission, RegularKey and signer-list lookups,
 // and following a transaction to validation.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Client, deriveAddress, RippledError } from 'xrpl'
+import { type AccountInfoResponse, Client, deriveAddress, RippledError, type ServerInfoResponse } from 'xrpl'
 
 export interface SubmitResult {
   engineResult: string
@@ -14,6 +14,18 @@ export interface ValidationResult {
   /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
   transactionResult: string
   ledgerIndex: number
+}
+
+/** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
+export interface TransactionDefaults {
+  /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */
+  fee: string
+  /** The account's next sequence number in the current open ledger. */
+  sequence: number
+  /** The latest validated ledger plus 20 (xrpl.js's autofill offset): about a minute and a half to be validated. */
+  lastLedgerSequence: number
+  /** Set when the network requires NetworkID in transactions (network ids above 1024). */
+  networkId?: number
 }
 
 export interface XrplNode {
@@ -29,6 +41,8 @@ export interface XrplNode {
    * (default 10 minutes). An unreachable node is retried until then.
    */
   waitForValidation(txHash: string, options: { lastLedgerSequence?: number; timeoutMs?: number }): Promise<ValidationResult | null>
+  /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
+  transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
 }
 
@@ -46,6 +60,11 @@ export interface XrplNodeOptions {
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
 const DEFAULT_POLL_INTERVAL_MS = 1_000
 const DEFAULT_VALIDATION_TIMEOUT_MS = 10 * 60_000
+/** As xrpl.js autofills: LastLedgerSequence 20 ledgers ahead, the fee 20% above the current cost. */
+const LAST_LEDGER_OFFSET = 20
+const FEE_CUSHION = 1.2
+/** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
+const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
 /**
  * Whether a submit result resolves a payload as signed.
@@ -183,6 +202,29 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
         await sleep(pollIntervalMs, undefined, { signal: stop }).catch(() => undefined)
       }
       return null
+    },
+
+    async transactionDefaults(account) {
+      let serverInfo: ServerInfoResponse
+      let accountData: AccountInfoResponse
+      try {
+        serverInfo = await call((connected) => connected.request({ command: 'server_info' }))
+        accountData = await call((connected) => connected.request({ command: 'account_info', account, ledger_index: 'current' }))
+      } catch (error) {
+        if (rippledErrorCode(error) === 'actNotFound') return null
+        throw asUnavailable(error)
+      }
+      const info = serverInfo.result.info
+      const validated = info.validated_ledger
+      if (validated === undefined) throw new XrplNodeUnavailableError('The XRPL node has no validated ledger yet (it is not synced)')
+      const feeDrops = Math.ceil(validated.base_fee_xrp * 1_000_000 * (info.load_factor ?? 1) * FEE_CUSHION)
+      const networkId = info.network_id
+      return {
+        fee: String(feeDrops),
+        sequence: accountData.result.account_data.Sequence,
+        lastLedgerSequence: validated.seq + LAST_LEDGER_OFFSET,
+        ...(networkId !== undefined && networkId > MAX_NETWORK_ID_WITHOUT_FIELD ? { networkId } : {}),
+      }
     },
 
     async close() {

@@ -1,0 +1,119 @@
+// The Xaman platform API (XAMAN_API_KEY, XAMAN_API_SECRET): creating a sign request and reading its result,
+// server to server. The credentials never reach a browser.
+
+export interface XamanSignRequestBody {
+  /** The transaction template; Xaman adds Account, Fee and Sequence when the user signs. {TransactionType: 'SignIn'} for a sign-in. */
+  txjson: Record<string, unknown>
+  options: { submit: false; return_url?: { app?: string; web?: string } }
+  custom_meta?: { instruction?: string }
+}
+
+export interface CreatedXamanSignRequest {
+  uuid: string
+  /** Where to send the user: opens Xaman on a phone, shows a QR code elsewhere. */
+  deepLink: string
+  /** A PNG of the QR code to scan with Xaman. */
+  qrUrl: string
+}
+
+export interface XamanSignRequestState {
+  signed: boolean
+  resolved: boolean
+  cancelled: boolean
+  expired: boolean
+  /** The signed blob, hex; set once signed. */
+  hex: string | null
+  /** The account that signed; set once signed. */
+  account: string | null
+}
+
+export interface XamanClient {
+  /** POST /api/v1/platform/payload. Throws XamanUnavailableError when Xaman cannot be reached or refuses. */
+  createSignRequest(body: XamanSignRequestBody): Promise<CreatedXamanSignRequest>
+  /** GET /api/v1/platform/payload/{uuid}. Throws XamanUnavailableError when Xaman cannot be reached or refuses. */
+  getSignRequest(uuid: string): Promise<XamanSignRequestState>
+}
+
+export class XamanUnavailableError extends Error {
+  override name = 'XamanUnavailableError'
+}
+
+export interface XamanClientOptions {
+  /** https://xumm.app, or a test double. */
+  apiUrl: string
+  apiKey: string
+  apiSecret: string
+  /** Bound on each call. Default 10 seconds. */
+  timeoutMs?: number
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000
+
+export function createXamanClient(options: XamanClientOptions): XamanClient {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    let response: Response
+    try {
+      response = await fetch(`${options.apiUrl}/api/v1/platform/${path}`, {
+        method,
+        headers: {
+          accept: 'application/json',
+          'content-type': 'application/json',
+          'x-api-key': options.apiKey,
+          'x-api-secret': options.apiSecret,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      })
+    } catch (error) {
+      throw new XamanUnavailableError(`Xaman cannot be reached: ${(error as Error).message}`, { cause: error })
+    }
+    let parsed: unknown
+    try {
+      parsed = await response.json()
+    } catch {
+      throw new XamanUnavailableError(`Xaman answered ${response.status} with a body that is not JSON`)
+    }
+    if (!response.ok) {
+      // Xaman's error shape: {error: {reference, code}}; the code and status are what an operator can look up.
+      const code = (parsed as { error?: { code?: unknown } } | null)?.error?.code
+      throw new XamanUnavailableError(
+        `Xaman refused the request: status ${response.status}${code === undefined ? '' : `, code ${String(code)}`}`,
+      )
+    }
+    if (typeof parsed !== 'object' || parsed === null) throw new XamanUnavailableError('Xaman answered with something other than an object')
+    return parsed as Record<string, unknown>
+  }
+
+  return {
+    async createSignRequest(body) {
+      const created = await call('POST', 'payload', body)
+      const next = asObject(created.next)
+      const refs = asObject(created.refs)
+      if (typeof created.uuid !== 'string' || typeof next.always !== 'string' || typeof refs.qr_png !== 'string') {
+        throw new XamanUnavailableError('Xaman created the sign request but its answer lacks uuid, next.always or refs.qr_png')
+      }
+      return { uuid: created.uuid, deepLink: next.always, qrUrl: refs.qr_png }
+    },
+
+    async getSignRequest(uuid) {
+      const state = await call('GET', `payload/${encodeURIComponent(uuid)}`)
+      const meta = asObject(state.meta)
+      const response = asObject(state.response)
+      return {
+        signed: meta.signed === true,
+        resolved: meta.resolved === true,
+        cancelled: meta.cancelled === true,
+        expired: meta.expired === true,
+        hex: typeof response.hex === 'string' ? response.hex : null,
+        account: typeof response.account === 'string' ? response.account : null,
+      }
+    },
+  }
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+}

@@ -1,0 +1,246 @@
+// The signing page in a real browser (headless Chromium through playwright-core) against the real service: a person
+// signs, rejects and lets expire each payload type with the developer wallet, and hostile content stays inert.
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { gzipSync } from 'node:zlib'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { paymentTransaction } from '../support/fixtures.js'
+import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
+import { bearer, startTestService, type TestService } from '../support/service.js'
+import { ensureWebBuild } from '../support/web-build.js'
+
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const browserMissing = !existsSync(CHROMIUM_PATH)
+if (browserMissing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but there is no browser at ${CHROMIUM_PATH}`)
+
+const SCREENSHOTS = path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots')
+const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
+/**
+ * What the first load of a signing page may transfer, uncompressed as this service sends it (docs/signing.md, "Page
+ * weight"): the page, its script and style, the wallet libraries loaded to detect the extensions, and the API calls.
+ */
+const FIRST_LOAD_BUDGET_BYTES = 250_000
+/** A phone-sized window: the page is built phone first. */
+const VIEWPORT = { width: 420, height: 900 }
+
+interface OpenedPage {
+  page: Page
+  context: BrowserContext
+  /** Content-Security-Policy violations the page reported, and errors it threw. */
+  problems: string[]
+  /** Bytes the browser received (headers and bodies) per URL. */
+  transferred: Map<string, number>
+}
+
+describe('the signing page in a browser', {
+  skip: browserMissing ? `no browser at ${CHROMIUM_PATH} (set REQUIRE_BROWSER=1 to fail instead)` : false,
+}, () => {
+  let t: TestService
+  let rippled: RippledDouble
+  let browser: Browser
+  let apiKey: string
+  const opened: OpenedPage[] = []
+
+  before(async () => {
+    ensureWebBuild()
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    rippled = await startRippledDouble()
+    // Workers run: the expiry sweeper is what expires a payload nobody reads, and what the page then learns of.
+    t = await startTestService('sqlite', { listen: true, workers: true, env: { XRPL_NODE_URL: rippled.url } })
+    ;({ apiKey } = await t.createProject('pro', 'Example Shop'))
+    browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await t?.stop()
+    await rippled?.close()
+  })
+
+  const create = async (body: object) => {
+    const response = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
+    assert.equal(response.statusCode, 201, response.body)
+    return response.json().uuid as string
+  }
+  const appView = async (uuid: string) => {
+    t.clock.advance(1000)
+    return (await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })).json()
+  }
+
+  async function open(uuid: string): Promise<OpenedPage> {
+    const context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'light' })
+    const page = await context.newPage()
+    const problems: string[] = []
+    const transferred = new Map<string, number>()
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => {
+        console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`)
+      })
+    })
+    page.on('console', (message) => {
+      if (/Content Security Policy|CSP violation/i.test(message.text())) problems.push(message.text())
+    })
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message} ${error.stack ?? ''}`))
+    page.on('requestfinished', async (request) => {
+      const sizes = await request.sizes()
+      transferred.set(request.url(), (transferred.get(request.url()) ?? 0) + sizes.responseHeadersSize + sizes.responseBodySize)
+    })
+    await page.goto(`${t.url}/sign/${uuid}`)
+    await page.getByTestId('project-name').or(page.getByTestId('outcome')).or(page.getByTestId('error')).first().waitFor()
+    const result = { page, context, problems, transferred }
+    opened.push(result)
+    return result
+  }
+
+  /** Picks the developer wallet and generates a key; returns its address. */
+  async function chooseDeveloperWallet(page: Page): Promise<string> {
+    await page.getByTestId('wallet-developer').click()
+    await page.getByTestId('dev-generate').click()
+    const text = await page
+      .getByTestId('dev-address')
+      .filter({ hasText: /Address: r/ })
+      .textContent()
+    const address = /Address: (r\w+)/.exec(text ?? '')?.[1]
+    assert.ok(address, `an address is shown: ${text}`)
+    return address
+  }
+
+  async function outcome(page: Page, status: 'signed' | 'rejected' | 'expired'): Promise<void> {
+    await page.locator(`[data-testid="outcome"][data-status="${status}"]`).waitFor({ timeout: 10_000 })
+  }
+
+  /** Waits until every wallet has been detected (or not), so that a screenshot shows the page at rest. */
+  const settled = (page: Page) =>
+    page.waitForFunction(() => !document.body.textContent?.includes('Checking…'), undefined, { timeout: 10_000 })
+
+  const screenshot = async (page: Page, name: string) => {
+    await settled(page)
+    await page.screenshot({ path: path.join(SCREENSHOTS, name), fullPage: true })
+  }
+
+  /** The gzip size of the static responses among urls, fetched again: what a compressing proxy in front would send. */
+  const gzippedBytes = async (urls: string[]) => {
+    let bytes = 0
+    for (const url of urls) {
+      if (!new URL(url).pathname.startsWith('/assets/') && !new URL(url).pathname.startsWith('/sign/')) continue
+      bytes += gzipSync(Buffer.from(await (await fetch(url)).arrayBuffer()), { level: 9 }).length
+    }
+    return bytes
+  }
+
+  for (const type of ['sign', 'signAndSubmit', 'signMessage', 'connect'] as const) {
+    it(`${type}: approving with the developer wallet resolves it, verified by the service`, async () => {
+      const body =
+        type === 'sign' || type === 'signAndSubmit'
+          ? { type, transaction: { ...paymentTransaction('1500000'), DestinationTag: 4242 }, options: { customInstructions: 'Order #42' } }
+          : type === 'signMessage'
+            ? { type, message: 'I agree to the Example Shop terms of 1 March 2026.' }
+            : { type }
+      const uuid = await create(body)
+      const { page } = await open(uuid)
+      if (type === 'sign') {
+        await page.getByTestId('payment-amount').waitFor()
+        assert.match((await page.getByTestId('payment-amount').textContent()) ?? '', /1\.5 XRP/)
+      }
+      if (type === 'signMessage') assert.equal(await page.getByTestId('message').textContent(), body.message)
+      if (type === 'connect') assert.match((await page.getByTestId('challenge').textContent()) ?? '', new RegExp(`Payload ID: ${uuid}`))
+
+      const address = await chooseDeveloperWallet(page)
+      if (type === 'sign') {
+        // No extension is installed in this browser: the page says so instead of offering them.
+        await settled(page)
+        assert.match((await page.getByTestId('wallet-gemwallet').textContent()) ?? '', /GemWallet is not installed/)
+        assert.match((await page.getByTestId('wallet-crossmark').textContent()) ?? '', /Crossmark is not installed/)
+        await screenshot(page, 'signing-pending.png')
+      }
+      if (type === 'signMessage') await screenshot(page, 'signing-message.png')
+      if (type === 'connect') await screenshot(page, 'signing-connect.png')
+      await page.getByTestId('approve').click()
+      await outcome(page, 'signed')
+      assert.equal(await page.getByTestId('signer-address').textContent(), address)
+
+      const view = await appView(uuid)
+      assert.equal(view.status, 'signed')
+      assert.equal(view.signerAddress, address)
+      assert.equal(view.walletAdapter, 'developer')
+      if (type === 'sign' || type === 'signAndSubmit') {
+        assert.match(view.txHash, /^[0-9A-F]{64}$/)
+        assert.equal(await page.getByTestId('tx-hash').textContent(), view.txHash)
+      } else {
+        assert.equal(view.txHash, null)
+        assert.match(view.signature, /^[0-9A-F]+$/)
+      }
+      if (type === 'signAndSubmit') {
+        assert.equal(view.submission.engineResult, 'tesSUCCESS')
+        assert.ok(rippled.submitted.includes(view.txBlob))
+      }
+      if (type === 'sign') await screenshot(page, 'signing-signed.png')
+    })
+  }
+
+  it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {
+    const uuid = await create({ type: 'signMessage', message: 'Transfer the domain example.com to account 7.' })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    await page.getByTestId('reject').click()
+    await outcome(page, 'rejected')
+    await screenshot(page, 'signing-rejected.png')
+    const view = await appView(uuid)
+    assert.equal(view.status, 'rejected')
+    assert.equal(view.walletAdapter, 'developer')
+  })
+
+  it('shows expiry without a reload once the time is up (the sweeper expires it, the page learns of it)', async () => {
+    const uuid = await create({ type: 'sign', transaction: paymentTransaction(), options: { expiresIn: 60 } })
+    const { page } = await open(uuid)
+    assert.match((await page.getByTestId('countdown').textContent()) ?? '', /Expires in/)
+    t.clock.advance(61_000)
+    await outcome(page, 'expired')
+    await screenshot(page, 'signing-expired.png')
+    assert.equal((await appView(uuid)).status, 'expired')
+  })
+
+  it('after approving, follows the return URL with its placeholders filled', async () => {
+    const uuid = await create({ type: 'connect', options: { returnUrl: `${t.url}/healthz?payload={uuid}&tx={txHash}` } })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    await page.getByTestId('approve').click()
+    await outcome(page, 'signed')
+    await page.waitForURL(/\/healthz\?/, { timeout: 10_000 })
+    assert.equal(page.url(), `${t.url}/healthz?payload=${uuid}&tx=`)
+  })
+
+  it('renders hostile customInstructions as inert text', async () => {
+    const uuid = await create({ type: 'sign', transaction: paymentTransaction(), options: { customInstructions: HOSTILE } })
+    const { page } = await open(uuid)
+    const instructions = page.getByTestId('custom-instructions')
+    assert.equal(await instructions.textContent(), HOSTILE)
+    assert.ok(await instructions.isVisible())
+    assert.equal(await instructions.locator('img, script').count(), 0)
+    await page.waitForTimeout(300)
+    assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined)
+    await screenshot(page, 'signing-hostile.png')
+  })
+
+  it('an unknown uuid still gets the page, which says the request does not exist', async () => {
+    const { page } = await open('00000000-0000-4000-8000-000000000000')
+    assert.match((await page.getByTestId('error').textContent()) ?? '', /does not exist/)
+  })
+
+  it('first load weighs little, and no page broke its Content-Security-Policy or threw', async (context) => {
+    const uuid = await create({ type: 'sign', transaction: paymentTransaction() })
+    const { page, transferred } = await open(uuid)
+    await page.waitForLoadState('networkidle')
+    await settled(page)
+    const total = [...transferred.values()].reduce((sum, bytes) => sum + bytes, 0)
+    const gzipped = await gzippedBytes([...transferred.keys()])
+    context.diagnostic(`first load: ${transferred.size} responses, ${total} bytes transferred; ${gzipped} bytes if gzipped`)
+    for (const [url, bytes] of transferred) context.diagnostic(`  ${bytes} ${new URL(url).pathname}`)
+    assert.ok(total < FIRST_LOAD_BUDGET_BYTES, `${total} bytes is over the budget of ${FIRST_LOAD_BUDGET_BYTES}`)
+    for (const { problems } of opened) assert.deepEqual(problems, [])
+  })
+})
