@@ -1,0 +1,264 @@
+// Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
+import type { Selectable } from 'kysely'
+import type { DeliveryEvent, DeliveryState, WebhookDelivery } from '../domain/webhooks/webhook.js'
+import type { DbOrTx, Dialect } from './database.js'
+import type { WebhookDeliveriesTable } from './schema.js'
+
+const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  projectId: row.project_id,
+  payloadUuid: row.payload_uuid,
+  event: row.event as DeliveryEvent,
+  body: row.body,
+  state: row.state as DeliveryState,
+  attempts: row.attempts,
+  nextAttemptAtMs: row.next_attempt_at,
+  leaseExpiresAtMs: row.lease_expires_at,
+  lastStatusCode: row.last_status_code,
+  lastError: row.last_error,
+  createdAtMs: row.created_at,
+  completedAtMs: row.completed_at,
+})
+
+/**
+ * A claimed delivery is identified by its id, attempt count and lease: a dispatcher records the outcome only
+ * while all three are unchanged, so a worker whose lease was taken over cannot overwrite the new owner's record.
+ */
+export interface DeliveryClaim {
+  id: string
+  attempts: number
+  leaseExpiresAtMs: number
+}
+
+export const claimOf = (delivery: WebhookDelivery): DeliveryClaim => ({
+  id: delivery.id,
+  attempts: delivery.attempts,
+  leaseExpiresAtMs: delivery.leaseExpiresAtMs ?? 0,
+})
+
+/** The outcome of one attempt, or of deciding not to make it. */
+export interface DeliveryOutcome {
+  state: DeliveryState
+  attempts: number
+  nextAttemptAtMs: number
+  lastStatusCode: number | null
+  lastError: string | null
+  completedAtMs: number | null
+}
+
+export const webhookDeliveriesRepository = {
+  async insertMany(db: DbOrTx, deliveries: WebhookDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return
+    await db
+      .insertInto('webhook_deliveries')
+      .values(
+        deliveries.map((d) => ({
+          id: d.id,
+          webhook_id: d.webhookId,
+          project_id: d.projectId,
+          payload_uuid: d.payloadUuid,
+          event: d.event,
+          body: d.body,
+          state: d.state,
+          attempts: d.attempts,
+          next_attempt_at: d.nextAttemptAtMs,
+          lease_expires_at: d.leaseExpiresAtMs,
+          last_status_code: d.lastStatusCode,
+          last_error: d.lastError,
+          created_at: d.createdAtMs,
+          completed_at: d.completedAtMs,
+        })),
+      )
+      .execute()
+  },
+
+  /**
+   * Atomically moves up to `limit` due deliveries to 'sending' under a lease, and returns them. Due: pending with
+   * its attempt time reached, or sending with an expired lease (its worker died). On PostgreSQL the rows are locked
+   * with SKIP LOCKED, so concurrent dispatchers claim disjoint sets without waiting on each other; SQLite has a single
+   * writer, so the one statement is atomic by itself.
+   */
+  async claimDue(
+    db: DbOrTx,
+    dialect: Dialect,
+    claim: { nowMs: number; leaseExpiresAtMs: number; limit: number; excludeWebhookIds: readonly string[] },
+  ): Promise<WebhookDelivery[]> {
+    let due = db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', claim.nowMs)]),
+          eb.and([eb('state', '=', 'sending'), eb('lease_expires_at', '<=', claim.nowMs)]),
+        ]),
+      )
+      .orderBy('next_attempt_at')
+      .limit(claim.limit)
+    if (claim.excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', claim.excludeWebhookIds)
+    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
+    const rows = await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'sending', lease_expires_at: claim.leaseExpiresAtMs })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute()
+    return rows.map(toDelivery)
+  },
+
+  /** Records an attempt's outcome if the claim still holds; returns false when another worker took the delivery over. */
+  async complete(db: DbOrTx, claim: DeliveryClaim, outcome: DeliveryOutcome): Promise<boolean> {
+    const result = await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state: outcome.state,
+        attempts: outcome.attempts,
+        next_attempt_at: outcome.nextAttemptAtMs,
+        lease_expires_at: null,
+        last_status_code: outcome.lastStatusCode,
+        last_error: outcome.lastError,
+        completed_at: outcome.completedAtMs,
+      })
+      .where('id', '=', claim.id)
+      .where('state', '=', 'sending')
+      .where('attempts', '=', claim.attempts)
+      .where('lease_expires_at', '=', claim.leaseExpiresAtMs)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  },
+
+  /**
+   * Records many successful attempts at once: one statement per claim and status code. A claim's lease is unique to
+   * it (a takeover's lease is always later), so it alone tells whether the claim still holds.
+   */
+  async completeSucceeded(
+    db: DbOrTx,
+    successes: ReadonlyArray<{ claim: DeliveryClaim; statusCode: number }>,
+    completedAtMs: number,
+  ): Promise<void> {
+    const groups = new Map<string, { leaseExpiresAtMs: number; statusCode: number; ids: string[] }>()
+    for (const { claim, statusCode } of successes) {
+      const key = `${claim.leaseExpiresAtMs}:${statusCode}`
+      const group = groups.get(key) ?? { leaseExpiresAtMs: claim.leaseExpiresAtMs, statusCode, ids: [] }
+      group.ids.push(claim.id)
+      groups.set(key, group)
+    }
+    for (const { leaseExpiresAtMs, statusCode, ids } of groups.values()) {
+      await db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({
+          state: 'succeeded',
+          attempts: eb('attempts', '+', 1),
+          lease_expires_at: null,
+          last_status_code: statusCode,
+          last_error: null,
+          completed_at: completedAtMs,
+        }))
+        .where('id', 'in', ids)
+        .where('state', '=', 'sending')
+        .where('lease_expires_at', '=', leaseExpiresAtMs)
+        .execute()
+    }
+  },
+
+  /** Hands deliveries claimed together (one lease) back unchanged, for a later run: their webhook had no free sending slot. */
+  async release(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
+    if (ids.length === 0) return
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', lease_expires_at: null })
+      .where('id', 'in', ids)
+      .where('state', '=', 'sending')
+      .where('lease_expires_at', '=', leaseExpiresAtMs)
+      .execute()
+  },
+
+  /** Cancels deliveries claimed together (one lease) that may no longer be sent. */
+  async cancelClaimed(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number, nowMs: number): Promise<void> {
+    if (ids.length === 0) return
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', lease_expires_at: null, completed_at: nowMs })
+      .where('id', 'in', ids)
+      .where('state', '=', 'sending')
+      .where('lease_expires_at', '=', leaseExpiresAtMs)
+      .execute()
+  },
+
+  /** Cancels the webhook's deliveries that wait for an attempt (deleted or disabled webhook). */
+  async cancelPendingForWebhook(db: DbOrTx, webhookId: string, nowMs: number): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', completed_at: nowMs, lease_expires_at: null })
+      .where('webhook_id', '=', webhookId)
+      .where('state', '=', 'pending')
+      .execute()
+  },
+
+  /** The webhook's deliveries, newest first. */
+  async listForWebhook(db: DbOrTx, webhookId: string, page: { limit: number; offset: number }): Promise<WebhookDelivery[]> {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('webhook_id', '=', webhookId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute()
+    return rows.map(toDelivery)
+  },
+
+  /** The deliveries of one payload's events in a project, newest first (a payload has a few: one per webhook and retry series). */
+  async listForPayload(db: DbOrTx, projectId: string, payloadUuid: string): Promise<WebhookDelivery[]> {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('payload_uuid', '=', payloadUuid)
+      .where('project_id', '=', projectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map(toDelivery)
+  },
+
+  async findForWebhook(db: DbOrTx, webhookId: string, id: string): Promise<WebhookDelivery | undefined> {
+    const row = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', id)
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirst()
+    return row && toDelivery(row)
+  },
+
+  /**
+   * Starts a new attempt series for a delivery in which no attempt is due: same id and body, attempts from zero.
+   * Returns the delivery, or undefined when it was not in one of `fromStates` (it is pending or being sent).
+   */
+  async restart(
+    db: DbOrTx,
+    webhookId: string,
+    id: string,
+    fromStates: readonly DeliveryState[],
+    nowMs: number,
+  ): Promise<WebhookDelivery | undefined> {
+    const row = await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: nowMs,
+        lease_expires_at: null,
+        last_status_code: null,
+        last_error: null,
+        completed_at: null,
+      })
+      .where('id', '=', id)
+      .where('webhook_id', '=', webhookId)
+      .where('state', 'in', fromStates)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toDelivery(row)
+  },
+}

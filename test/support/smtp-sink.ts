@@ -1,0 +1,46 @@
+// A real SMTP server on 127.0.0.1 that accepts (or refuses) mail and parses every message it accepts.
+import type { AddressInfo } from 'node:net'
+import { type ParsedMail, simpleParser } from 'mailparser'
+import { SMTPServer } from 'smtp-server'
+
+export interface CaughtMail {
+  mail: ParsedMail
+  recipients: string[]
+}
+
+export interface SmtpSink {
+  /** smtp://127.0.0.1:<port> */
+  url: string
+  caught: CaughtMail[]
+  /** While true, every message is refused with a temporary error (451). */
+  setRefusing(refusing: boolean): void
+  close(): Promise<void>
+}
+
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const caught: CaughtMail[] = []
+  let refusing = false
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    onData(stream, session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          if (refusing) return callback(Object.assign(new Error('Mailbox temporarily unavailable'), { responseCode: 451 }))
+          caught.push({ mail, recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address) })
+          callback()
+        },
+        (error: Error) => callback(error),
+      )
+    },
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.server.address() as AddressInfo
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    caught,
+    setRefusing(value) {
+      refusing = value
+    },
+    close: () => new Promise<void>((resolve) => server.close(resolve)),
+  }
+}
