@@ -1,0 +1,234 @@
+// A Pro project's webhooks: create one (its signing secret shown once), list, delete, read its delivery log, send a
+// test event and retry a delivery. On Free the page says that webhooks need Pro.
+import { PAYLOAD_EVENTS } from '../../../domain/payloads.js'
+import { ApiError, api, type CreatedWebhook, type Delivery, type ProjectDetail, type Webhook } from '../api.js'
+import { type PageContext, projectFrame } from '../page.js'
+import {
+  badge,
+  button,
+  confirmInPlace,
+  emptyState,
+  errorMessage,
+  field,
+  formatTime,
+  h,
+  input,
+  onSubmit,
+  replaceChildren,
+  secretOnce,
+  submitButton,
+} from '../ui.js'
+import { deliveryBadge, lastAnswer } from './payloads.js'
+
+const RETRYABLE = new Set(['succeeded', 'failed', 'cancelled'])
+
+export async function webhooksPage(view: HTMLElement, context: PageContext, projectId: string): Promise<void> {
+  const project = await api.project(projectId)
+  if (!context.isCurrent()) return
+  if (project.plan !== 'pro') {
+    replaceChildren(view, ...projectFrame(project, 'webhooks', needsPro(project)))
+    return
+  }
+  let webhooks: Webhook[]
+  try {
+    webhooks = await api.webhooks(projectId)
+  } catch (error) {
+    // The plan can change between the two requests.
+    if (error instanceof ApiError && error.status === 403) {
+      if (context.isCurrent()) replaceChildren(view, ...projectFrame(project, 'webhooks', needsPro(project)))
+      return
+    }
+    throw error
+  }
+  if (!context.isCurrent()) return
+  draw(view, context, project, webhooks)
+}
+
+function needsPro(project: ProjectDetail): HTMLElement {
+  return emptyState(
+    'Webhooks need the Pro plan',
+    h('p', {}, 'On Free, your server learns the outcome of a payload by polling it or by streaming its status.'),
+    h(
+      'p',
+      {},
+      'With Pro, Countersign posts a signed event to your server as soon as a payload is signed, rejected or expires. The operator of this service moves a project to Pro with:',
+    ),
+    h('pre', {}, h('code', {}, `countersign project set-plan ${project.id} pro`)),
+  )
+}
+
+function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, webhooks: Webhook[], created?: CreatedWebhook): void {
+  const refresh = async (newWebhook?: CreatedWebhook) => {
+    const fresh = await api.webhooks(project.id)
+    if (context.isCurrent()) draw(view, context, project, fresh, newWebhook)
+  }
+
+  const url = input({ name: 'url', type: 'url', placeholder: 'https://example.com/countersign-events', required: true })
+  const events = PAYLOAD_EVENTS.map((event) => {
+    const checkbox = h('input', { attrs: { type: 'checkbox', name: 'events', value: event } })
+    checkbox.checked = true
+    return { event, checkbox }
+  })
+  const form = h(
+    'form',
+    { className: 'stack-form', testId: 'create-webhook' },
+    field('Endpoint URL', url, 'Your server receives a POST with the event, signed with the secret shown after creation.'),
+    h(
+      'fieldset',
+      { className: 'events' },
+      h('legend', {}, 'Events'),
+      ...events.map(({ event, checkbox }) => h('label', { className: 'check' }, checkbox, event)),
+    ),
+    submitButton('Add webhook'),
+  )
+  onSubmit(form, async () => {
+    const chosen = events.filter(({ checkbox }) => checkbox.checked).map(({ event }) => event)
+    await refresh(await api.createWebhook(project.id, url.value, chosen))
+  })
+
+  replaceChildren(
+    view,
+    ...projectFrame(
+      project,
+      'webhooks',
+      created ? secretOnce(`Signing secret of ${created.url}`, created.secret, 'new-webhook-secret') : null,
+      h('h2', {}, 'Webhooks'),
+      webhooks.length === 0
+        ? emptyState(
+            'No webhooks yet',
+            h('p', {}, 'Add the URL of an endpoint on your server below. Send it a test event to check that it answers 2xx.'),
+          )
+        : h(
+            'div',
+            { className: 'webhook-list', testId: 'webhooks' },
+            ...webhooks.map((webhook) => webhookCard(project.id, webhook, () => refresh())),
+          ),
+      h('h2', {}, 'Add a webhook'),
+      form,
+    ),
+  )
+}
+
+function webhookCard(projectId: string, webhook: Webhook, refresh: () => Promise<void>): HTMLElement {
+  const log = h('div', { className: 'delivery-log' })
+  const status = h('p', { className: 'muted', attrs: { role: 'status' } })
+  const showLog = async () => {
+    replaceChildren(log, h('p', { className: 'loading' }, 'Loading deliveries…'))
+    try {
+      replaceChildren(log, deliveryLog(projectId, webhook.id, await api.deliveries(projectId, webhook.id), showLog))
+    } catch (error) {
+      replaceChildren(log, errorMessage(error))
+    }
+  }
+  const test = button('Send test event', async () => {
+    test.disabled = true
+    try {
+      await api.sendTest(projectId, webhook.id)
+      status.textContent = 'Test event queued: its outcome appears in the delivery log.'
+      await showLog()
+    } catch (error) {
+      replaceChildren(status, errorMessage(error))
+    } finally {
+      test.disabled = false
+    }
+  })
+  const remove = button('Delete', () =>
+    confirmInPlace(
+      remove,
+      `Delete the webhook for ${webhook.url}? Its deliveries still waiting are cancelled.`,
+      'Delete webhook',
+      async () => {
+        await api.deleteWebhook(projectId, webhook.id)
+        await refresh()
+      },
+    ),
+  )
+  remove.classList.add('danger')
+  const disabled = webhook.disabledAt
+    ? h(
+        'p',
+        {},
+        badge('Disabled', 'bad'),
+        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. Add the URL again to resume.`,
+      )
+    : null
+  return h(
+    'section',
+    { className: 'card webhook', testId: `webhook-${webhook.id}` },
+    h('h3', { className: 'break' }, webhook.url),
+    h('p', { className: 'muted' }, `${webhook.events.join(', ')} · added ${formatTime(webhook.createdAt)} · `, h('code', {}, webhook.id)),
+    disabled,
+    h(
+      'div',
+      { className: 'actions' },
+      test,
+      button('Delivery log', () => showLog(), { className: 'button secondary', attrs: { 'aria-label': `Delivery log of ${webhook.url}` } }),
+      remove,
+    ),
+    status,
+    log,
+  )
+}
+
+function deliveryLog(projectId: string, webhookId: string, deliveries: Delivery[], reload: () => Promise<void>): HTMLElement {
+  const refresh = button('Refresh', () => reload(), { className: 'button secondary' })
+  if (deliveries.length === 0) return h('div', {}, h('p', { className: 'muted' }, 'No deliveries yet.'), refresh)
+  return h(
+    'div',
+    {},
+    h(
+      'table',
+      { className: 'table', testId: 'deliveries' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Event', 'State', 'Attempts', 'Last answer', 'Created', 'Next attempt', ''].map((title) =>
+            h('th', { attrs: { scope: 'col' } }, title),
+          ),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        ...deliveries.map((delivery) => {
+          const actions = h('td', { className: 'actions' })
+          if (RETRYABLE.has(delivery.state)) {
+            const retry = button('Retry', async () => {
+              retry.disabled = true
+              try {
+                await api.retryDelivery(projectId, webhookId, delivery.id)
+                await reload()
+              } catch (error) {
+                retry.disabled = false
+                actions.append(errorMessage(error))
+              }
+            })
+            retry.classList.add('secondary')
+            retry.setAttribute('aria-label', `Retry delivery ${delivery.id}`)
+            actions.append(retry)
+          }
+          return h(
+            'tr',
+            {},
+            h(
+              'td',
+              { attrs: { 'data-label': 'Event' } },
+              delivery.event,
+              delivery.payloadUuid ? h('small', { className: 'muted block' }, delivery.payloadUuid) : null,
+            ),
+            h('td', { attrs: { 'data-label': 'State' } }, deliveryBadge(delivery.state)),
+            h('td', { attrs: { 'data-label': 'Attempts' } }, String(delivery.attempts)),
+            h('td', { attrs: { 'data-label': 'Last answer' } }, lastAnswer(delivery)),
+            h('td', { className: 'when', attrs: { 'data-label': 'Created' } }, formatTime(delivery.createdAt)),
+            h('td', { className: 'when', attrs: { 'data-label': 'Next attempt' } }, formatTime(delivery.nextAttemptAt)),
+            actions,
+          )
+        }),
+      ),
+    ),
+    refresh,
+  )
+}

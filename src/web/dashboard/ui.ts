@@ -1,0 +1,183 @@
+// Small building blocks shared by the dashboard's pages: secrets shown once, confirmations, empty states, errors.
+import { type Child, h, type Props, button as plainButton } from '../sign/dom.js'
+import { ApiError } from './api.js'
+
+export { append, type Child, h, replaceChildren } from '../sign/dom.js'
+
+export function button(label: string, onClick: () => void, props: Props = {}): HTMLButtonElement {
+  return plainButton(label, { className: 'button', ...props }, onClick)
+}
+
+export function link(href: string, label: Child, props: Props = {}): HTMLAnchorElement {
+  return h('a', { ...props, attrs: { href, ...props.attrs } }, label)
+}
+
+let fieldCount = 0
+
+/** A labelled form control; the label names the control for screen readers and enlarges its tap target. */
+export function field(label: string, control: HTMLInputElement | HTMLSelectElement, hint?: string): HTMLElement {
+  fieldCount += 1
+  control.id ||= `field-${fieldCount}`
+  const hintElement = hint ? h('small', { className: 'hint', attrs: { id: `${control.id}-hint` } }, hint) : null
+  if (hintElement) control.setAttribute('aria-describedby', hintElement.id)
+  return h('div', { className: 'field' }, h('label', { attrs: { for: control.id } }, label), control, hintElement)
+}
+
+export function input(props: {
+  name: string
+  type?: string
+  placeholder?: string
+  required?: boolean
+  maxLength?: number
+}): HTMLInputElement {
+  const element = h('input', { attrs: { name: props.name, type: props.type ?? 'text', autocomplete: 'off' } })
+  if (props.placeholder) element.placeholder = props.placeholder
+  if (props.required) element.required = true
+  if (props.maxLength) element.maxLength = props.maxLength
+  return element
+}
+
+export function select(name: string, options: [value: string, label: string][], selected: string): HTMLSelectElement {
+  const element = h('select', { attrs: { name } })
+  for (const [value, label] of options) {
+    const option = h('option', { attrs: { value } }, label)
+    option.selected = value === selected
+    element.append(option)
+  }
+  return element
+}
+
+/** A "copy" button for `text`; says whether it worked, and when the clipboard is closed (plain http), to copy by hand. */
+export function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
+  const element = button(label, async () => {
+    try {
+      await navigator.clipboard.writeText(text)
+      element.textContent = 'Copied'
+    } catch {
+      element.textContent = 'Select and copy by hand'
+    }
+    setTimeout(() => {
+      element.textContent = label
+    }, 2000)
+  })
+  element.classList.add('secondary')
+  return element
+}
+
+/**
+ * A secret the server returns once (an API key, a webhook signing secret): in a read-only field that selects on
+ * focus, with a copy button and a plain warning that it cannot be shown again.
+ */
+export function secretOnce(title: string, secret: string, testId: string): HTMLElement {
+  const value = h('input', { className: 'secret-value', testId: `${testId}-value`, attrs: { readonly: '', 'aria-label': title } })
+  value.value = secret
+  value.addEventListener('focus', () => value.select())
+  return h(
+    'section',
+    { className: 'secret-once', testId, attrs: { role: 'status' } },
+    h('h3', {}, title),
+    h(
+      'p',
+      { className: 'warning' },
+      h('strong', {}, 'Copy it now: you will not see this again.'),
+      ' Keep it where your server keeps its secrets.',
+    ),
+    h('div', { className: 'secret-row' }, value, copyButton(secret)),
+  )
+}
+
+/**
+ * Puts a confirmation step in place of `trigger`: the question, the destructive action and a way back. Focus moves
+ * to the way back, so that a second Enter does not confirm by accident.
+ */
+export function confirmInPlace(trigger: HTMLElement, question: string, confirmLabel: string, onConfirm: () => Promise<void>): void {
+  const cancel = button('Cancel', () => box.replaceWith(trigger), { className: 'button secondary' })
+  const confirm = button(
+    confirmLabel,
+    async () => {
+      confirm.disabled = true
+      try {
+        await onConfirm()
+      } catch (error) {
+        confirm.disabled = false
+        box.append(errorMessage(error))
+      }
+    },
+    { className: 'button danger' },
+  )
+  const box = h(
+    'div',
+    { className: 'confirm', attrs: { role: 'alertdialog', 'aria-label': question } },
+    h('p', {}, question),
+    confirm,
+    cancel,
+  )
+  trigger.replaceWith(box)
+  cancel.focus()
+}
+
+export function emptyState(title: string, ...children: Child[]): HTMLElement {
+  return h('div', { className: 'empty', testId: 'empty-state' }, h('h3', {}, title), ...children)
+}
+
+/** The first request a developer can paste: creates a signMessage payload with their key. */
+export function firstPayloadCurl(origin: string): HTMLElement {
+  const command = [
+    `curl -X POST ${origin}/api/v1/payloads \\`,
+    "  -H 'Authorization: Bearer YOUR_API_KEY' \\",
+    "  -H 'Content-Type: application/json' \\",
+    `  -d '{"type": "signMessage", "message": "Hello from my app"}'`,
+  ].join('\n')
+  return h(
+    'div',
+    { className: 'snippet' },
+    h('pre', { testId: 'first-payload-curl' }, h('code', {}, command)),
+    copyButton(command, 'Copy command'),
+  )
+}
+
+export function errorMessage(error: unknown): HTMLElement {
+  const message = error instanceof Error ? error.message : String(error)
+  const details = error instanceof ApiError ? error.details.map((detail) => `${detail.field} ${detail.message}`) : []
+  return h(
+    'div',
+    { className: 'error', testId: 'error', attrs: { role: 'alert' } },
+    h('p', {}, message),
+    details.length > 0 ? h('ul', {}, ...details.map((detail) => h('li', {}, detail))) : null,
+  )
+}
+
+export function badge(text: string, kind: string): HTMLElement {
+  return h('span', { className: `badge badge-${kind}` }, text)
+}
+
+export function formatTime(iso: string | null): string {
+  if (iso === null) return '—'
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+}
+
+export function loading(text = 'Loading…'): HTMLElement {
+  return h('p', { className: 'loading', attrs: { role: 'status' } }, text)
+}
+
+/** Runs a form's submit as one request at a time, with its errors shown in the form. */
+export function onSubmit(form: HTMLFormElement, action: () => Promise<void>): void {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]')
+    if (submit?.disabled) return
+    form.querySelector('.error')?.remove()
+    if (submit) submit.disabled = true
+    try {
+      await action()
+    } catch (error) {
+      form.append(errorMessage(error))
+    } finally {
+      if (submit) submit.disabled = false
+    }
+  })
+}
+
+export function submitButton(label: string): HTMLButtonElement {
+  return h('button', { className: 'button', attrs: { type: 'submit' } }, label)
+}

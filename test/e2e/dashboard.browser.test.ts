@@ -1,0 +1,389 @@
+// The dashboard in headless Chromium against the real service: sign in with a local link, create a project and
+// keys, see the charts over seeded payloads, the payloads and the webhooks pages; screenshots go to docs/screenshots.
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
+import { buildWeb } from '../../scripts/build-web.mjs'
+import { ManualClock } from '../../src/domain/clock.js'
+import { localSignInUrl } from '../../src/domain/session-tokens.js'
+import { DEFAULT_WEB_ROOT } from '../../src/http/sign-page.js'
+import { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
+import { DESTINATION } from '../support/fixtures.js'
+import { bearer, startTestService, type TestService } from '../support/service.js'
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
+import { dispatchAll } from '../support/webhooks.js'
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const skip =
+  !existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1'
+    ? `no Chromium at ${CHROMIUM}: set CHROMIUM_PATH, or REQUIRE_BROWSER=1 to fail instead of skipping`
+    : false
+const SCREENSHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots')
+/** "Today" for the service: the seeded history covers the 30 UTC days that end on it. */
+const TODAY = Date.UTC(2026, 2, 20, 12)
+const DAY_MS = 86_400_000
+/** Signed payloads rotate through these: three Xaman to two Crossmark to one GemWallet. */
+const WALLETS = ['xaman', 'crossmark', 'xaman', 'gemwallet', 'crossmark', 'xaman']
+
+/** The text of an element as laid out (Playwright's innerText): what a person reads, with line breaks between blocks. */
+// biome-ignore lint/performance/useDomNodeTextContent: this is Playwright's Locator.innerText, not the DOM property
+const shownText = (locator: Locator) => locator.innerText()
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+describe('the dashboard in a browser', { skip }, () => {
+  let t: TestService
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  let receiver: WebhookReceiver
+  const pageErrors: string[] = []
+  let freeProjectId: string
+  let proProjectId: string
+
+  before(async () => {
+    if (!existsSync(path.join(DEFAULT_WEB_ROOT, 'dashboard.js'))) await buildWeb({ outdir: DEFAULT_WEB_ROOT })
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    // PUBLIC_URL must be where the browser really is: the Origin check compares the two.
+    const port = await freePort()
+    t = await startTestService('sqlite', {
+      listen: true,
+      clock: new ManualClock(TODAY),
+      env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}` },
+    })
+    receiver = await startWebhookReceiver()
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    })
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url })
+    page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) pageErrors.push(message.text())
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await receiver?.close()
+    await t?.stop()
+  })
+
+  const open = async (pathname: string) => {
+    await page.goto(`${t.url}${pathname}`)
+    await page.locator('.loading').first().waitFor({ state: 'detached' })
+  }
+  const shoot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, name), fullPage: true })
+
+  it('shows a visitor without a session how to sign in on a server without OpenID Connect', async () => {
+    await open('/dashboard/projects/proj_x/keys')
+    const signIn = page.getByTestId('sign-in')
+    await signIn.waitFor()
+    assert.match(await shownText(signIn), /countersign login-link/)
+    assert.equal(await page.getByTestId('sign-in-link').count(), 0, 'no /auth/login button when OIDC is off')
+  })
+
+  it("offers the provider's sign-in when OpenID Connect is configured", async () => {
+    // The provider is only contacted once someone follows the link, so none needs to run for this page.
+    const withOidc = await startTestService('sqlite', {
+      listen: true,
+      env: { OIDC_ISSUER: 'http://127.0.0.1:9/issuer', OIDC_CLIENT_ID: 'countersign', OIDC_CLIENT_SECRET: 'secret' },
+    })
+    try {
+      const other = await context.newPage()
+      await other.goto(`${withOidc.url}/dashboard`)
+      const signInLink = other.getByTestId('sign-in-link')
+      await signInLink.waitFor()
+      assert.equal(await signInLink.getAttribute('href'), '/auth/login')
+      await other.close()
+    } finally {
+      await withOidc.stop()
+    }
+  })
+
+  it('signs in with a one-time local link, and serves the shell under a strict policy', async () => {
+    const admin = await t.service.ctx.accounts.ensureLocalAdmin()
+    const { token } = await t.service.ctx.sessions.createLoginToken(admin.id)
+    const response = await page.goto(localSignInUrl(t.config.publicUrl, token))
+    assert.equal(new URL(page.url()).pathname, '/dashboard')
+    assert.match(response?.headers()['content-security-policy'] ?? '', /script-src 'self'; style-src 'self'/)
+    await page.getByRole('heading', { name: 'Projects' }).waitFor()
+    assert.match(await shownText(page.getByTestId('empty-state')), /Create your first project/)
+  })
+
+  it('creates a project and shows its key once, with a working copy button', async () => {
+    await page.getByLabel('Project name').fill('Acme shop')
+    await page.getByRole('button', { name: 'Create project' }).click()
+    const key = page.getByTestId('new-project-key')
+    await key.waitFor()
+    assert.match(await shownText(key), /you will not see this again/)
+    const apiKey = await page.getByTestId('new-project-key-value').inputValue()
+    const listed = await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })
+    assert.equal(listed.statusCode, 200, 'the key shown is the project key')
+    await key.getByRole('button', { name: 'Copy' }).click()
+    await key.getByRole('button', { name: 'Copied' }).waitFor()
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey)
+    await shoot('dashboard-new-key.png')
+
+    await page.getByLabel('Project name').fill('Acme Pro')
+    await page.getByRole('button', { name: 'Create project' }).click()
+    await page.getByTestId('new-project-key').filter({ hasText: 'Acme Pro' }).waitFor()
+    const projects = await t.service.ctx.accountProjects.list((await t.service.ctx.accounts.ensureLocalAdmin()).id)
+    freeProjectId = projects.find((project) => project.name === 'Acme shop')?.id ?? ''
+    proProjectId = projects.find((project) => project.name === 'Acme Pro')?.id ?? ''
+    assert.ok(await t.service.ctx.projects.setPlan(proProjectId, 'pro'))
+
+    await open('/dashboard')
+    assert.equal(await page.getByTestId('new-project-key').count(), 0, 'a key is never shown again')
+    const list = page.getByTestId('project-list')
+    assert.deepEqual(await list.locator('.project-link').allInnerTexts(), ['Acme shop', 'Acme Pro'])
+    assert.match(await shownText(list), /Pro/)
+    await shoot('dashboard-projects.png')
+  })
+
+  it('shows a new project what to do first: a curl with this server and a placeholder key', async () => {
+    await page.getByRole('link', { name: 'Acme shop' }).click()
+    const curl = page.getByTestId('first-payload-curl')
+    await curl.waitFor()
+    const text = await shownText(curl)
+    assert.match(text, new RegExp(`curl -X POST ${t.url}/api/v1/payloads`))
+    assert.match(text, /Authorization: Bearer YOUR_API_KEY/)
+  })
+
+  it('creates a key with a name and revokes it after a confirmation', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click()
+    await page.getByLabel('Key name').fill('Production server')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await page.getByTestId('new-key').waitFor()
+    const apiKey = await page.getByTestId('new-key-value').inputValue()
+    const rows = page.getByTestId('keys').locator('tbody tr')
+    assert.equal(await rows.count(), 2)
+    const row = rows.filter({ hasText: 'Production server' })
+    assert.match(await shownText(row), /Never/)
+    assert.ok(apiKey.startsWith((await shownText(row.locator('code'))).replace('…', '')), 'listed by its prefix')
+
+    await row.getByRole('button', { name: 'Revoke Production server' }).click()
+    const confirm = page.getByRole('alertdialog')
+    assert.match(await shownText(confirm), /Revoke "Production server".*401/)
+    await confirm.getByRole('button', { name: 'Cancel' }).click()
+    assert.equal(await page.getByRole('alertdialog').count(), 0)
+    assert.equal(
+      (await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })).statusCode,
+      200,
+      'cancel keeps the key',
+    )
+
+    await row.getByRole('button', { name: 'Revoke Production server' }).click()
+    await shoot('dashboard-keys.png')
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click()
+    await page.getByTestId('keys').locator('tbody tr').filter({ hasText: 'Production server' }).filter({ hasText: 'Revoked' }).waitFor()
+    assert.equal((await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })).statusCode, 401)
+  })
+
+  it('draws the overview charts from the seeded payloads, for 30 and 7 days', async () => {
+    const expected = await seedHistory(t, freeProjectId)
+    await open(`/dashboard/projects/${freeProjectId}`)
+    const totals = page.getByTestId('totals')
+    await totals.waitFor()
+    const stat = (label: string) => shownText(totals.locator('div', { has: page.locator('dt', { hasText: label }) }).locator('dd'))
+    assert.equal(await stat('Signed'), String(expected.signed))
+    assert.equal(await stat('Rejected'), String(expected.rejected))
+    assert.equal(await stat('Expired'), String(expected.expired))
+    assert.equal(await stat('Pending'), String(expected.pending))
+    const rate = Math.round((100 * expected.signed) / (expected.signed + expected.rejected + expected.expired))
+    assert.equal(await page.getByTestId('signing-rate').locator('svg').getAttribute('aria-label'), `Signing rate ${rate}%`)
+
+    const daily = page.getByTestId('daily-chart').locator('svg')
+    assert.equal(await daily.locator('g.day').count(), 30)
+    assert.equal(await daily.locator('rect.bar-signed').count(), 30, 'every day of the seeded month has signed payloads')
+    assert.ok((await daily.locator('rect.bar-rejected').count()) > 0)
+    assert.ok((await daily.locator('rect.bar-expired').count()) > 0)
+    assert.match((await daily.getAttribute('aria-label')) ?? '', new RegExp(`${expected.signed} signed, ${expected.rejected} rejected`))
+    assert.deepEqual(await page.getByTestId('wallet-chart').locator('text.label').allTextContents(), ['xaman', 'crossmark', 'gemwallet'])
+    const meter = page.getByTestId('usage').locator('svg[role="meter"]')
+    assert.equal(await meter.getAttribute('aria-valuemax'), '1000')
+    assert.equal(await meter.getAttribute('aria-valuenow'), String(expected.thisMonth))
+    await shoot('dashboard-overview.png')
+    assert.equal(await page.title(), 'Acme shop · Countersign')
+
+    await page.getByRole('button', { name: '7 days' }).click()
+    await page.getByRole('heading', { name: 'Last 7 days' }).waitFor()
+    assert.equal(await page.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed'), 'true')
+    assert.equal(await page.getByTestId('daily-chart').locator('g.day').count(), 7)
+  })
+
+  it('lists payloads in pages with filters, and shows one with every field', async () => {
+    await page.getByRole('link', { name: 'Payloads' }).click()
+    const table = page.getByTestId('payloads')
+    await table.waitFor()
+    assert.equal(await table.locator('tbody tr').count(), 20)
+    await page.getByRole('link', { name: 'Older →' }).click()
+    await page.getByRole('link', { name: '← Newer' }).waitFor()
+
+    await page.getByLabel('Status').selectOption('rejected')
+    await page.waitForURL(/status=rejected/)
+    await page.getByTestId('payloads').waitFor()
+    const statuses = await page.getByTestId('payloads').locator('tbody tr .badge').allInnerTexts()
+    assert.ok(statuses.length > 0 && statuses.every((status) => status === 'rejected'), statuses.join())
+    await page.getByLabel('Status').selectOption('signed')
+    await page.waitForURL(/status=signed/)
+    await page.getByTestId('payloads').waitFor()
+    await shoot('dashboard-payloads.png')
+
+    await page.getByTestId('payloads').locator('tbody tr a').first().click()
+    const fields = page.getByTestId('payload-fields')
+    await fields.waitFor()
+    const text = await shownText(fields)
+    for (const label of [
+      'UUID',
+      'Type',
+      'Status',
+      'Signer address',
+      'Public key',
+      'Signature',
+      'Message',
+      'Custom instructions',
+      'Return URL',
+    ]) {
+      assert.match(text, new RegExp(label))
+    }
+    assert.match(text, new RegExp(DESTINATION))
+    assert.match(await shownText(page.getByTestId('payload-deliveries')), /Webhooks need the Pro plan/)
+  })
+
+  it('says on a Free project that webhooks need Pro', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click()
+    await page.getByRole('heading', { name: 'Webhooks need the Pro plan' }).waitFor()
+    assert.equal(await page.getByTestId('create-webhook').count(), 0)
+  })
+
+  it('creates a webhook on Pro (secret once), sends a test, retries it and shows a payload its deliveries', async () => {
+    await open(`/dashboard/projects/${proProjectId}/webhooks`)
+    await page.getByLabel('Endpoint URL').fill(receiver.url)
+    await page.getByRole('checkbox', { name: 'payload.expired' }).uncheck()
+    await page.getByRole('button', { name: 'Add webhook' }).click()
+    const secret = page.getByTestId('new-webhook-secret')
+    await secret.waitFor()
+    assert.match(await page.getByTestId('new-webhook-secret-value').inputValue(), /^whsec_/)
+    assert.match(await shownText(secret), /you will not see this again/)
+    const card = page.getByTestId('webhooks').locator('.webhook')
+    assert.match(await shownText(card), /payload\.signed, payload\.rejected ·/)
+
+    const dispatcher = new WebhookDispatcher(t.service.ctx)
+    await card.getByRole('button', { name: 'Send test event' }).click()
+    await card.getByText('Test event queued').waitFor()
+    await dispatchAll(dispatcher)
+    assert.equal(receiver.requests.length, 1)
+    await card.getByRole('button', { name: 'Refresh' }).click()
+    const delivery = card.getByTestId('deliveries').locator('tbody tr').first()
+    await delivery.filter({ hasText: 'succeeded' }).waitFor()
+    assert.match(await shownText(delivery), /webhook\.test/)
+
+    await delivery.getByRole('button', { name: /^Retry delivery/ }).click()
+    await card.getByTestId('deliveries').locator('tbody tr').first().filter({ hasText: 'pending' }).waitFor()
+    await dispatchAll(dispatcher)
+    assert.equal(receiver.requests.length, 2)
+    await card.getByRole('button', { name: 'Refresh' }).click()
+    await card.getByTestId('deliveries').locator('tbody tr').first().filter({ hasText: 'succeeded' }).waitFor()
+    await shoot('dashboard-webhooks.png')
+
+    await open(`/dashboard/projects/${proProjectId}/webhooks`)
+    assert.equal(await page.getByTestId('new-webhook-secret').count(), 0, 'the secret is never shown again')
+
+    const payload = await t.service.ctx.payloads.create(
+      { projectId: proProjectId, plan: 'pro' },
+      { type: 'signMessage', message: 'Pay Acme' },
+    )
+    await t.service.ctx.payloads.resolveSigned(payload.uuid, {
+      walletAdapter: 'xaman',
+      signerAddress: DESTINATION,
+      publicKey: '02AB',
+      signature: 'CD',
+    })
+    await dispatchAll(dispatcher)
+    await open(`/dashboard/projects/${proProjectId}/payloads/${payload.uuid}`)
+    const deliveries = page.getByTestId('payload-deliveries')
+    await deliveries.locator('tbody tr').waitFor()
+    assert.match(await shownText(deliveries), /payload\.signed\s+succeeded/)
+
+    await open(`/dashboard/projects/${proProjectId}/webhooks`)
+    const webhookCard = page.getByTestId('webhooks').locator('.webhook')
+    await webhookCard.getByRole('button', { name: 'Delete' }).click()
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Delete webhook' }).click()
+    await page.getByRole('heading', { name: 'No webhooks yet' }).waitFor()
+  })
+
+  it('fits a phone screen without sideways scrolling', async () => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await open(`/dashboard/projects/${freeProjectId}`)
+    await page.getByTestId('daily-chart').locator('svg').waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.equal(overflow, 0)
+    await shoot('dashboard-phone.png')
+    await open(`/dashboard/projects/${freeProjectId}/keys`)
+    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
+  })
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByTestId('sign-in').waitFor()
+    assert.equal(new URL(page.url()).pathname, '/dashboard')
+  })
+
+  it('raised no script error and no policy violation', () => {
+    assert.deepEqual(pageErrors, [])
+  })
+})
+
+/**
+ * Payloads over the 30 days that end today: each day some signed (by rotating wallets), some rejected, and some
+ * cancelled (expired); two still pending today. Returns the counts the overview must show.
+ */
+async function seedHistory(t: TestService, projectId: string) {
+  const { payloads } = t.service.ctx
+  const counts = { signed: 0, rejected: 0, expired: 0, pending: 0, thisMonth: 0 }
+  const create = async (atMs: number) => {
+    t.clock.set(atMs)
+    if (new Date(atMs).getUTCMonth() === new Date(TODAY).getUTCMonth()) counts.thisMonth += 1
+    return (
+      await payloads.create(
+        { projectId, plan: 'free' },
+        { type: 'signMessage', message: 'Sign in to Acme shop', options: { customInstructions: 'Check the amount' } },
+      )
+    ).uuid
+  }
+  let wallet = 0
+  for (let daysAgo = 29; daysAgo >= 0; daysAgo--) {
+    const dayMs = TODAY - daysAgo * DAY_MS - 6 * 3_600_000
+    for (let i = 0; i < 2 + ((daysAgo * 7) % 5); i++) {
+      const uuid = await create(dayMs + i * 60_000)
+      const walletAdapter = WALLETS[wallet++ % WALLETS.length] as string
+      await payloads.resolveSigned(uuid, { walletAdapter, signerAddress: DESTINATION, publicKey: '02AB', signature: 'CD' })
+      counts.signed += 1
+    }
+    for (let i = 0; i < daysAgo % 3; i++) {
+      await payloads.reject(await create(dayMs + 3_600_000 + i * 60_000), 'xaman')
+      counts.rejected += 1
+    }
+    if (daysAgo % 4 === 0) {
+      await payloads.cancel(projectId, await create(dayMs + 7_200_000))
+      counts.expired += 1
+    }
+  }
+  await create(TODAY - 60_000)
+  await create(TODAY - 30_000)
+  counts.pending = 2
+  t.clock.set(TODAY)
+  return counts
+}
