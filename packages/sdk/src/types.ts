@@ -1,0 +1,102 @@
+// The API's shapes, as the service sends and accepts them (docs/api.md).
+
+export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
+export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired'
+
+export interface CreatePayloadRequest {
+  type: PayloadType
+  /** sign, signAndSubmit: the XRPL transaction fields (Amount as a string of drops, or an issued-currency object). */
+  transaction?: Record<string, unknown>
+  /** signMessage: the UTF-8 text to sign. */
+  message?: string
+  options?: {
+    /** Seconds until the payload expires; 300 by default, at most the plan's maximum. */
+    expiresIn?: number
+    /** Where the signing page sends the user afterwards; {uuid} and {txHash} are filled in. */
+    returnUrl?: string
+    /** Shown to the user on the signing page; at most 200 characters. */
+    customInstructions?: string
+  }
+}
+
+export interface CreatedPayload {
+  uuid: string
+  type: PayloadType
+  status: PayloadStatus
+  /** The page to send the user to. */
+  signingUrl: string
+  expiresAt: string
+  createdAt: string
+}
+
+export interface Payload {
+  uuid: string
+  type: PayloadType
+  status: PayloadStatus
+  signerAddress: string | null
+  txHash: string | null
+  walletAdapter: string | null
+  expiresAt: string
+  createdAt: string
+  resolvedAt: string | null
+  /** sign, signAndSubmit: the signed transaction blob, hex. */
+  txBlob?: string | null
+  /** signMessage, connect: the signing public key and the signature, hex. */
+  publicKey?: string | null
+  signature?: string | null
+  /** signAndSubmit: what happened on the ledger. */
+  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+}
+
+export interface ListPayloadsOptions {
+  limit?: number
+  offset?: number
+  status?: PayloadStatus
+  type?: PayloadType
+}
+
+export interface PayloadList {
+  payloads: Payload[]
+  limit: number
+  offset: number
+}
+
+export interface CreateWebhookRequest {
+  url: string
+  /** All three when omitted. */
+  events?: PayloadEvent[]
+}
+
+export interface Webhook {
+  id: string
+  url: string
+  events: PayloadEvent[]
+  createdAt: string
+  disabledAt?: string
+  disabledReason?: string | null
+}
+
+export interface CreatedWebhook {
+  id: string
+  url: string
+  /** The signing secret for verifyWebhookSignature; shown only here. */
+  secret: string
+  events: PayloadEvent[]
+}
+
+/** The body of a webhook delivery. */
+export interface WebhookDelivery {
+  event: PayloadEvent
+  payload: {
+    uuid: string
+    type: PayloadType
+    status: PayloadStatus
+    signerAddress: string | null
+    txHash: string | null
+    txBlob: string | null
+    walletAdapter: string | null
+    createdAt: string
+    resolvedAt: string | null
+  }
+}

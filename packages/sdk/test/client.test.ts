@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict'
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { WebhookDispatcher } from '../../../src/workers/webhook-dispatcher.js'
+import { paymentTransaction } from '../../../test/support/fixtures.js'
+import { startTestService, type TestService } from '../../../test/support/service.js'
+import { dispatchAll } from '../../../test/support/webhooks.js'
+import { createWebhookReceiver } from '../examples/webhook-receiver.js'
+import { Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
+
+describe('@countersign/sdk against a running service', () => {
+  let t: TestService
+  let pro: Countersign
+  let free: Countersign
+  let freeApiKey: string
+
+  before(async () => {
+    t = await startTestService('sqlite', {
+      listen: true,
+      // The Free plan here allows no live stream, so that waitForResolution has to poll, and no poll interval, so that
+      // polls are not refused while the test clock stands still.
+      env: { LIMITS_FREE: JSON.stringify({ maxLiveStreams: 0, minPollIntervalMs: 0 }) },
+    })
+    pro = new Countersign({ apiKey: (await t.createProject('pro', 'Example Shop')).apiKey, baseUrl: t.url })
+    freeApiKey = (await t.createProject('free')).apiKey
+    free = new Countersign({ apiKey: freeApiKey, baseUrl: t.url })
+  })
+  after(() => t.stop())
+
+  const reject = async (uuid: string) => {
+    const response = await fetch(`${t.url}/api/v1/sign/${uuid}/reject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ walletAdapter: 'gemwallet' }),
+    })
+    assert.equal(response.status, 200)
+  }
+
+  describe('payloads', () => {
+    it('creates, reads, lists and cancels', async () => {
+      const created = await pro.payloads.create({ type: 'signMessage', message: 'Log in to Example Shop' })
+      assert.equal(created.status, 'pending')
+      assert.equal(created.signingUrl, `http://countersign.test/sign/${created.uuid}`)
+
+      const read = await pro.payloads.get(created.uuid)
+      assert.equal(read.uuid, created.uuid)
+      assert.equal(read.type, 'signMessage')
+      assert.equal(read.signerAddress, null)
+
+      const listed = await pro.payloads.list({ limit: 5, status: 'pending' })
+      assert.equal(listed.limit, 5)
+      assert.ok(listed.payloads.some((p) => p.uuid === created.uuid))
+
+      assert.deepEqual(await pro.payloads.cancel(created.uuid), { uuid: created.uuid, status: 'expired' })
+      const again = await pro.payloads.cancel(created.uuid).catch((error: unknown) => error)
+      assert.ok(again instanceof CountersignError)
+      assert.equal(again.status, 409)
+      assert.equal(again.message, 'Payload is already expired')
+    })
+
+    it('throws a CountersignError carrying the status, message and field details', async () => {
+      const error = await pro.payloads.create({ type: 'sign' }).catch((e: unknown) => e)
+      assert.ok(error instanceof CountersignError)
+      assert.equal(error.status, 422)
+      assert.deepEqual(
+        error.details?.map((d) => d.field),
+        ['transaction'],
+      )
+      const missing = await pro.payloads.get('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e)
+      assert.ok(missing instanceof CountersignError)
+      assert.equal(missing.status, 404)
+      const wrongKey = new Countersign({ apiKey: 'cs_live_not_a_key', baseUrl: t.url })
+      const unauthorized = await wrongKey.payloads.list().catch((e: unknown) => e)
+      assert.ok(unauthorized instanceof CountersignError)
+      assert.equal(unauthorized.status, 401)
+    })
+
+    it('waits out a 429 for its Retry-After and sends again; throws it when retries are spent', async () => {
+      const { uuid } = await pro.payloads.create({ type: 'connect' })
+      await pro.payloads.get(uuid)
+      // The Pro plan allows a GET of one payload a second; the service's clock moves a second while the client waits.
+      const moveClock = setTimeout(() => t.clock.advance(1000), 300)
+      const started = Date.now()
+      const read = await pro.payloads.get(uuid)
+      clearTimeout(moveClock)
+      assert.equal(read.uuid, uuid)
+      assert.ok(Date.now() - started >= 1000, 'the client waited the Retry-After second')
+
+      const impatient = new Countersign({ apiKey: (await t.createProject('pro')).apiKey, baseUrl: t.url, maxRetries: 0 })
+      const mine = await impatient.payloads.create({ type: 'connect' })
+      await impatient.payloads.get(mine.uuid)
+      const refused = await impatient.payloads.get(mine.uuid).catch((e: unknown) => e)
+      assert.ok(refused instanceof CountersignError)
+      assert.equal(refused.status, 429)
+      assert.equal(refused.retryAfterSeconds, 1)
+    })
+  })
+
+  describe('waitForResolution', () => {
+    it('follows the live stream to the outcome', async () => {
+      const { uuid } = await pro.payloads.create({ type: 'sign', transaction: paymentTransaction() })
+      const waiting = pro.payloads.waitForResolution(uuid)
+      setTimeout(() => void reject(uuid), 200)
+      const resolved = await waiting
+      assert.equal(resolved.status, 'rejected')
+      assert.equal(resolved.walletAdapter, 'gemwallet')
+    })
+
+    it('polls when the project may not open a live stream', async () => {
+      const { uuid } = await free.payloads.create({ type: 'signMessage', message: 'hi' })
+      const waiting = free.payloads.waitForResolution(uuid, { pollIntervalMs: 50 })
+      setTimeout(() => void reject(uuid), 200)
+      assert.equal((await waiting).status, 'rejected')
+    })
+
+    it('stops when its signal aborts', async () => {
+      const { uuid } = await pro.payloads.create({ type: 'connect' })
+      const controller = new AbortController()
+      const waiting = pro.payloads.waitForResolution(uuid, { signal: controller.signal })
+      setTimeout(() => controller.abort(), 200)
+      await assert.rejects(waiting, (error: Error) => error.name === 'AbortError')
+    })
+  })
+
+  describe('webhooks', () => {
+    it('creates, lists and deletes; the Free plan is refused with 403', async () => {
+      const created = await pro.webhooks.create({ url: 'https://hooks.example.com/countersign', events: ['payload.signed'] })
+      assert.match(created.id, /^wh_/)
+      assert.match(created.secret, /^whsec_/)
+      const listed = await pro.webhooks.list()
+      assert.deepEqual(
+        listed.map((w) => [w.id, w.url, w.events]),
+        [[created.id, 'https://hooks.example.com/countersign', ['payload.signed']]],
+      )
+      assert.deepEqual(await pro.webhooks.delete(created.id), { id: created.id, deleted: true })
+      assert.deepEqual(await pro.webhooks.list(), [])
+
+      const refused = await free.webhooks.list().catch((e: unknown) => e)
+      assert.ok(refused instanceof CountersignError)
+      assert.equal(refused.status, 403)
+    })
+
+    it('the example receiver accepts a real delivery and refuses a forged one', async () => {
+      const received: Array<{ delivery: WebhookDelivery; deliveryId: string | undefined }> = []
+      let secret = ''
+      // The secret is known only once the webhook exists, which needs the receiver's address first.
+      const server = createWebhookReceiver(
+        () => secret,
+        (delivery, deliveryId) => received.push({ delivery, deliveryId }),
+      )
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
+      try {
+        const webhook = await pro.webhooks.create({ url })
+        secret = webhook.secret
+        const { uuid } = await pro.payloads.create({ type: 'connect' })
+        await reject(uuid)
+        await dispatchAll(new WebhookDispatcher(t.service.ctx, { random: () => 0.5 }))
+        assert.equal(received.length, 1)
+        assert.equal(received[0]?.delivery.event, 'payload.rejected')
+        assert.equal(received[0]?.delivery.payload.uuid, uuid)
+        assert.match(received[0]?.deliveryId ?? '', /^dlv_/)
+
+        const forged = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+          body: JSON.stringify({ event: 'payload.signed', payload: { uuid } }),
+        })
+        assert.equal(forged.status, 401)
+        assert.equal(received.length, 1)
+        await pro.webhooks.delete(webhook.id)
+      } finally {
+        await new Promise((resolve) => server.close(resolve))
+      }
+    })
+  })
+})
+
+describe('@countersign/sdk when the connection drops', () => {
+  let t: TestService
+  let proxy: Server
+  const links = new Set<Socket>()
+
+  before(async () => {
+    t = await startTestService('sqlite', { listen: true })
+    const target = new URL(t.url)
+    // A TCP relay between client and service: cutting its sockets is a dropped connection, as a proxy restart makes.
+    proxy = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname)
+      links.add(client).add(upstream)
+      client.pipe(upstream).pipe(client)
+      const forget = () => {
+        client.destroy()
+        upstream.destroy()
+        links.delete(client)
+        links.delete(upstream)
+      }
+      client.on('error', forget).on('close', forget)
+      upstream.on('error', forget).on('close', forget)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  })
+  after(async () => {
+    for (const socket of links) socket.destroy()
+    await new Promise((resolve) => proxy.close(resolve))
+    await t.stop()
+  })
+
+  it('waitForResolution reconnects to the live stream and still learns the outcome', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const client = new Countersign({ apiKey, baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` })
+    const { uuid } = await client.payloads.create({ type: 'connect' })
+    const waiting = client.payloads.waitForResolution(uuid)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.ok(links.size > 0, 'the stream is open through the relay')
+    for (const socket of links) socket.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const response = await fetch(`${t.url}/api/v1/sign/${uuid}/reject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ walletAdapter: 'xaman' }),
+    })
+    assert.equal(response.status, 200)
+    assert.equal((await waiting).status, 'rejected')
+  })
+})
