@@ -16,10 +16,20 @@ import secureJson from 'secure-json-parse'
 import type { ServiceContext } from './context.js'
 import { badRequest } from './domain/errors.js'
 import { apiKeyAuthHook } from './http/api-key-auth.js'
+import { authRoutes, sessionRoutes, signInHint } from './http/auth.js'
+import { dashboardRoutes } from './http/dashboard.js'
 import { registerErrorHandling } from './http/errors.js'
 import { registerHealthRoutes } from './http/health.js'
+import { liveStreamsFor } from './http/live-streams.js'
+import { payloadEventRoutes, signEventRoutes } from './http/payload-events.js'
 import { payloadRoutes } from './http/payloads.js'
+import { projectWebhookRoutes } from './http/project-webhooks.js'
+import { projectRoutes } from './http/projects.js'
 import { ErrorBody, ValidationErrorBody } from './http/schemas.js'
+import { sessionAuthHook } from './http/session-auth.js'
+import { signRoutes } from './http/sign.js'
+import { signPageRoutes } from './http/sign-page.js'
+import { webhookRoutes } from './http/webhooks.js'
 import { redactUrl } from './logger.js'
 
 type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
@@ -81,6 +91,13 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   registerHealthRoutes(app, ctx)
+  const liveStreams = liveStreamsFor(app, {
+    events: ctx.liveEvents,
+    slots: ctx.streamSlots,
+    clock: ctx.clock,
+    heartbeatMs: ctx.config.liveHeartbeatMs,
+    logger: ctx.logger,
+  })
 
   await app.register(
     async (api) => {
@@ -100,6 +117,43 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
         publicUrl: ctx.config.publicUrl,
         now: () => ctx.clock.now(),
       })
+      await api.register(webhookRoutes, { webhooks: ctx.webhooks })
+      await api.register(payloadEventRoutes, { streams: liveStreams, payloads: ctx.payloads, limits: ctx.config.limits })
+    },
+    { prefix: '/api/v1' },
+  )
+
+  // The wallet-facing API and the signing page: public, the payload uuid is the capability (never behind the API key).
+  await app.register(signRoutes, { prefix: '/api/v1', signing: ctx.signing, rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() })
+  await app.register(signEventRoutes, {
+    prefix: '/api/v1',
+    streams: liveStreams,
+    signing: ctx.signing,
+    rateLimiter: ctx.rateLimiter,
+    now: () => ctx.clock.now(),
+  })
+  await app.register(signPageRoutes, {})
+  await app.register(dashboardRoutes, {})
+
+  // Dashboard sign-in, and the session-authenticated endpoints (never opened by an API key).
+  await app.register(authRoutes, {
+    publicUrl: ctx.config.publicUrl,
+    accounts: ctx.accounts,
+    sessions: ctx.sessions,
+    oidc: ctx.oidc,
+    serverSecret: ctx.serverSecret,
+    now: () => ctx.clock.now(),
+  })
+  await app.register(
+    async (dashboard) => {
+      dashboard.decorateRequest('dashboardSession', null)
+      dashboard.addHook(
+        'onRequest',
+        sessionAuthHook({ sessions: ctx.sessions, publicUrl: ctx.config.publicUrl, signInHint: signInHint(ctx.oidc !== undefined) }),
+      )
+      await dashboard.register(sessionRoutes)
+      await dashboard.register(projectRoutes, { projects: ctx.accountProjects })
+      await dashboard.register(projectWebhookRoutes, { projects: ctx.accountProjects, webhooks: ctx.webhooks })
     },
     { prefix: '/api/v1' },
   )

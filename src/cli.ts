@@ -1,9 +1,11 @@
 // The `countersign` command: serve, migrate, and operator tasks. Reads the same configuration as the server.
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { createContext } from './context.js'
+import { createContext, type ServiceContext } from './context.js'
 import { systemClock } from './domain/clock.js'
+import { normalizeName } from './domain/names.js'
 import { isPlanName, PLAN_NAMES } from './domain/plans.js'
+import { localSignInUrl } from './domain/session-tokens.js'
 import { createLogger } from './logger.js'
 import { startService } from './main.js'
 import { openStorage } from './storage/database.js'
@@ -15,13 +17,20 @@ const USAGE = `Usage: countersign <command>
 Commands:
   serve                                   migrate the database, then serve (what npm start runs)
   migrate                                 bring the database schema up to date
-  project create --name NAME [--plan free|pro] [--json]
-                                          create a project and print its first API key
+  project create --name NAME [--plan free|pro] [--email ADDRESS] [--json]
+                                          create a project (owned by the local admin, so it shows in
+                                          the dashboard) and print its first API key; --email sets the
+                                          address notifications go to
   project set-plan ID free|pro            move a project to another plan
+  login-link                              print a one-time dashboard sign-in link for the local admin
+                                          (without OIDC configured; valid once, for 15 minutes)
 
 Configuration comes from environment variables; see docs/configuration.md.`
 
 class UsageError extends Error {}
+
+/** A plausible address (something@domain.tld); the mail server has the last word. */
+const EMAIL_ADDRESS = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -39,26 +48,37 @@ async function main(argv: string[]): Promise<number> {
       })
     case 'project':
       return project(config, rest)
+    case 'login-link':
+      if (config.oidc)
+        throw new UsageError('OIDC is configured: sign in to the dashboard at /auth/login; local sign-in links are turned off')
+      return withContext(config, async (ctx) => {
+        process.stdout.write(`${await createLoginLink(ctx)}\n`)
+      })
     default:
       throw new UsageError(`Unknown command "${command}"`)
   }
 }
 
 async function serve(config: Config): Promise<number> {
+  // Listen for signals before anything slow, so that a SIGTERM during start-up still stops cleanly.
+  const signalled = new Promise<string>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'))
+    process.once('SIGTERM', () => resolve('SIGTERM'))
+  })
   const service = await startService(config)
   const base = config.publicUrl
   process.stdout.write(
     `Countersign is listening on ${service.url} (public URL ${base})\n` +
-      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n`,
+      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n`,
   )
-  await new Promise<void>((resolve) => {
-    const shutdown = (signal: string) => {
-      service.ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests')
-      resolve()
-    }
-    process.once('SIGINT', () => shutdown('SIGINT'))
-    process.once('SIGTERM', () => shutdown('SIGTERM'))
-  })
+  if (!config.oidc) {
+    process.stdout.write(
+      `  Sign in:   ${await createLoginLink(service.ctx)}\n` +
+        '             (one-time link for the local admin, valid 15 minutes; `countersign login-link` prints a fresh one)\n',
+    )
+  }
+  const signal = await signalled
+  service.ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests')
   await service.stop()
   return 0
 }
@@ -68,15 +88,24 @@ async function project(config: Config, args: string[]): Promise<number> {
   if (sub === 'create') {
     const { values } = parseArgs({
       args: rest,
-      options: { name: { type: 'string' }, plan: { type: 'string', default: 'free' }, json: { type: 'boolean', default: false } },
+      options: {
+        name: { type: 'string' },
+        plan: { type: 'string', default: 'free' },
+        email: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
       strict: true,
     })
-    const name = values.name?.trim()
-    if (!name || name.length > 100) throw new UsageError('--name is required: 1 to 100 characters')
+    const named = normalizeName('name', values.name ?? '')
+    if ('error' in named) throw new UsageError(`--name ${named.error.message} (1 to 100 characters)`)
+    const name = named.name
+    const email = values.email?.trim()
+    if (email !== undefined && !EMAIL_ADDRESS.test(email)) throw new UsageError(`--email must be an email address, got "${values.email}"`)
     const plan = values.plan ?? 'free'
     if (!isPlanName(plan)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`)
     return withContext(config, async (ctx) => {
-      const { project, key } = await ctx.projects.createProject({ name, plan })
+      const owner = await ctx.accounts.ensureLocalAdmin(email)
+      const { project, key } = await ctx.projects.createProject({ name, plan, accountId: owner.id })
       const result = { id: project.id, name: project.name, plan: project.plan, apiKey: key.apiKey }
       process.stdout.write(
         values.json
@@ -94,6 +123,13 @@ async function project(config: Config, args: string[]): Promise<number> {
     })
   }
   throw new UsageError('Usage: countersign project create|set-plan ...')
+}
+
+/** A one-time sign-in link for the local admin (created on first use). */
+async function createLoginLink(ctx: ServiceContext): Promise<string> {
+  const admin = await ctx.accounts.ensureLocalAdmin()
+  const { token } = await ctx.sessions.createLoginToken(admin.id)
+  return localSignInUrl(ctx.config.publicUrl, token)
 }
 
 async function withContext(config: Config, task: (ctx: ReturnType<typeof createContext>) => Promise<void>): Promise<number> {

@@ -8,6 +8,8 @@ export interface Config {
   publicUrl: string
   databaseUrl: string
   redisUrl: string | undefined
+  /** LIVE_HEARTBEAT_MS: how often an open live stream sends a comment line, so that proxies keep it open. */
+  liveHeartbeatMs: number
   oidc:
     | { issuer: string; clientId: string; clientSecret: string; tokenAuthMethod: 'client_secret_basic' | 'client_secret_post' }
     | undefined
@@ -19,7 +21,8 @@ export interface Config {
   webhookAllowPrivateTargets: boolean
   logLevel: string
   limits: Record<PlanName, PlanLimits>
-  xaman: { apiKey: string; apiSecret: string } | undefined
+  /** The Xaman platform API (XAMAN_API_KEY, XAMAN_API_SECRET); apiUrl is XAMAN_API_URL, default https://xumm.app. */
+  xaman: { apiKey: string; apiSecret: string; apiUrl: string } | undefined
 }
 
 export class ConfigError extends Error {
@@ -48,6 +51,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/countersign.db'),
     redisUrl: nonEmpty(env.REDIS_URL),
+    liveHeartbeatMs: parsePositiveInteger('LIVE_HEARTBEAT_MS', env.LIVE_HEARTBEAT_MS ?? '15000'),
     oidc: oidcIssuer
       ? {
           issuer: oidcIssuer,
@@ -67,7 +71,13 @@ export function loadConfig(env: Env = process.env): Config {
       free: parseLimits('LIMITS_FREE', env.LIMITS_FREE, DEFAULT_PLAN_LIMITS.free),
       pro: parseLimits('LIMITS_PRO', env.LIMITS_PRO, DEFAULT_PLAN_LIMITS.pro),
     },
-    xaman: env.XAMAN_API_KEY ? { apiKey: env.XAMAN_API_KEY, apiSecret: env.XAMAN_API_SECRET as string } : undefined,
+    xaman: env.XAMAN_API_KEY
+      ? {
+          apiKey: env.XAMAN_API_KEY,
+          apiSecret: env.XAMAN_API_SECRET as string,
+          apiUrl: parseXamanApiUrl(env.XAMAN_API_URL ?? 'https://xumm.app'),
+        }
+      : undefined,
   }
 }
 
@@ -92,9 +102,26 @@ function parsePublicUrl(value: string): string {
   return url.href.replace(/\/+$/, '')
 }
 
+function parseXamanApiUrl(value: string): string {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    throw new ConfigError(`XAMAN_API_URL must be an absolute URL, got "${value}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('XAMAN_API_URL must be http or https')
+  return url.href.replace(/\/+$/, '')
+}
+
 function parseDatabaseUrl(value: string): string {
   if (value.startsWith('sqlite:') || value.startsWith('postgres://') || value.startsWith('postgresql://')) return value
   throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://..., got "${value}"`)
+}
+
+function parsePositiveInteger(name: string, value: string): number {
+  const parsed = Number(value)
+  if (!/^\d+$/.test(value) || parsed < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
+  return parsed
 }
 
 function parseBoolean(name: string, value: string): boolean {

@@ -2,12 +2,26 @@
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { Clock } from './domain/clock.js'
+import { toPayloadView } from './domain/payloads.js'
+import { createSecretBox } from './domain/webhooks/secret-box.js'
 import { MemoryRateLimiter } from './rate-limit/memory-rate-limiter.js'
 import type { RateLimiter } from './rate-limit/rate-limiter.js'
+import { RedisRateLimiter } from './rate-limit/redis-rate-limiter.js'
+import { AccountProjects } from './services/account-projects.js'
+import { AccountService } from './services/accounts.js'
 import { ApiKeyAuthenticator } from './services/api-key-authenticator.js'
-import { PayloadService } from './services/payloads.js'
+import { EmailOutbox } from './services/emails.js'
+import { createLiveEvents, type LiveEvents } from './services/live-events.js'
+import { OidcSignIn } from './services/oidc-sign-in.js'
+import { PayloadService, type PayloadTransition } from './services/payloads.js'
 import { ProjectService } from './services/projects.js'
+import { SessionService } from './services/sessions.js'
+import { SigningService } from './services/signing.js'
+import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from './services/stream-slots.js'
+import { WebhookService } from './services/webhooks.js'
 import type { Storage } from './storage/database.js'
+import { createXamanClient } from './xrpl/xaman-client.js'
+import { createXrplNode, type XrplNode } from './xrpl/xrpl-node.js'
 
 export interface ServiceContext {
   config: Config
@@ -21,6 +35,24 @@ export interface ServiceContext {
   authenticator: ApiKeyAuthenticator
   payloads: PayloadService
   projects: ProjectService
+  /** Webhooks of a project (API-key and dashboard routes), and the outbox of their deliveries. */
+  webhooks: WebhookService
+  /** The outbox of the service's emails (usage warnings, webhook failure alerts). */
+  emails: EmailOutbox
+  /** Dashboard accounts, sessions and sign-in; `oidc` is undefined when OIDC is not configured (local admin links instead). */
+  accounts: AccountService
+  sessions: SessionService
+  oidc: OidcSignIn | undefined
+  /** The project endpoints' view: an account's own projects only. */
+  accountProjects: AccountProjects
+  /** The XRPL node client (XRPL_NODE_URL), connected on first use; undefined when not configured. */
+  xrplNode: XrplNode | undefined
+  /** The wallet-facing side of payloads: the signing page's reads, approvals and rejections. */
+  signing: SigningService
+  /** Payload changes for live streams, across instances through Redis when REDIS_URL is set. */
+  liveEvents: LiveEvents
+  /** Open live streams per project and per payload, for their caps; in Redis when REDIS_URL is set. */
+  streamSlots: StreamSlots
 }
 
 export interface ContextOptions {
@@ -35,15 +67,62 @@ export interface ContextOptions {
 export function createContext(options: ContextOptions): ServiceContext {
   const { config, storage, clock, logger } = options
   const db = storage.db
+  const authenticator = new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use'))
+  const payloads = new PayloadService({ db, clock, publicUrl: config.publicUrl, network: config.xrplNetwork, limits: config.limits })
+  const projects = new ProjectService(db, clock)
+  const xrplNode = config.xrplNodeUrl ? createXrplNode(config.xrplNodeUrl) : undefined
+  const rateLimiter =
+    options.rateLimiter ??
+    (config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, clock, logger }) : new MemoryRateLimiter(clock))
+  const webhooks = new WebhookService({
+    db,
+    dialect: storage.dialect,
+    clock,
+    secretBox: createSecretBox(options.serverSecret),
+    allowPrivateTargets: config.webhookAllowPrivateTargets,
+  })
+  const emails = new EmailOutbox({ db, clock, publicUrl: config.publicUrl })
+  // Outbox rows are written in the transaction of the change that causes them, so they commit or roll back with it.
+  payloads.onTransition((tx, transition) => webhooks.enqueueForTransition(tx, transition))
+  payloads.onUsageWarning((tx, warning) => emails.enqueueUsageWarning(tx, warning))
+  const liveEvents = createLiveEvents(config.redisUrl, logger)
+  payloads.events.on('transition', ({ payload }: PayloadTransition) => {
+    liveEvents
+      .publish(toPayloadView(payload))
+      .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
+  })
+  // A lease outlives a few missed heartbeats, so that only a stream whose instance is gone loses its slot.
+  const streamSlots = config.redisUrl
+    ? new RedisStreamSlots(config.redisUrl, { clock, leaseMs: config.liveHeartbeatMs * 4, logger })
+    : new MemoryStreamSlots()
   return {
     config,
     storage,
     clock,
     logger,
     serverSecret: options.serverSecret,
-    rateLimiter: options.rateLimiter ?? new MemoryRateLimiter(clock),
-    authenticator: new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use')),
-    payloads: new PayloadService({ db, clock, publicUrl: config.publicUrl, network: config.xrplNetwork, limits: config.limits }),
-    projects: new ProjectService(db, clock),
+    rateLimiter,
+    authenticator,
+    payloads,
+    projects,
+    webhooks,
+    emails,
+    accounts: new AccountService(db, clock),
+    sessions: new SessionService(db, clock),
+    oidc: config.oidc ? new OidcSignIn(config.oidc, `${config.publicUrl}/auth/callback`, logger) : undefined,
+    accountProjects: new AccountProjects({ db, clock, projects, payloads, authenticator, limits: config.limits }),
+    xrplNode,
+    signing: new SigningService({
+      db,
+      clock,
+      payloads,
+      network: config.xrplNetwork,
+      xrplNode,
+      xaman: config.xaman ? createXamanClient(config.xaman) : undefined,
+      rateLimiter,
+      logger,
+    }),
+    liveEvents,
+    streamSlots,
   }
 }

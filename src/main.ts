@@ -11,7 +11,9 @@ import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
 import { loadServerSecret } from './storage/settings-repository.js'
 import { startExpirySweeper } from './workers/expiry-sweeper.js'
+import { startMailer } from './workers/mailer.js'
 import type { PeriodicTask } from './workers/periodic-task.js'
+import { startWebhookDispatcher } from './workers/webhook-dispatcher.js'
 
 export interface RunningService {
   ctx: ServiceContext
@@ -42,9 +44,17 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await storage.close()
     throw error
   }
-  const ctx = createContext({ config, storage, clock: options.clock ?? systemClock, logger, serverSecret, rateLimiter: options.rateLimiter })
+  const ctx = createContext({
+    config,
+    storage,
+    clock: options.clock ?? systemClock,
+    logger,
+    serverSecret,
+    rateLimiter: options.rateLimiter,
+  })
   const app = await buildApp(ctx)
-  const workers: PeriodicTask[] = options.workers === false ? [] : [startExpirySweeper(ctx)]
+  // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
+  const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
 
   let url: string | undefined
   if (options.listen !== false) {
@@ -61,7 +71,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     stopping ??= (async () => {
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
+      // Closing the node client ends the follows of submitted transactions; then they are waited for.
+      await ctx.xrplNode?.close()
+      await ctx.signing.stop()
       await ctx.rateLimiter.close()
+      await Promise.all([ctx.liveEvents.close(), ctx.streamSlots.close()])
       await storage.close()
     })()
     return stopping

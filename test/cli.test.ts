@@ -32,7 +32,12 @@ forEachDatabase('countersign CLI', (dialect) => {
   })
 
   it('refuses bad arguments with a clear message and exit code 2', async () => {
-    for (const args of [['project', 'create'], ['project', 'create', '--name', 'x', '--plan', 'gold'], ['project', 'set-plan', 'proj_nope', 'pro'], ['frobnicate']]) {
+    for (const args of [
+      ['project', 'create'],
+      ['project', 'create', '--name', 'x', '--plan', 'gold'],
+      ['project', 'set-plan', 'proj_nope', 'pro'],
+      ['frobnicate'],
+    ]) {
       await assert.rejects(countersign(...args), (error: { code: number; stderr: string }) => {
         assert.equal(error.code, 2, args.join(' '))
         assert.match(error.stderr, /^countersign: /)
@@ -44,7 +49,10 @@ forEachDatabase('countersign CLI', (dialect) => {
   it('serve finishes an in-flight request on SIGTERM, then exits 0', async () => {
     const { stdout } = await countersign('project', 'create', '--name', 'graceful', '--json')
     const { apiKey } = JSON.parse(stdout)
-    const server: ChildProcess = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] })
+    const server: ChildProcess = spawn(process.execPath, [...CLI, 'serve'], {
+      env: { ...env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     let output = ''
     const port = await new Promise<number>((resolve, reject) => {
       server.stdout!.on('data', (chunk) => {
@@ -57,19 +65,25 @@ forEachDatabase('countersign CLI', (dialect) => {
     const body = JSON.stringify({ type: 'connect' })
     const socket = connect(port, '127.0.0.1')
     let response = ''
-    socket.on('data', (chunk) => {
-      response += chunk
-    })
-    const closed = new Promise((resolve) => socket.on('close', resolve))
-    socket.write(
-      `POST /api/v1/payloads HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    const continued = new Promise<void>((resolve) =>
+      socket.on('data', (chunk) => {
+        response += chunk
+        if (response.startsWith('HTTP/1.1 100 Continue')) resolve()
+      }),
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    const closed = new Promise((resolve) => socket.on('close', resolve))
+    // Expect: 100-continue makes the server say when it holds the request: from then on it is in flight.
+    socket.write(
+      `POST /api/v1/payloads HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+    )
+    await continued
     const exited = new Promise<number | null>((resolve) => server.once('exit', resolve))
     server.kill('SIGTERM')
+    // Give the shutdown time to begin, then send the body of the request it must finish.
     await new Promise((resolve) => setTimeout(resolve, 300))
-    socket.write(body.slice(5))
+    socket.write(body)
     await closed
+    response = response.slice(response.indexOf('\r\n\r\n') + 4)
     assert.match(response, /^HTTP\/1\.1 201 /)
     assert.equal(await exited, 0)
   })

@@ -178,6 +178,25 @@ const migrations: Record<string, Migration> = {
         .execute()
     },
   },
+  '0002_signing': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('xaman_sign_requests')
+        .addColumn('xaman_uuid', 'text', (c) => c.primaryKey())
+        .addColumn('payload_uuid', 'text', (c) => c.notNull().references('payloads.uuid'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('settled_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('xaman_sign_requests_payload').on('xaman_sign_requests').columns(['payload_uuid', 'created_at']).execute()
+
+      await db.schema
+        .createTable('submission_claims')
+        .addColumn('payload_uuid', 'text', (c) => c.primaryKey().references('payloads.uuid'))
+        .addColumn('tx_hash', 'text', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint', (c) => c.notNull())
+        .execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -153,6 +153,22 @@ export interface SettingsTable {
   value: string
 }
 
+/** A sign request created on the Xaman platform for a payload (the payload's uuid is the capability; Xaman's is not shown). */
+export interface XamanSignRequestsTable {
+  xaman_uuid: string
+  payload_uuid: string
+  created_at: number
+  /** Set once its outcome was applied or it can no longer give one (cancelled, expired, did not verify). */
+  settled_at: number | null
+}
+
+/** The one signed transaction of a signAndSubmit payload being submitted now, so that two instances never submit two. */
+export interface SubmissionClaimsTable {
+  payload_uuid: string
+  tx_hash: string
+  lease_expires_at: number
+}
+
 export interface Database {
   accounts: AccountsTable
   sessions: SessionsTable
@@ -167,4 +183,6 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   emails: EmailsTable
   settings: SettingsTable
+  xaman_sign_requests: XamanSignRequestsTable
+  submission_claims: SubmissionClaimsTable
 }

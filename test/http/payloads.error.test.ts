@@ -9,16 +9,32 @@ forEachDatabase('payload API, bad input', (dialect) => {
   let free: string
   let pro: string
   before(async () => {
-    t = await startTestService(dialect, { env: { LIMITS_FREE: '{"requestsPerMinute": 100000}', LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
+    t = await startTestService(dialect, {
+      env: { LIMITS_FREE: '{"requestsPerMinute": 100000}', LIMITS_PRO: '{"requestsPerMinute": 100000}' },
+    })
     free = (await t.createProject('free')).apiKey
     pro = (await t.createProject('pro')).apiKey
   })
   after(() => t.stop())
 
-  const payloadCount = async () => Number((await t.service.ctx.storage.db.selectFrom('payloads').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  const payloadCount = async () =>
+    Number(
+      (
+        await t.service.ctx.storage.db
+          .selectFrom('payloads')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
 
   /** Sends a request that must be refused, and checks that it changed nothing. */
-  async function refused(request: { method?: 'POST' | 'GET' | 'DELETE'; url?: string; key?: string; headers?: Record<string, string>; payload?: unknown }) {
+  async function refused(request: {
+    method?: 'POST' | 'GET' | 'DELETE'
+    url?: string
+    key?: string
+    headers?: Record<string, string>
+    payload?: unknown
+  }) {
     const before = await payloadCount()
     const response = await t.inject({
       method: request.method ?? 'POST',
@@ -58,7 +74,10 @@ forEachDatabase('payload API, bad input', (dialect) => {
       assert.match(body.error, /65536 bytes/)
     })
     it('prototype pollution attempts are 400', async () => {
-      const { status } = await refused({ headers: { 'content-type': 'application/json' }, payload: '{"type":"connect","__proto__":{"x":1}}' })
+      const { status } = await refused({
+        headers: { 'content-type': 'application/json' },
+        payload: '{"type":"connect","__proto__":{"x":1}}',
+      })
       assert.equal(status, 400)
     })
     it('unknown fields are 422 and named', async () => {
@@ -79,7 +98,11 @@ forEachDatabase('payload API, bad input', (dialect) => {
       ['unknown TransactionType', { type: 'sign', transaction: { TransactionType: 'Teleport' } }, 'transaction'],
       ['Amount as a number', { type: 'sign', transaction: { ...paymentTransaction(), Amount: 1000 } }, 'transaction.Amount'],
       ['TxnSignature set', { type: 'sign', transaction: { ...paymentTransaction(), TxnSignature: 'AB' } }, 'transaction.TxnSignature'],
-      ['SigningPubKey with a value', { type: 'sign', transaction: { ...paymentTransaction(), SigningPubKey: '02AB' } }, 'transaction.SigningPubKey'],
+      [
+        'SigningPubKey with a value',
+        { type: 'sign', transaction: { ...paymentTransaction(), SigningPubKey: '02AB' } },
+        'transaction.SigningPubKey',
+      ],
       ['Signers set', { type: 'sign', transaction: { ...paymentTransaction(), Signers: [] } }, 'transaction.Signers'],
       ['a field the codec does not know', { type: 'sign', transaction: { ...paymentTransaction(), Colour: 'red' } }, 'transaction'],
       ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
@@ -96,7 +119,11 @@ forEachDatabase('payload API, bad input', (dialect) => {
       ['expiresIn above the Pro maximum', { type: 'connect', options: { expiresIn: 86401 } }, 'options.expiresIn'],
       ['returnUrl not a URL', { type: 'connect', options: { returnUrl: 'shop/done' } }, 'options.returnUrl'],
       ['returnUrl javascript:', { type: 'connect', options: { returnUrl: 'javascript:alert(1)' } }, 'options.returnUrl'],
-      ['customInstructions over 200 characters', { type: 'connect', options: { customInstructions: 'x'.repeat(201) } }, 'options.customInstructions'],
+      [
+        'customInstructions over 200 characters',
+        { type: 'connect', options: { customInstructions: 'x'.repeat(201) } },
+        'options.customInstructions',
+      ],
       ['options not an object', { type: 'connect', options: 'fast' }, 'options'],
     ]
     for (const [name, payload, field] of cases) {
@@ -116,9 +143,19 @@ forEachDatabase('payload API, bad input', (dialect) => {
     })
 
     it('200 customInstructions characters (astral ones count once) and a 4096-byte message are accepted', async () => {
-      const ok1 = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(pro), payload: { type: 'connect', options: { customInstructions: '😀'.repeat(200) } } })
+      const ok1 = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: bearer(pro),
+        payload: { type: 'connect', options: { customInstructions: '😀'.repeat(200) } },
+      })
       assert.equal(ok1.statusCode, 201, ok1.body)
-      const ok2 = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(pro), payload: { type: 'signMessage', message: 'é'.repeat(2048) } })
+      const ok2 = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: bearer(pro),
+        payload: { type: 'signMessage', message: 'é'.repeat(2048) },
+      })
       assert.equal(ok2.statusCode, 201, ok2.body)
     })
   })

@@ -11,17 +11,21 @@ export type TestDialect = 'sqlite' | 'postgres'
 
 export const POSTGRES_ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 2000 })
-  try {
-    await client.connect()
-    await client.query('select 1')
-    return true
-  } catch {
-    return false
-  } finally {
-    await client.end().catch(() => {})
+/** A loaded machine can be slow to accept a connection: try a few times before calling PostgreSQL absent. */
+async function postgresReachable(attempts = 3): Promise<boolean> {
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 5000 })
+    try {
+      await client.connect()
+      await client.query('select 1')
+      return true
+    } catch {
+      if (attempt === attempts) return false
+    } finally {
+      await client.end().catch(() => {})
+    }
   }
+  return false
 }
 
 const postgresAvailable = await postgresReachable()
