@@ -1,10 +1,10 @@
 // Bundles the browser pages into dist/web with esbuild: the signing page's script (split so that wallet SDKs load
 // only when used) and its stylesheet, and the dashboard's script and stylesheet. Importable (scripts/build.mjs calls
 // buildWeb) and runnable alone.
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { gzipSync } from 'node:zlib'
+import { brotliCompressSync, gzipSync } from 'node:zlib'
 import { build } from 'esbuild'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -61,6 +61,9 @@ export async function buildWeb({ outdir = 'dist/web', minify = true } = {}) {
       .filter((file) => !file.endsWith('.map') && !file.endsWith('.LEGAL.txt'))
       .map(async (file) => {
         const content = await readFile(path.resolve(root, file))
+        // Served as they are by @fastify/static's preCompressed option: phones get brotli or gzip, never the raw file.
+        await writeFile(`${path.resolve(root, file)}.br`, brotliCompressSync(content))
+        await writeFile(`${path.resolve(root, file)}.gz`, gzipSync(content, { level: 9 }))
         return {
           file: path.relative(absoluteOutdir, path.resolve(root, file)),
           bytes: content.length,

@@ -51,6 +51,9 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     return reply.redirect(dashboardUrl, 303)
   }
 
+  // How this server signs people in, for the dashboard's sign-in page.
+  app.get('/auth/methods', { schema: { hide: true } }, async () => ({ oidc: oidc !== undefined, localLink: oidc === undefined }))
+
   app.get('/auth/login', { schema: { hide: true } }, async (_request, reply) => {
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     const flow = oidc.newFlow()

@@ -47,6 +47,7 @@ export async function signPageRoutes(app: FastifyInstance, deps: SignPageDeps): 
     decorateReply: false,
     index: false,
     cacheControl: false,
+    preCompressed: true,
     schemaHide: true,
     suppressWarning: true,
     setHeaders(reply, filePath) {

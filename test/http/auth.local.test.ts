@@ -41,6 +41,11 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     return browser
   }
 
+  it('tells the dashboard that this server signs in with local links, not OpenID Connect', async () => {
+    const methods = await t.inject({ method: 'GET', url: '/auth/methods' })
+    assert.deepEqual(methods.json(), { oidc: false, localLink: true })
+  })
+
   it('the link `countersign login-link` prints signs the local admin in, once', async () => {
     const printed = await countersign(['login-link'], { DATABASE_URL: t.config.databaseUrl })
     assert.equal(printed.code, 0)

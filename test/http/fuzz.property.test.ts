@@ -41,9 +41,11 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
     const document = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
       paths: Record<string, Record<string, unknown>>
     }
-    routes = Object.entries(document.paths).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path })),
-    )
+    // Live streams (…/events) stay open while the payload is pending, so inject() would wait forever on a valid
+    // request; their bad input is covered by test/http/payload-events.test.ts.
+    routes = Object.entries(document.paths)
+      .filter(([path]) => !path.endsWith('/events'))
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path })))
     assert.ok(routes.length >= 4)
   })
   after(() => t.stop())

@@ -141,6 +141,7 @@ const webhook = (projectId: string, webhookId: string) => `${project(projectId)}
 
 export const api = {
   session: () => get<{ account: Account }>('/api/v1/session'),
+  signInMethods: () => get<{ oidc: boolean; localLink: boolean }>('/auth/methods'),
 
   projects: async () => (await get<{ projects: ProjectSummary[] }>('/api/v1/projects')).projects,
   createProject: (name: string) => send<CreatedProject>('POST', '/api/v1/projects', { name }),

@@ -55,7 +55,7 @@ async function start(): Promise<void> {
     account = (await api.session()).account
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
-      signInPage(root, error.message)
+      signInPage(root, (await api.signInMethods()).oidc)
       return
     }
     replaceChildren(root, errorMessage(error))

@@ -2,12 +2,8 @@
 // to get the local admin's one-time link when it has none.
 import { h, link, replaceChildren } from '../ui.js'
 
-/**
- * `hint` is the 401 message of GET /api/v1/session, which says how this server signs people in (src/http/auth.ts,
- * signInHint): it names /auth/login only when a provider is configured.
- */
-export function signInPage(root: HTMLElement, hint: string): void {
-  const oidc = hint.includes('/auth/login')
+/** `oidc` comes from GET /auth/methods: whether this server has an OpenID Connect provider. */
+export function signInPage(root: HTMLElement, oidc: boolean): void {
   replaceChildren(
     root,
     h(
