@@ -1,0 +1,403 @@
+// Reliability under load, measured: an instance killed with SIGKILL, Redis cut away and back, PostgreSQL cut away and
+// back, each while requests are in flight. The figures these tests print are the ones in docs/deployment.md.
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import { loadConfig } from '../../src/config.js'
+import { createLogger } from '../../src/logger.js'
+import { type RunningService, startService } from '../../src/main.js'
+import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../support/databases.js'
+import { payloadBodies } from '../support/fixtures.js'
+import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
+import { openSse } from '../support/sse.js'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { countByDeliveryId, startWebhookReceiver } from '../support/webhook-receiver.js'
+
+const run = promisify(execFile)
+const CLI = ['--import', 'tsx', 'src/cli.ts']
+/** No request may take longer than this, outage or not: a request still open then counts as hung. */
+const REQUEST_TIMEOUT_MS = 10_000
+/** The webhook dispatcher's lease (60 s) and a margin: a claim held by a killed instance is taken up after it. */
+const PAST_LEASE_MS = 90_000
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+interface Instance {
+  url: string
+  process: ChildProcess
+  output: string[]
+}
+
+/** `countersign serve` as its own process, resolved once /healthz answers. */
+async function startInstance(env: Record<string, string>): Promise<Instance> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const output: string[] = []
+  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = performance.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`instance on port ${port} exited: ${output.join('')}`)
+    const ready = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ready) return { url, process: child, output }
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`instance on port ${port} did not start: ${output.join('')}`)
+    }
+    await sleep(100)
+  }
+}
+
+async function stopInstance(instance: Instance | undefined): Promise<void> {
+  if (!instance || instance.process.exitCode !== null || instance.process.signalCode !== null) return
+  // 'close' rather than 'exit': the output written on the way out has been read by then.
+  const exited = once(instance.process, 'close')
+  instance.process.kill('SIGTERM')
+  await exited
+}
+
+async function createProject(env: Record<string, string>, plan: 'free' | 'pro'): Promise<string> {
+  const { stdout } = await run(process.execPath, [...CLI, 'project', 'create', '--name', `Shop ${plan}`, '--plan', plan, '--json'], { env })
+  return (JSON.parse(stdout) as { apiKey: string }).apiKey
+}
+
+/** A request bounded in time; a transport failure (the instance died, the request hung) is status 0. */
+async function request(
+  url: string,
+  init: { method?: string; apiKey?: string; body?: object } = {},
+): Promise<{ status: number; body: string; retryAfter: string | null }> {
+  try {
+    const response = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: {
+        ...(init.apiKey ? { authorization: `Bearer ${init.apiKey}` } : {}),
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: init.body ? JSON.stringify(init.body) : undefined,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    })
+    return { status: response.status, body: await response.text(), retryAfter: response.headers.get('retry-after') }
+  } catch {
+    return { status: 0, body: '', retryAfter: null }
+  }
+}
+
+const baseEnv = (databaseUrl: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? '',
+  DATABASE_URL: databaseUrl,
+  HOST: '127.0.0.1',
+  PUBLIC_URL: 'http://countersign.test',
+  SESSION_SECRET: 'reliability-test-secret-0123456789abcdef',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  LOG_LEVEL: 'warn',
+  LIVE_HEARTBEAT_MS: '1000',
+})
+
+forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
+  it('keeps every payload answered 201, every rejection answered 200, and delivers every payload.rejected event', async (t) => {
+    const database = await createTestDatabase(dialect)
+    const receiver = await startWebhookReceiver()
+    const env = { ...baseEnv(database.url), LIMITS_PRO: '{"requestsPerMinute": 1000000, "monthlyPayloads": 1000000}' }
+    let instance: Instance | undefined
+    try {
+      instance = await startInstance(env)
+      const apiKey = await createProject(env, 'pro')
+      const hook = await request(`${instance.url}/api/v1/webhooks`, { method: 'POST', apiKey, body: { url: receiver.url } })
+      assert.equal(hook.status, 201, hook.body)
+
+      const created: string[] = []
+      const rejected: string[] = []
+      const target = instance
+      let killed = false
+      // Four clients create and reject in a loop until the kill, each bounded in count.
+      const client = async (n: number) => {
+        for (let i = 0; i < 2000 && !killed; i++) {
+          const made = await request(`${target.url}/api/v1/payloads`, {
+            method: 'POST',
+            apiKey,
+            body: { type: 'signMessage', message: `Order ${n}-${i}` },
+          })
+          if (made.status !== 201) continue
+          const { uuid } = JSON.parse(made.body) as { uuid: string }
+          created.push(uuid)
+          const rejection = await request(`${target.url}/api/v1/sign/${uuid}/reject`, { method: 'POST', body: {} })
+          if (rejection.status === 200) rejected.push(uuid)
+        }
+      }
+      const clients = Promise.all([0, 1, 2, 3].map(client))
+      await sleep(1500)
+      instance.process.kill('SIGKILL')
+      const [, signal] = await once(instance.process, 'exit')
+      killed = true
+      await clients
+      assert.equal(signal, 'SIGKILL')
+      assert.ok(rejected.length >= 5, `the load was under way at the kill (${created.length} created, ${rejected.length} rejected)`)
+
+      instance = await startInstance(env)
+      const statuses = new Map<string, string>()
+      for (const uuid of created) {
+        const read = await request(`${instance.url}/api/v1/payloads/${uuid}`, { apiKey })
+        assert.equal(read.status, 200, `payload ${uuid} was answered 201 and must be readable: ${read.body}`)
+        statuses.set(uuid, (JSON.parse(read.body) as { status: string }).status)
+      }
+      for (const uuid of rejected) assert.equal(statuses.get(uuid), 'rejected', `payload ${uuid} was answered 200 on rejection`)
+
+      // Rejections whose answer was lost in the kill may have been committed too: they owe an event as well.
+      const committed = new Set([...statuses].filter(([, status]) => status === 'rejected').map(([uuid]) => uuid))
+      const delivered = () =>
+        new Set(
+          receiver.requests
+            .map((r) => JSON.parse(r.rawBody.toString()) as { event: string; payload: { uuid: string } })
+            .filter((body) => body.event === 'payload.rejected')
+            .map((body) => body.payload.uuid),
+        )
+      const started = performance.now()
+      while (performance.now() - started < PAST_LEASE_MS && [...committed].some((uuid) => !delivered().has(uuid))) await sleep(250)
+      const waitedMs = Math.round(performance.now() - started)
+      assert.deepEqual(
+        [...committed].filter((uuid) => !delivered().has(uuid)),
+        [],
+        'every rejected payload has its event delivered',
+      )
+      assert.deepEqual([...delivered()].filter((uuid) => !committed.has(uuid)).sort(), [], 'no event for a payload that is not rejected')
+      // A delivery in flight at the kill may arrive once more (at least once); never more than that.
+      const counts = countByDeliveryId(receiver.requests)
+      const repeated = [...counts.values()].filter((count) => count > 1)
+      assert.ok(
+        repeated.every((count) => count === 2),
+        `a delivery arrived more than twice: ${JSON.stringify([...counts].filter(([, c]) => c > 2))}`,
+      )
+      assert.equal(counts.size, committed.size, 'one delivery per rejected payload')
+      assert.ok(repeated.length <= 10, `only the deliveries in flight at the kill repeat, not ${repeated.length}`)
+      t.diagnostic(
+        `${dialect}: ${created.length} created, ${rejected.length} rejected with 200, ${committed.size} rejected in all; ` +
+          `every event delivered ${waitedMs} ms after the restart; ${repeated.length} deliveries arrived twice`,
+      )
+    } finally {
+      if (instance && instance.process.exitCode === null && instance.process.signalCode === null) await stopInstance(instance)
+      await receiver.close()
+      await database.drop()
+    }
+  })
+})
+
+async function postgresReachable(): Promise<boolean> {
+  try {
+    const database = await createTestDatabase('postgres')
+    await database.drop()
+    return true
+  } catch {
+    return false
+  }
+}
+
+const redisSuiteSkip = redisSkip || ((await postgresReachable()) ? false : 'PostgreSQL is not reachable')
+
+describe('Redis cut away and back under load, two instances', { skip: redisSuiteSkip }, () => {
+  let database: TestDatabase
+  let proxy: TcpProxy
+  let env: Record<string, string>
+  const instances: Instance[] = []
+
+  before(async () => {
+    database = await createTestDatabase('postgres')
+    const redisUrl = new URL(TEST_REDIS_URL)
+    proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379))
+    redisUrl.host = `127.0.0.1:${proxy.port}`
+    env = { ...baseEnv(database.url), REDIS_URL: redisUrl.href }
+    instances.push(...(await Promise.all([startInstance(env), startInstance(env)])))
+  })
+
+  after(async () => {
+    await Promise.all(instances.map(stopInstance))
+    await proxy?.close()
+    await database?.drop()
+  })
+
+  it('answers without 5xx while Redis is away, then counts the shared limit and fans out live events again', async (t) => {
+    const [one, two] = instances as [Instance, Instance]
+    const pro = await createProject(env, 'pro')
+    const free = await createProject(env, 'free')
+    // Projects for the probes after the outage, each with a window of its own.
+    const probes = await Promise.all([0, 1, 2, 3, 4, 5].map(() => createProject(env, 'free')))
+    // Both instances have counted in Redis before the cut.
+    for (const instance of instances) assert.equal((await request(`${instance.url}/api/v1/payloads`, { apiKey: free })).status, 200)
+
+    proxy.cut()
+    const cutAt = performance.now()
+    const during: number[] = []
+    const slowestMs: number[] = []
+    // Concurrent reads of a Free project (14 per instance: within its limit on each instance) and writes of a Pro
+    // project, whose live events cannot be published while Redis is away, spread over about two seconds.
+    await Promise.all([
+      ...[0, 1].map(async (lane) => {
+        for (let i = 0; i < 14; i++) {
+          const began = performance.now()
+          during.push((await request(`${instances[(i + lane) % 2]?.url}/api/v1/payloads`, { apiKey: free })).status)
+          slowestMs.push(performance.now() - began)
+          await sleep(150)
+        }
+      }),
+      (async () => {
+        for (let i = 0; i < 5; i++) {
+          const made = await request(`${instances[i % 2]?.url}/api/v1/payloads`, {
+            method: 'POST',
+            apiKey: pro,
+            body: payloadBodies.connect,
+          })
+          during.push(made.status)
+          if (made.status !== 201) continue
+          const { uuid } = JSON.parse(made.body) as { uuid: string }
+          during.push((await request(`${instances[(i + 1) % 2]?.url}/api/v1/sign/${uuid}/reject`, { method: 'POST', body: {} })).status)
+          await sleep(400)
+        }
+      })(),
+    ])
+    assert.deepEqual(
+      during.filter((status) => status !== 200 && status !== 201),
+      [],
+      'every request during the outage is answered, within the per-instance limits',
+    )
+    const outageMs = Math.round(performance.now() - cutAt)
+
+    proxy.restore()
+    const restoredAt = performance.now()
+    // Recovered once 26 requests of a fresh Free project, alternating between the instances, get exactly 20 answers
+    // 200: its one limit is counted across both again.
+    let sharedAfterMs = -1
+    for (const apiKey of probes) {
+      const statuses: number[] = []
+      for (let i = 0; i < 26; i++) statuses.push((await request(`${instances[i % 2]?.url}/api/v1/payloads`, { apiKey })).status)
+      assert.deepEqual(
+        statuses.filter((s) => s !== 200 && s !== 429),
+        [],
+      )
+      if (statuses.filter((s) => s === 200).length === 20 && statuses.slice(20).every((s) => s === 429)) {
+        sharedAfterMs = Math.round(performance.now() - restoredAt)
+        break
+      }
+      await sleep(1000)
+    }
+    assert.ok(sharedAfterMs >= 0, 'the shared rate limit is enforced again within seconds of Redis coming back')
+
+    // A change made on one instance reaches a live stream on the other.
+    const made = await request(`${one.url}/api/v1/payloads`, { method: 'POST', apiKey: pro, body: payloadBodies.connect })
+    assert.equal(made.status, 201)
+    const { uuid } = JSON.parse(made.body) as { uuid: string }
+    const stream = await openSse(`${two.url}/api/v1/payloads/${uuid}/events`, { authorization: `Bearer ${pro}` })
+    try {
+      assert.equal(((await stream.nextData(5000)) as { status: string }).status, 'pending')
+      assert.equal((await request(`${one.url}/api/v1/sign/${uuid}/reject`, { method: 'POST', body: {} })).status, 200)
+      assert.equal(((await stream.nextData(5000)) as { status: string }).status, 'rejected')
+    } finally {
+      stream.close()
+    }
+    // Logs are buffered until 4 KiB or exit: the warning is read once the instances have stopped.
+    await Promise.all(instances.map(stopInstance))
+    assert.ok(
+      one.output
+        .concat(two.output)
+        .some((line) => line.includes('Redis is unreachable: rate limits are counted per instance until it is back')),
+      'the fallback is logged as docs/deployment.md says',
+    )
+    t.diagnostic(
+      `Redis away ${outageMs} ms: ${during.length} requests, none 5xx, slowest ${Math.round(Math.max(...slowestMs))} ms; ` +
+        `shared limit enforced again ${sharedAfterMs} ms after Redis was back`,
+    )
+  })
+})
+
+describePostgres('PostgreSQL cut away and back under concurrent load', () => {
+  let database: TestDatabase
+  let proxy: TcpProxy
+  let service: RunningService
+  let apiKey: string
+
+  before(async () => {
+    database = await createTestDatabase('postgres')
+    const url = new URL(database.url)
+    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
+    url.host = `127.0.0.1:${proxy.port}`
+    const config = loadConfig({
+      DATABASE_URL: url.href,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LIMITS_PRO: '{"requestsPerMinute": 1000000, "monthlyPayloads": 1000000}',
+    })
+    service = await startService(config, { logger: createLogger('silent'), listen: true, workers: false })
+    apiKey = (await service.ctx.projects.createProject({ name: 'outage under load', plan: 'pro' })).key.apiKey
+  })
+
+  after(async () => {
+    await service?.stop()
+    await proxy?.close()
+    await database?.drop()
+  })
+
+  it('answers every request 201 or 503, none hung, and recovers by itself', async (t) => {
+    const url = `${service.url}/api/v1/payloads`
+    const answers: { status: number; retryAfter: string | null; ms: number; at: number }[] = []
+    let stop = false
+    // Six clients in a loop: before the cut, while it lasts and after it, bounded in count.
+    const client = async () => {
+      for (let i = 0; i < 1000 && !stop; i++) {
+        const began = performance.now()
+        const { status, retryAfter } = await request(url, { method: 'POST', apiKey, body: payloadBodies.connect })
+        answers.push({ status, retryAfter, ms: performance.now() - began, at: performance.now() })
+        if (status === 503) await sleep(20)
+      }
+    }
+    const clients = Promise.all([0, 1, 2, 3, 4, 5].map(client))
+    await sleep(500)
+    proxy.cut()
+    const cutAt = performance.now()
+    await sleep(1500)
+    proxy.restore()
+    const restoredAt = performance.now()
+    const deadline = restoredAt + 15_000
+    while (performance.now() < deadline && !answers.some((a) => a.at > restoredAt && a.status === 201)) await sleep(50)
+    await sleep(500)
+    stop = true
+    await clients
+
+    const unexpected = answers.filter((a) => a.status !== 201 && a.status !== 503)
+    assert.deepEqual(unexpected, [], 'every answer is 201 or 503: never 500, never a request left hanging')
+    const unavailable = answers.filter((a) => a.status === 503)
+    assert.ok(unavailable.length > 0, 'requests made while the database was away were answered 503')
+    assert.ok(
+      unavailable.every((a) => a.retryAfter === '5'),
+      'each 503 says when to retry',
+    )
+    assert.ok(
+      answers.filter((a) => a.at < cutAt).every((a) => a.status === 201),
+      'before the cut every request succeeded',
+    )
+    const firstRecovered = answers.find((a) => a.at > restoredAt && a.status === 201)
+    assert.ok(firstRecovered, 'the service recovers without a restart')
+    const lastAnswers = answers.slice(-6)
+    assert.ok(
+      lastAnswers.every((a) => a.status === 201),
+      `after recovery requests succeed again: ${JSON.stringify(lastAnswers)}`,
+    )
+    assert.equal((await request(`${service.url}/readyz`)).status, 200)
+    t.diagnostic(
+      `PostgreSQL away 1500 ms under 6 concurrent clients: ${answers.length} requests, ${unavailable.length} answered 503, ` +
+        `slowest ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms; first 201 ${Math.round(firstRecovered.at - restoredAt)} ms after it was back`,
+    )
+  })
+})
