@@ -30,7 +30,6 @@ const DAY_MS = 86_400_000
 const WALLETS = ['xaman', 'crossmark', 'xaman', 'gemwallet', 'crossmark', 'xaman']
 
 /** The text of an element as laid out (Playwright's innerText): what a person reads, with line breaks between blocks. */
-// biome-ignore lint/performance/useDomNodeTextContent: this is Playwright's Locator.innerText, not the DOM property
 const shownText = (locator: Locator) => locator.innerText()
 
 async function freePort(): Promise<number> {
