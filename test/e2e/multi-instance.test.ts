@@ -1,18 +1,13 @@
 // Three `countersign serve` processes on one PostgreSQL database and one Redis behave as one service.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { promisify } from 'node:util'
 import { Wallet } from 'xrpl'
 import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
 import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
+import { createProjectWithCli, type Instance, startInstance } from '../support/serve-process.js'
 import { openSse } from '../support/sse.js'
 import { signText } from '../support/wallet-signing.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
-
-const run = promisify(execFile)
-const CLI = ['--import', 'tsx', 'src/cli.ts']
 
 async function postgresReachable(): Promise<boolean> {
   try {
@@ -26,20 +21,6 @@ async function postgresReachable(): Promise<boolean> {
 
 const skip = redisSkip || ((await postgresReachable()) ? false : `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}`)
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-interface Instance {
-  url: string
-  process: ChildProcess
-  output: string[]
-}
-
 describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
   let database: TestDatabase
   let env: Record<string, string>
@@ -47,33 +28,6 @@ describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
   let receiver: WebhookReceiver
 
   const instance = (n: number) => instances[n - 1] as Instance
-
-  async function startInstance(): Promise<Instance> {
-    const port = await freePort()
-    const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
-    const output: string[] = []
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
-    const url = `http://127.0.0.1:${port}`
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`instance on port ${port} exited: ${output.join('')}`)
-      const ready = await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-      if (ready) return { url, process: child, output }
-      if (Date.now() > deadline) throw new Error(`instance on port ${port} did not start: ${output.join('')}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
-
-  async function createProject(plan: 'free' | 'pro'): Promise<string> {
-    const { stdout } = await run(process.execPath, [...CLI, 'project', 'create', '--name', `Shop ${plan}`, '--plan', plan, '--json'], {
-      env,
-    })
-    return (JSON.parse(stdout) as { apiKey: string }).apiKey
-  }
 
   before(async () => {
     database = await createTestDatabase('postgres')
@@ -90,7 +44,7 @@ describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
       LIVE_HEARTBEAT_MS: '1000',
     }
     // Started together: each migrates at start, under the migration lock, on the same fresh database.
-    instances.push(...(await Promise.all([startInstance(), startInstance(), startInstance()])))
+    instances.push(...(await Promise.all([startInstance(env), startInstance(env), startInstance(env)])))
   })
 
   after(async () => {
@@ -116,7 +70,7 @@ describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
     })
 
   it('a payload created on instance 1 and approved through instance 2 is seen signed on instance 3, live and by webhook once', async () => {
-    const apiKey = await createProject('pro')
+    const apiKey = await createProjectWithCli(env, 'pro')
     const hook = await call(1, apiKey, 'POST', '/webhooks', { url: receiver.url })
     assert.equal(hook.status, 201)
 
@@ -157,7 +111,7 @@ describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
   })
 
   it("holds a Free project's 20 requests per minute across the three instances together", async () => {
-    const apiKey = await createProject('free')
+    const apiKey = await createProjectWithCli(env, 'free')
     const statuses: number[] = []
     for (let i = 0; i < 26; i++) statuses.push((await call((i % 3) + 1, apiKey, 'GET', '/payloads')).status)
     assert.equal(statuses.filter((s) => s === 200).length, 20)

@@ -1,80 +1,25 @@
 // Reliability under load, measured: an instance killed with SIGKILL, Redis cut away and back, PostgreSQL cut away and
 // back, each while requests are in flight. The figures these tests print are the ones in docs/deployment.md.
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { promisify } from 'node:util'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { type RunningService, startService } from '../../src/main.js'
 import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
 import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
+import { createProjectWithCli, type Instance, startInstance, stopInstance } from '../support/serve-process.js'
 import { openSse } from '../support/sse.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 import { countByDeliveryId, startWebhookReceiver } from '../support/webhook-receiver.js'
 
-const run = promisify(execFile)
-const CLI = ['--import', 'tsx', 'src/cli.ts']
 /** No request may take longer than this, outage or not: a request still open then counts as hung. */
 const REQUEST_TIMEOUT_MS = 10_000
 /** The webhook dispatcher's lease (60 s) and a margin: a claim held by a killed instance is taken up after it. */
 const PAST_LEASE_MS = 90_000
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-interface Instance {
-  url: string
-  process: ChildProcess
-  output: string[]
-}
-
-/** `countersign serve` as its own process, resolved once /healthz answers. */
-async function startInstance(env: Record<string, string>): Promise<Instance> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
-  const output: string[] = []
-  child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
-  const url = `http://127.0.0.1:${port}`
-  const deadline = performance.now() + 30_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`instance on port ${port} exited: ${output.join('')}`)
-    const ready = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    )
-    if (ready) return { url, process: child, output }
-    if (performance.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`instance on port ${port} did not start: ${output.join('')}`)
-    }
-    await sleep(100)
-  }
-}
-
-async function stopInstance(instance: Instance | undefined): Promise<void> {
-  if (!instance || instance.process.exitCode !== null || instance.process.signalCode !== null) return
-  // 'close' rather than 'exit': the output written on the way out has been read by then.
-  const exited = once(instance.process, 'close')
-  instance.process.kill('SIGTERM')
-  await exited
-}
-
-async function createProject(env: Record<string, string>, plan: 'free' | 'pro'): Promise<string> {
-  const { stdout } = await run(process.execPath, [...CLI, 'project', 'create', '--name', `Shop ${plan}`, '--plan', plan, '--json'], { env })
-  return (JSON.parse(stdout) as { apiKey: string }).apiKey
-}
 
 /** A request bounded in time; a transport failure (the instance died, the request hung) is status 0. */
 async function request(
@@ -116,7 +61,7 @@ forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
     let instance: Instance | undefined
     try {
       instance = await startInstance(env)
-      const apiKey = await createProject(env, 'pro')
+      const apiKey = await createProjectWithCli(env, 'pro')
       const hook = await request(`${instance.url}/api/v1/webhooks`, { method: 'POST', apiKey, body: { url: receiver.url } })
       assert.equal(hook.status, 201, hook.body)
 
@@ -231,10 +176,10 @@ describe('Redis cut away and back under load, two instances', { skip: redisSuite
 
   it('answers without 5xx while Redis is away, then counts the shared limit and fans out live events again', async (t) => {
     const [one, two] = instances as [Instance, Instance]
-    const pro = await createProject(env, 'pro')
-    const free = await createProject(env, 'free')
+    const pro = await createProjectWithCli(env, 'pro')
+    const free = await createProjectWithCli(env, 'free')
     // Projects for the probes after the outage, each with a window of its own.
-    const probes = await Promise.all([0, 1, 2, 3, 4, 5].map(() => createProject(env, 'free')))
+    const probes = await Promise.all([0, 1, 2, 3, 4, 5].map(() => createProjectWithCli(env, 'free')))
     // Both instances have counted in Redis before the cut.
     for (const instance of instances) assert.equal((await request(`${instance.url}/api/v1/payloads`, { apiKey: free })).status, 200)
 
