@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely'
 import pg from 'pg'
 import type { Database } from './schema.js'
 
@@ -40,27 +40,24 @@ function openSqlite(path: string): Storage {
 const STATEMENT_CACHE_SIZE = 500
 
 /**
- * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small
- * set of query shapes, so each SQL text is prepared once and kept (bounded, least recently used first out).
+ * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small set of
+ * query shapes, so each SQL text is prepared once and kept. Kysely needs only prepare() and close() of the
+ * database. Should the shapes ever outgrow the cache, it starts afresh.
  */
-function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>()
-  const prepare = sqlite.prepare.bind(sqlite)
-  return new Proxy(sqlite, {
-    get(target, property, receiver) {
-      if (property !== 'prepare') return Reflect.get(target, property, receiver)
-      return (sql: string) => {
-        let statement = statements.get(sql)
-        if (statement) statements.delete(sql)
-        else {
-          statement = prepare(sql)
-          if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string)
-        }
+  return {
+    prepare(sql: string) {
+      let statement = statements.get(sql)
+      if (!statement) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
+        statement = sqlite.prepare(sql)
         statements.set(sql, statement)
-        return statement
       }
+      return statement
     },
-  })
+    close: () => sqlite.close(),
+  }
 }
 
 function openPostgres(url: string): Storage {
