@@ -1,6 +1,8 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
+import type { Analytics, AnalyticsPeriod, DailyAnalytics } from '../../domain/analytics.js'
 import type { FieldError } from '../../domain/errors.js'
+import type { PayloadView } from '../../domain/payloads.js'
 
 export interface Account {
   id: string
@@ -43,38 +45,12 @@ export interface CreatedApiKey {
   createdAt: string
 }
 
-export type Period = '30d' | '7d'
+export type Period = AnalyticsPeriod
+export type DailyCounts = DailyAnalytics
+export type { Analytics }
 
-export interface DailyCounts {
-  day: string
-  total: number
-  signed: number
-  rejected: number
-  expired: number
-}
-
-export interface Analytics {
-  period: Period
-  totals: { total: number; signed: number; rejected: number; expired: number; pending: number; signingRate: number }
-  walletBreakdown: { walletAdapter: string; count: number }[]
-  daily: DailyCounts[]
-}
-
-export interface PayloadSummary {
-  uuid: string
-  type: string
-  status: string
-  signerAddress: string | null
-  txHash: string | null
-  walletAdapter: string | null
-  expiresAt: string
-  createdAt: string
-  resolvedAt: string | null
-  txBlob?: string | null
-  publicKey?: string | null
-  signature?: string | null
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
-}
+/** A payload as the list and detail show it: the payload API's own view. */
+export type PayloadSummary = PayloadView
 
 export interface PayloadDetail extends PayloadSummary {
   transaction: Record<string, unknown> | null

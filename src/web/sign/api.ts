@@ -1,28 +1,11 @@
 // The wallet-facing API (DESIGN.md) as the signing page calls it: the only server the page talks to.
 import type { FieldError } from '../../domain/errors.js'
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../domain/payloads.js'
+import type { Resolution, SignView } from '../../domain/sign-view.js'
 import type { WalletId } from './wallets/types.js'
 
-/** GET /api/v1/sign/{uuid}: what the page shows and what the wallets sign. */
-export interface SignRequest {
-  uuid: string
-  type: PayloadType
-  status: PayloadStatus
-  expiresAt: string
-  network: string
-  project: { name: string }
-  transaction?: Record<string, unknown>
-  message?: string
-  /** connect: the exact text the wallet signs. */
-  challenge?: string
-  customInstructions?: string
-  /** The adapters the operator enabled on the server; the others need nothing from it. */
-  wallets: { xaman: boolean; developer: boolean }
-  signerAddress?: string
-  txHash?: string
-  /** Where to send the user once the request is resolved, when the app asked for it. */
-  redirectUrl?: string
-}
+/** GET /api/v1/sign/{uuid}: what the page shows and what the wallets sign (the server's own view type). */
+export type SignRequest = SignView
 
 /** The body of POST /api/v1/sign/{uuid}/approve, per payload type. */
 export type ApproveBody =
@@ -30,15 +13,7 @@ export type ApproveBody =
   | { walletAdapter: WalletId; publicKey: string; signature: string }
 
 /** The 200 answer of approve and reject. */
-export interface Resolution {
-  uuid: string
-  status: 'signed' | 'rejected'
-  signerAddress?: string
-  txHash?: string
-  walletAdapter?: string
-  resolvedAt: string
-  redirectUrl?: string
-}
+export type { Resolution }
 
 /** What POST /api/v1/sign/{uuid}/xaman answers: the Xaman sign request the service created. */
 export interface XamanStart {

@@ -1,5 +1,6 @@
 // The HTML shell of the signing page. It holds no payload data (the script fetches everything), so it is the same for
 // every uuid and can be cached; it has no inline script or style, so the strict policy below can be sent with it.
+import { renderPageShell } from '../page-shell.js'
 
 /**
  * The Content-Security-Policy to send with the shell. img-src allows Xaman's QR images (xumm.app); the wallet
@@ -18,27 +19,12 @@ export interface SigningPageHtmlOptions {
 }
 
 export function renderSigningPageHtml(options: SigningPageHtmlOptions): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(options.title)}</title>
-<link rel="stylesheet" href="${escapeHtml(options.styleHref)}">
-<script type="module" src="${escapeHtml(options.scriptSrc)}"></script>
-</head>
-<body>
-<main id="app" class="page">
+  return renderPageShell({
+    ...options,
+    referrer: 'no-referrer',
+    bodyHtml: `<main id="app" class="page">
 <p class="loading" data-testid="loading">Loading the request…</p>
 </main>
-<noscript><p class="page">This page needs JavaScript to talk to your wallet.</p></noscript>
-</body>
-</html>
-`
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
+<noscript><p class="page">This page needs JavaScript to talk to your wallet.</p></noscript>`,
+  })
 }
