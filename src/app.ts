@@ -27,7 +27,7 @@ import { projectWebhookRoutes } from './http/project-webhooks.js'
 import { projectRoutes } from './http/projects.js'
 import { ErrorBody, ValidationErrorBody } from './http/schemas.js'
 import { sessionAuthHook } from './http/session-auth.js'
-import { signRoutes } from './http/sign.js'
+import { signRequestHook, signRoutes } from './http/sign.js'
 import { signPageRoutes } from './http/sign-page.js'
 import { webhookRoutes } from './http/webhooks.js'
 import { redactUrl } from './logger.js'
@@ -59,13 +59,6 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
   })
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-      'request',
-    )
-  })
-
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
@@ -90,7 +83,16 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   app.addSchema(ValidationErrorBody)
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-  registerHealthRoutes(app, ctx)
+  const observeRequest = registerHealthRoutes(app, ctx)
+  // One hook for the log line and the metrics (a root hook reaches every plugin, those registered before it too).
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+      'request',
+    )
+    observeRequest(request, reply)
+    done()
+  })
   const liveStreams = liveStreamsFor(app, {
     events: ctx.liveEvents,
     slots: ctx.streamSlots,
@@ -124,14 +126,14 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   )
 
   // The wallet-facing API and the signing page: public, the payload uuid is the capability (never behind the API key).
-  await app.register(signRoutes, { prefix: '/api/v1', signing: ctx.signing, rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() })
-  await app.register(signEventRoutes, {
-    prefix: '/api/v1',
-    streams: liveStreams,
-    signing: ctx.signing,
-    rateLimiter: ctx.rateLimiter,
-    now: () => ctx.clock.now(),
-  })
+  await app.register(
+    async (wallet) => {
+      wallet.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
+      await wallet.register(signRoutes, { signing: ctx.signing })
+      await wallet.register(signEventRoutes, { streams: liveStreams, signing: ctx.signing })
+    },
+    { prefix: '/api/v1' },
+  )
   await app.register(signPageRoutes, {})
   await app.register(dashboardRoutes, {})
 

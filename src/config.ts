@@ -17,9 +17,10 @@ export interface Config {
   smtpUrl: string | undefined
   emailFrom: string
   xrplNodeUrl: string | undefined
+  /** XRPL_NETWORK, lower-cased: "mainnet" turns off the developer wallet however the operator spelled it. */
   xrplNetwork: string
   webhookAllowPrivateTargets: boolean
-  logLevel: string
+  logLevel: LogLevel
   limits: Record<PlanName, PlanLimits>
   /** The Xaman platform API (XAMAN_API_KEY, XAMAN_API_SECRET); apiUrl is XAMAN_API_URL, default https://xumm.app. */
   xaman: { apiKey: string; apiSecret: string; apiUrl: string } | undefined
@@ -28,6 +29,10 @@ export interface Config {
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
+
+/** pino's levels; pino throws its own stack trace at an unknown one, so it is checked here first. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
 
 type Env = Record<string, string | undefined>
 
@@ -61,12 +66,12 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : undefined,
     sessionSecret: nonEmpty(env.SESSION_SECRET),
-    smtpUrl: nonEmpty(env.SMTP_URL),
+    smtpUrl: parseSmtpUrl(nonEmpty(env.SMTP_URL)),
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
     xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
-    xrplNetwork: env.XRPL_NETWORK ?? 'testnet',
+    xrplNetwork: (env.XRPL_NETWORK ?? 'testnet').toLowerCase(),
     webhookAllowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'false'),
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel: parseLogLevel(env.LOG_LEVEL ?? 'info'),
     limits: {
       free: parseLimits('LIMITS_FREE', env.LIMITS_FREE, DEFAULT_PLAN_LIMITS.free),
       pro: parseLimits('LIMITS_PRO', env.LIMITS_PRO, DEFAULT_PLAN_LIMITS.pro),
@@ -75,7 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
       ? {
           apiKey: env.XAMAN_API_KEY,
           apiSecret: env.XAMAN_API_SECRET as string,
-          apiUrl: parseXamanApiUrl(env.XAMAN_API_URL ?? 'https://xumm.app'),
+          apiUrl: parseHttpUrl('XAMAN_API_URL', env.XAMAN_API_URL ?? 'https://xumm.app').href.replace(/\/+$/, ''),
         }
       : undefined,
   }
@@ -91,26 +96,43 @@ function parsePort(value: string): number {
   return port
 }
 
-function parsePublicUrl(value: string): string {
+function parseHttpUrl(name: string, value: string): URL {
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${value}"`)
+    throw new ConfigError(`${name} must be an absolute URL, got "${value}"`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL must be http or https')
-  return url.href.replace(/\/+$/, '')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be http or https`)
+  return url
 }
 
-function parseXamanApiUrl(value: string): string {
+/** The origin alone: routes, the /auth cookie path and the Origin checks all assume the service sits at the root. */
+function parsePublicUrl(value: string): string {
+  const url = parseHttpUrl('PUBLIC_URL', value)
+  if (url.href !== `${url.origin}/`) {
+    throw new ConfigError(`PUBLIC_URL must be scheme, host and optional port only (no path, query, fragment or user), got "${value}"`)
+  }
+  return url.origin
+}
+
+/** The value is kept as given, for nodemailer; errors never repeat it, as it may hold the SMTP password. */
+function parseSmtpUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    throw new ConfigError(`XAMAN_API_URL must be an absolute URL, got "${value}"`)
+    throw new ConfigError('SMTP_URL must be an absolute URL, as smtp://user:password@host:587')
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('XAMAN_API_URL must be http or https')
-  return url.href.replace(/\/+$/, '')
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError('SMTP_URL must start with smtp:// or smtps://')
+  if (url.hostname === '') throw new ConfigError('SMTP_URL must name a host, as smtp://user:password@host:587')
+  return value
+}
+
+function parseLogLevel(value: string): LogLevel {
+  if ((LOG_LEVELS as readonly string[]).includes(value)) return value as LogLevel
+  throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`)
 }
 
 function parseDatabaseUrl(value: string): string {
@@ -148,6 +170,12 @@ function parseLimits(name: string, value: string | undefined, defaults: PlanLimi
     }
     if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0)
       throw new ConfigError(`${name}: ${key} must be a non-negative integer`)
+    // The Redis poll gate counts whole seconds while the in-memory one is exact: only whole seconds behave the same on both.
+    if (key === 'minPollIntervalMs' && raw % 1000 !== 0) {
+      throw new ConfigError(`${name}: minPollIntervalMs must be 0 (no poll gate) or a multiple of 1000, got ${raw}`)
+    }
+    // A payload needs at least one second to live; 0 would expire every payload created without expiresIn at once.
+    if (key === 'maxExpiresInSeconds' && raw < 1) throw new ConfigError(`${name}: maxExpiresInSeconds must be at least 1`)
     limits[key as (typeof LIMIT_KEYS)[number]] = raw
   }
   return limits

@@ -3,7 +3,7 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { Clock } from './domain/clock.js'
 import { toPayloadView } from './domain/payloads.js'
-import { createSecretBox } from './domain/webhooks/secret-box.js'
+import { createSecretBox, type SecretBox } from './domain/webhooks/secret-box.js'
 import { MemoryRateLimiter } from './rate-limit/memory-rate-limiter.js'
 import type { RateLimiter } from './rate-limit/rate-limiter.js'
 import { RedisRateLimiter } from './rate-limit/redis-rate-limiter.js'
@@ -30,6 +30,8 @@ export interface ServiceContext {
   logger: Logger
   /** SESSION_SECRET, or the secret generated on first start: signs sessions, seals webhook secrets. */
   serverSecret: string
+  /** Seals webhook secrets at rest, under a key derived from serverSecret: the webhook service and the dispatcher share it. */
+  secretBox: SecretBox
   /** Request rates per project and poll intervals per payload; keys are prefixed by what they count. */
   rateLimiter: RateLimiter
   authenticator: ApiKeyAuthenticator
@@ -67,6 +69,7 @@ export interface ContextOptions {
 export function createContext(options: ContextOptions): ServiceContext {
   const { config, storage, clock, logger } = options
   const db = storage.db
+  const secretBox = createSecretBox(options.serverSecret)
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use'))
   const payloads = new PayloadService({ db, clock, publicUrl: config.publicUrl, network: config.xrplNetwork, limits: config.limits })
   const projects = new ProjectService(db, clock)
@@ -78,7 +81,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     db,
     dialect: storage.dialect,
     clock,
-    secretBox: createSecretBox(options.serverSecret),
+    secretBox,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   })
   const emails = new EmailOutbox({ db, clock, publicUrl: config.publicUrl })
@@ -101,6 +104,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     clock,
     logger,
     serverSecret: options.serverSecret,
+    secretBox,
     rateLimiter,
     authenticator,
     payloads,

@@ -4,9 +4,9 @@ import { connect } from 'node:net'
 import { after, before, it } from 'node:test'
 import { promisify } from 'node:util'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from './support/databases.js'
+import { CLI } from './support/serve-process.js'
 
 const run = promisify(execFile)
-const CLI = ['--import', 'tsx', 'src/cli.ts']
 
 forEachDatabase('countersign CLI', (dialect) => {
   let database: TestDatabase

@@ -1,6 +1,6 @@
 // The rules of POST /payloads that a JSON schema cannot say (spec sections 4 and 8).
 import type { FieldError } from './errors.js'
-import { isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './payloads.js'
+import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from './plans.js'
 import { validateRequestedTransaction } from './xrpl/requested-transaction.js'
 
@@ -40,6 +40,11 @@ export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, 
     if (problem) errors.push({ field: 'options.returnUrl', message: problem })
   }
   return errors
+}
+
+/** The payload's TTL: as asked, else the default, but never past a plan maximum an operator lowered below it. */
+export function expiresInSeconds(request: PayloadRequest, limits: PlanLimits): number {
+  return request.options?.expiresIn ?? Math.min(DEFAULT_EXPIRES_IN_SECONDS, limits.maxExpiresInSeconds)
 }
 
 function validateMessage(message: string): FieldError[] {

@@ -17,6 +17,13 @@ export const DEFAULT_PLAN_LIMITS: Record<PlanName, PlanLimits> = {
   pro: { requestsPerMinute: 200, minPollIntervalMs: 1000, maxExpiresInSeconds: 86400, monthlyPayloads: 100000, maxLiveStreams: 500 },
 }
 
+/** The plan whose projects may have webhooks and receive their deliveries; every other plan is refused them. */
+export const WEBHOOKS_PLAN: PlanName = 'pro'
+
+export function planHasWebhooks(plan: PlanName): boolean {
+  return plan === WEBHOOKS_PLAN
+}
+
 export const PLAN_LABELS: Record<PlanName, string> = { free: 'Free', pro: 'Pro' }
 
 /** Share of the monthly payload limit at which the usage warning is recorded and mailed. */

@@ -3,7 +3,10 @@
 // only to the browser that started the flow, which may read it.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto'
 
-/** A key for one purpose, derived from the server secret so that no two uses share a key. */
+/**
+ * A key for one purpose (HKDF-SHA256, info `countersign <purpose> v1`), derived from the server secret so that no two
+ * uses share a key. No salt: the input is already a high-entropy secret, and the info string separates the uses.
+ */
 export function deriveStateKey(serverSecret: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', serverSecret, Buffer.alloc(0), `countersign ${purpose} v1`, 32))
 }

@@ -1,7 +1,6 @@
 // Outgoing mail over SMTP_URL. Without it there is no transport: the caller keeps the mail in the database and logs it.
 import { createTransport } from 'nodemailer'
 import type { BaseLogger } from 'pino'
-import { ConfigError } from '../config.js'
 
 export interface OutgoingMail {
   to: string
@@ -22,12 +21,12 @@ const CONNECTION_TIMEOUT_MS = 10_000
 const GREETING_TIMEOUT_MS = 10_000
 const SOCKET_TIMEOUT_MS = 30_000
 
-/** smtp:// (STARTTLS when offered) or smtps:// (TLS from the start), with the URL's user and password as SMTP auth. */
+/**
+ * smtp:// (STARTTLS when offered) or smtps:// (TLS from the start), with the URL's user and password as SMTP auth.
+ * loadConfig has already refused any other SMTP_URL.
+ */
 export function createMailTransport(smtpUrl: string | undefined, logger: Pick<BaseLogger, 'info'>): MailTransport | undefined {
   if (smtpUrl === undefined) return undefined
-  if (!smtpUrl.startsWith('smtp://') && !smtpUrl.startsWith('smtps://')) {
-    throw new ConfigError('SMTP_URL must start with smtp:// or smtps://')
-  }
   const transporter = createTransport({
     url: smtpUrl,
     connectionTimeout: CONNECTION_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 // The service's two emails, as plain text: which project, what happened, what to do next.
 import { PLAN_LABELS, type PlanName } from '../domain/plans.js'
+import { DELIVERY_TIMEOUT_MS } from '../domain/webhooks/webhook.js'
 
 export interface EmailContent {
   subject: string
@@ -87,7 +88,7 @@ export function webhookFailureEmail(facts: WebhookFailureFacts): EmailContent {
       `Last error: ${lastError}`,
       '',
       'What to do next:',
-      `1. Fix the receiver at ${webhookUrl}: it must answer a POST with a 2xx status within 10 seconds, without redirecting.`,
+      `1. Fix the receiver at ${webhookUrl}: it must answer a POST with a 2xx status within ${DELIVERY_TIMEOUT_MS / 1000} seconds, without redirecting.`,
       `2. Catch up on the event: GET /api/v1/payloads/${payloadUuid} returns the payload's current state.`,
       `3. Once the receiver works, retry the delivery from the dashboard, or list deliveries with GET /api/v1/webhooks/${webhookId}/deliveries ` +
         'and retry one with POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry.',

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest, tooManyRequests, unauthorized } from '../domain/errors.js'
 import type { PlanLimits, PlanName } from '../domain/plans.js'
-import type { RateLimiter } from '../rate-limit/rate-limiter.js'
+import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
 import type { ApiKeyAuthenticator } from '../services/api-key-authenticator.js'
 import type { ApiKeyPrincipal } from '../storage/api-keys-repository.js'
 
@@ -27,12 +27,13 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
     const principal = await deps.authenticator.authenticate(apiKeyOf(request))
     const limit = deps.limits[principal.plan].requestsPerMinute
     const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
-    const resetSeconds = Math.max(0, Math.ceil((decision.resetAtMs - deps.now()) / 1000))
+    const nowMs = deps.now()
     reply.header('x-ratelimit-limit', String(decision.limit))
     reply.header('x-ratelimit-remaining', String(decision.remaining))
-    reply.header('x-ratelimit-reset', String(resetSeconds))
+    reply.header('x-ratelimit-reset', String(secondsUntil(decision.resetAtMs, nowMs)))
     if (!decision.allowed) {
-      throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${resetSeconds} s`, resetSeconds)
+      const retryAfter = retryAfterSeconds(decision, nowMs)
+      throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
     }
     request.principal = principal
   }

@@ -40,7 +40,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   })
 }
 
-export function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
+function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers)
   const body = error.details ? { error: error.message, details: error.details } : { error: error.message }
   return reply.code(error.statusCode).send(body)

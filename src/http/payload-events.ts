@@ -2,12 +2,11 @@
 // signing page (public, the uuid is the capability). Both are Server-Sent Events (docs/api.md, "Live status").
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { notFound, tooManyRequests } from '../domain/errors.js'
+import { notFound } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
 import { type PayloadView, toPayloadView } from '../domain/payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../domain/plans.js'
 import type { SignView } from '../domain/sign-view.js'
-import type { RateLimiter } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
 import type { SigningService } from '../services/signing.js'
 import { principalOf } from './api-key-auth.js'
@@ -16,10 +15,9 @@ import { ApiKeyOnlyQuery, errorResponses, UuidParams } from './schemas.js'
 import { SIGN_REQUESTS_PER_MINUTE } from './sign.js'
 
 /** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
-export const SIGN_STREAMS_PER_PAYLOAD = 5
+const SIGN_STREAMS_PER_PAYLOAD = 5
 /** How often a signing page's stream reads a pending payload again when Xaman is enabled: its outcome is learned by reading. */
 const XAMAN_REFRESH_MS = 2000
-const RATE_WINDOW_MS = 60_000
 
 const EventStreamResponse = {
   200: {
@@ -75,36 +73,25 @@ export async function payloadEventRoutes(app: FastifyInstance, deps: PayloadEven
 export interface SignEventRoutesDeps {
   streams: LiveStreams
   signing: SigningService
-  rateLimiter: RateLimiter
-  now: () => number
 }
 
-/** The signing page's stream: each event is what GET /sign/{uuid} answers. */
+/** The signing page's stream: each event is what GET /sign/{uuid} answers. Registered under signRequestHook (sign.ts). */
 export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoutesDeps): Promise<void> {
   app.get(
     '/sign/:uuid/events',
     {
       schema: {
         summary: "A signing request's live status (Server-Sent Events; the signing page)",
-        description: `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload.`,
+        description:
+          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload; opening one counts ` +
+          `against the ${SIGN_REQUESTS_PER_MINUTE} requests a minute per payload of the wallet-facing API.`,
         tags: ['signing'],
-        params: Type.Object({ uuid: Type.String({ description: 'Payload UUID' }) }, { additionalProperties: false }),
+        params: UuidParams,
         response: { ...EventStreamResponse, ...errorResponses(404, 429) },
       },
     },
     async (request, reply) => {
       const { uuid } = request.params as { uuid: string }
-      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
-      // The opening request shares the wallet-facing API's per-payload request budget.
-      const decision = await deps.rateLimiter.consume(`sign:${uuid.toLowerCase()}`, SIGN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS)
-      if (!decision.allowed) {
-        const retryAfterSeconds = Math.max(1, Math.ceil((decision.resetAtMs - deps.now()) / 1000))
-        throw tooManyRequests(
-          `Too many requests for this signing request: at most ${SIGN_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfterSeconds} s`,
-          retryAfterSeconds,
-        )
-      }
-      reply.header('cache-control', 'no-store')
       return deps.streams.serve(reply, {
         uuid: uuid.toLowerCase(),
         slotKey: `sign:${uuid.toLowerCase()}`,

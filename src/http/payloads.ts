@@ -13,17 +13,16 @@ import {
   toPayloadView,
 } from '../domain/payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../domain/plans.js'
-import type { RateLimiter } from '../rate-limit/rate-limiter.js'
+import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
 import { principalOf } from './api-key-auth.js'
-import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, UuidParams } from './schemas.js'
+import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp, UuidParams } from './schemas.js'
 
 const PayloadTypeSchema = Type.Union(
   PAYLOAD_TYPES.map((t) => Type.Literal(t)),
   { description: 'connect, sign, signAndSubmit or signMessage' },
 )
 const PayloadStatusSchema = Type.Union(PAYLOAD_STATUSES.map((s) => Type.Literal(s)))
-const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, millisecond precision' })
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 
 const CreatePayloadBody = Type.Object(
@@ -37,7 +36,11 @@ const CreatePayloadBody = Type.Object(
       Type.Object(
         {
           expiresIn: Type.Optional(
-            Type.Integer({ minimum: 1, description: "TTL in seconds; default 300; at most the plan's maximum (Free 300, Pro 86400)" }),
+            Type.Integer({
+              minimum: 1,
+              description:
+                "TTL in seconds; default 300, or the plan's maximum when that is lower; at most the plan's maximum (Free 300, Pro 86400)",
+            }),
           ),
           returnUrl: Type.Optional(
             Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
@@ -58,8 +61,8 @@ const CreatedPayload = Type.Object({
   type: PayloadTypeSchema,
   status: PayloadStatusSchema,
   signingUrl: Type.String({ format: 'uri' }),
-  expiresAt: Timestamp,
-  createdAt: Timestamp,
+  expiresAt: Timestamp(),
+  createdAt: Timestamp(),
 })
 
 export const PayloadViewSchema = Type.Object(
@@ -70,9 +73,9 @@ export const PayloadViewSchema = Type.Object(
     signerAddress: Nullable(Type.String({ description: 'XRPL address of the signer; set once signed' })),
     txHash: Nullable(Type.String({ description: 'Hash of the signed transaction (sign, signAndSubmit); set once signed' })),
     walletAdapter: Nullable(Type.String({ description: 'Wallet used to resolve the payload' })),
-    expiresAt: Timestamp,
-    createdAt: Timestamp,
-    resolvedAt: Nullable(Type.String({ format: 'date-time', description: 'Set on every move out of pending, expiry included' })),
+    expiresAt: Timestamp(),
+    createdAt: Timestamp(),
+    resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
     txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
@@ -93,8 +96,7 @@ export const PayloadViewSchema = Type.Object(
 const ListQuery = Type.Object(
   {
     ...ApiKeyQuery,
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Payloads to skip' })),
+    ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
   },
@@ -124,12 +126,8 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
       },
     },
     async (request, reply) => {
-      const principal = principalOf(request)
       const body = request.body as typeof CreatePayloadBody.static
-      const payload = await deps.payloads.create(
-        { projectId: principal.projectId, plan: principal.plan },
-        { ...body, type: body.type as PayloadType },
-      )
+      const payload = await deps.payloads.create(principalOf(request), { ...body, type: body.type as PayloadType })
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },
   )
@@ -151,14 +149,17 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
       const { uuid } = request.params as { uuid: string }
       if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
       const intervalMs = deps.limits[principal.plan].minPollIntervalMs
-      const gate = await deps.pollGate.consume(`poll:${principal.projectId}:${uuid}`, 1, intervalMs)
-      if (!gate.allowed) {
-        const retryAfterSeconds = Math.max(1, Math.ceil((gate.resetAtMs - deps.now()) / 1000))
-        throw tooManyRequests(
-          `Polling too fast: the ${PLAN_LABELS[principal.plan]} plan allows one GET of a payload every ${formatInterval(intervalMs)}; ` +
-            `retry after ${retryAfterSeconds} s, or use webhooks or the live stream`,
-          retryAfterSeconds,
-        )
+      // 0 means no poll gate (config takes 0 or whole seconds). The limiter is not asked: Redis would make 0 a 1 s gate.
+      if (intervalMs > 0) {
+        const gate = await deps.pollGate.consume(`poll:${principal.projectId}:${uuid}`, 1, intervalMs)
+        if (!gate.allowed) {
+          const retryAfter = retryAfterSeconds(gate, deps.now())
+          throw tooManyRequests(
+            `Polling too fast: the ${PLAN_LABELS[principal.plan]} plan allows one GET of a payload every ${intervalMs / 1000} s; ` +
+              `retry after ${retryAfter} s, or use webhooks or the live stream`,
+            retryAfter,
+          )
+        }
       }
       return toPayloadView(await deps.payloads.getForProject(principal.projectId, uuid))
     },
@@ -196,7 +197,7 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
         tags: ['payloads'],
         querystring: ListQuery,
         response: {
-          200: Type.Object({ payloads: Type.Array(Type.Ref(PayloadViewSchema)), limit: Type.Integer(), offset: Type.Integer() }),
+          200: Type.Object({ payloads: Type.Array(Type.Ref(PayloadViewSchema)), ...PageFields }),
           ...errorResponses(401, 422, 429),
         },
       },
@@ -208,8 +209,4 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
       return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
     },
   )
-}
-
-function formatInterval(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
 }

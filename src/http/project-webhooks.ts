@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { toDeliveryView, toWebhookView } from '../domain/webhooks/webhook.js'
 import type { AccountProjects } from '../services/account-projects.js'
 import type { ProjectScope, WebhookService } from '../services/webhooks.js'
-import { errorResponses } from './schemas.js'
+import { errorResponses, PageFields, PageQuery } from './schemas.js'
 import { sessionOf } from './session-auth.js'
 import { CreatedWebhook, CreateWebhookBody, DeliveryViewSchema, WebhookViewSchema } from './webhooks.js'
 
@@ -34,13 +34,7 @@ const PayloadParams = Type.Object(
   { id: Type.String(), uuid: Type.String({ description: 'Payload UUID' }) },
   { additionalProperties: false },
 )
-const DeliveriesQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Deliveries to skip' })),
-  },
-  { additionalProperties: false },
-)
+const DeliveriesQuery = Type.Object(PageQuery('Deliveries'), { additionalProperties: false })
 
 export interface ProjectWebhookRoutesDeps {
   projects: AccountProjects
@@ -116,7 +110,7 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         params: WebhookParams,
         querystring: DeliveriesQuery,
         response: {
-          200: Type.Object({ deliveries: Type.Array(DeliveryView), limit: Type.Integer(), offset: Type.Integer() }),
+          200: Type.Object({ deliveries: Type.Array(DeliveryView), ...PageFields }),
           ...errorResponses(401, 403, 404, 422),
         },
       },

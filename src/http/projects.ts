@@ -11,11 +11,9 @@ import type { AccountProjects } from '../services/account-projects.js'
 import type { ApiKeyRecord } from '../storage/api-keys-repository.js'
 import type { Project } from '../storage/projects-repository.js'
 import { PayloadViewSchema } from './payloads.js'
-import { errorResponses } from './schemas.js'
+import { errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp } from './schemas.js'
 import { sessionOf } from './session-auth.js'
 
-const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC, millisecond precision' })
-const NullableTimestamp = Type.Union([Timestamp, Type.Null()])
 const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
 const TAGS = ['projects']
 const SESSION_NOTE = 'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL.'
@@ -40,7 +38,7 @@ const ProjectSummary = Type.Object({
   id: Type.String(),
   name: Type.String(),
   plan: Type.String({ enum: [...PLAN_NAMES] }),
-  createdAt: Timestamp,
+  createdAt: Timestamp(),
 })
 
 const ProjectDetail = Type.Object({
@@ -61,9 +59,9 @@ const KeySummary = Type.Object({
   id: Type.String(),
   name: Type.String(),
   prefix: Type.String({ description: 'The start of the key, enough to recognise it; the full key is shown only at creation' }),
-  createdAt: Timestamp,
-  lastUsedAt: Type.Union([Timestamp, Type.Null()], { description: 'Updated at most once a minute' }),
-  revokedAt: NullableTimestamp,
+  createdAt: Timestamp(),
+  lastUsedAt: NullableTimestamp('Updated at most once a minute'),
+  revokedAt: NullableTimestamp('Set once the key is revoked'),
 })
 
 const CreatedKey = Type.Object({
@@ -71,7 +69,7 @@ const CreatedKey = Type.Object({
   name: Type.String(),
   prefix: Type.String(),
   apiKey: Type.String({ description: 'The full key: shown only in this response' }),
-  createdAt: Timestamp,
+  createdAt: Timestamp(),
 })
 
 const AnalyticsQuery = Type.Object(
@@ -107,8 +105,7 @@ const AnalyticsBody = Type.Object({
 
 const PayloadListQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Payloads to skip' })),
+    ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
   },
@@ -260,7 +257,7 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         description: `The key gets 401 at once on this instance and within 5 seconds on every other. Revoking twice keeps the first time. ${SESSION_NOTE}`,
         tags: TAGS,
         params: KeyParams,
-        response: { 200: Type.Object({ id: Type.String(), revokedAt: Timestamp }), ...errorResponses(401, 403, 404) },
+        response: { 200: Type.Object({ id: Type.String(), revokedAt: Timestamp() }), ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
@@ -299,7 +296,7 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         params: ProjectParams,
         querystring: PayloadListQuery,
         response: {
-          200: Type.Object({ payloads: Type.Array(PayloadView), limit: Type.Integer(), offset: Type.Integer() }),
+          200: Type.Object({ payloads: Type.Array(PayloadView), ...PageFields }),
           ...errorResponses(401, 404, 422),
         },
       },

@@ -19,6 +19,20 @@ export const ValidationErrorBody = Type.Object(
   { $id: 'ValidationErrorBody', description: '422: the request parsed but broke a rule' },
 )
 
+/** An instant, as every response writes it. */
+export const Timestamp = (description = 'ISO 8601 UTC, millisecond precision') => Type.String({ format: 'date-time', description })
+
+export const NullableTimestamp = (description: string) => Type.Union([Timestamp(), Type.Null()], { description })
+
+/** The paging fields of a list's query string; `skipped` names what the offset counts. */
+export const PageQuery = (skipped: string) => ({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: `${skipped} to skip` })),
+})
+
+/** The paging a list answered with, beside its items. */
+export const PageFields = { limit: Type.Integer(), offset: Type.Integer() }
+
 export const UuidParams = Type.Object({ uuid: Type.String({ description: 'Payload UUID' }) }, { additionalProperties: false })
 
 /** The api_key query parameter every API-key endpoint accepts. */

@@ -1,15 +1,15 @@
 // The wallet-facing API (DESIGN.md, docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { notFound, tooManyRequests } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../domain/payloads.js'
 import { toResolution, WALLET_ADAPTERS, type WalletAdapterName } from '../domain/sign-view.js'
 import { MAX_SIGNED_BLOB_BYTES } from '../domain/xrpl/signed-blob.js'
-import type { RateLimiter } from '../rate-limit/rate-limiter.js'
+import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE } from '../services/payloads.js'
 import type { SigningService } from '../services/signing.js'
-import { errorResponses } from './schemas.js'
+import { errorResponses, Timestamp, UuidParams } from './schemas.js'
 
 /**
  * Requests per payload uuid per minute, all wallet-facing routes together. The page polls every 2 seconds (30 a
@@ -20,16 +20,13 @@ export const SIGN_REQUESTS_PER_MINUTE = 120
 const RATE_WINDOW_MS = 60_000
 
 const WalletAdapterSchema = Type.String({ enum: [...WALLET_ADAPTERS], description: 'gemwallet, crossmark, ledger, xaman or developer' })
-const Timestamp = Type.String({ format: 'date-time' })
 const AnyObject = Type.Object({}, { additionalProperties: true })
-
-const SignParams = Type.Object({ uuid: Type.String({ description: 'Payload UUID' }) }, { additionalProperties: false })
 
 const SignViewSchema = Type.Object({
   uuid: Type.String({ format: 'uuid' }),
   type: Type.String({ enum: [...PAYLOAD_TYPES] }),
   status: Type.String({ enum: [...PAYLOAD_STATUSES] }),
-  expiresAt: Timestamp,
+  expiresAt: Timestamp(),
   network: Type.String({ description: 'XRPL_NETWORK, e.g. testnet or mainnet' }),
   project: Type.Object({ name: Type.String() }),
   transaction: Type.Optional({ ...AnyObject, description: 'sign, signAndSubmit: the requested transaction' }),
@@ -46,7 +43,7 @@ const SignViewSchema = Type.Object({
   signerAddress: Type.Optional(Type.String()),
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Type.Optional(Timestamp),
+  resolvedAt: Type.Optional(Timestamp()),
   redirectUrl: Type.Optional(Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid} and {txHash} filled in" })),
 })
 
@@ -56,7 +53,7 @@ const ResolutionSchema = Type.Object({
   signerAddress: Type.Optional(Type.String()),
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Timestamp,
+  resolvedAt: Timestamp(),
   redirectUrl: Type.Optional(Type.String()),
 })
 
@@ -79,29 +76,40 @@ const ApproveBody = Type.Object(
 
 const RejectBody = Type.Object({ walletAdapter: Type.Optional(WalletAdapterSchema) }, { additionalProperties: false })
 
-export interface SignRoutesDeps {
-  signing: SigningService
+export interface SignRequestHookDeps {
   rateLimiter: RateLimiter
   now: () => number
 }
 
-export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Promise<void> {
-  app.addHook('onRequest', async (request, reply) => {
+/**
+ * The onRequest hook of every wallet-facing route, the signing page's live stream included: a malformed uuid is 404,
+ * and the opening of a stream shares the per-payload request budget with the rest.
+ */
+export function signRequestHook(deps: SignRequestHookDeps) {
+  return async function limitSignRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const nowMs = deps.now()
     // The service's clock, not the host's, dates these answers: the page counts down to expiresAt on it.
-    reply.header('date', new Date(deps.now()).toUTCString())
+    reply.header('date', new Date(nowMs).toUTCString())
     reply.header('cache-control', 'no-store')
     const { uuid } = request.params as { uuid?: string }
     if (uuid === undefined || !isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
     const decision = await deps.rateLimiter.consume(`sign:${uuid.toLowerCase()}`, SIGN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS)
     if (!decision.allowed) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((decision.resetAtMs - deps.now()) / 1000))
+      const retryAfter = retryAfterSeconds(decision, deps.now())
       throw tooManyRequests(
-        `Too many requests for this signing request: at most ${SIGN_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfterSeconds} s`,
-        retryAfterSeconds,
+        `Too many requests for this signing request: at most ${SIGN_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
+        retryAfter,
       )
     }
-  })
+  }
+}
 
+export interface SignRoutesDeps {
+  signing: SigningService
+}
+
+/** Registered under signRequestHook. */
+export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Promise<void> {
   app.get(
     '/sign/:uuid',
     {
@@ -109,7 +117,7 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
         summary: 'Read a signing request (the signing page)',
         description: 'Public: the uuid is the capability. A pending Xaman request is checked with Xaman first.',
         tags: ['signing'],
-        params: SignParams,
+        params: UuidParams,
         response: { 200: SignViewSchema, ...errorResponses(404, 429, 502) },
       },
     },
@@ -127,7 +135,7 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
           '422 when it does not verify or the ledger refuses the submission (the request stays pending); ' +
           '502 when the XRPL node is needed and cannot be reached or is not configured.',
         tags: ['signing'],
-        params: SignParams,
+        params: UuidParams,
         body: ApproveBody,
         response: { 200: ResolutionSchema, ...errorResponses(400, 403, 404, 409, 410, 413, 415, 422, 429, 502) },
       },
@@ -148,7 +156,7 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
       schema: {
         summary: 'Reject a signing request',
         tags: ['signing'],
-        params: SignParams,
+        params: UuidParams,
         body: RejectBody,
         response: { 200: ResolutionSchema, ...errorResponses(400, 404, 409, 410, 415, 422, 429) },
       },
@@ -195,7 +203,7 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
             'Only when the operator configured Xaman. The result is fetched from Xaman by GET /sign/{uuid}. ' +
             'signMessage is 422: Xaman does not sign free-form messages.',
           tags: ['signing'],
-          params: SignParams,
+          params: UuidParams,
           body: Type.Optional(Type.Object({}, { additionalProperties: false })),
           response: {
             200: Type.Object({

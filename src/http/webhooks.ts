@@ -3,18 +3,16 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { PAYLOAD_EVENTS } from '../domain/payloads.js'
 import { DELIVERY_STATES, MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from '../domain/webhooks/webhook.js'
-import type { ProjectScope, WebhookService } from '../services/webhooks.js'
+import type { WebhookService } from '../services/webhooks.js'
 import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/assert-webhook-url.js'
 import { principalOf } from './api-key-auth.js'
-import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses } from './schemas.js'
+import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp } from './schemas.js'
 
 const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.'
 
 const EventName = Type.String({ enum: [...PAYLOAD_EVENTS], description: 'payload.signed, payload.rejected or payload.expired' })
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
-const Timestamp = (description = 'ISO 8601 UTC, millisecond precision') => Type.String({ format: 'date-time', description })
-const NullableTimestamp = (description: string) => Type.Union([Timestamp(), Type.Null()], { description })
 
 export const CreateWebhookBody = Type.Object(
   {
@@ -76,8 +74,7 @@ const DeliveryParams = Type.Object(
 const DeliveriesQuery = Type.Object(
   {
     ...ApiKeyQuery,
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Deliveries to skip' })),
+    ...PageQuery('Deliveries'),
   },
   { additionalProperties: false },
 )
@@ -89,10 +86,6 @@ export interface WebhookRoutesDeps {
 export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): Promise<void> {
   app.addSchema(WebhookViewSchema)
   app.addSchema(DeliveryViewSchema)
-  const scopeOf = (request: Parameters<typeof principalOf>[0]): ProjectScope => {
-    const principal = principalOf(request)
-    return { projectId: principal.projectId, plan: principal.plan }
-  }
 
   app.post(
     '/webhooks',
@@ -108,7 +101,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     },
     async (request, reply) => {
       const body = request.body as typeof CreateWebhookBody.static
-      const { webhook, secret } = await deps.webhooks.create(scopeOf(request), body)
+      const { webhook, secret } = await deps.webhooks.create(principalOf(request), body)
       return reply.code(201).send({ id: webhook.id, url: webhook.url, secret, events: webhook.events })
     },
   )
@@ -124,7 +117,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
         response: { 200: Type.Object({ webhooks: Type.Array(Type.Ref(WebhookViewSchema)) }), ...errorResponses(401, 403, 429) },
       },
     },
-    async (request) => ({ webhooks: (await deps.webhooks.list(scopeOf(request))).map(toWebhookView) }),
+    async (request) => ({ webhooks: (await deps.webhooks.list(principalOf(request))).map(toWebhookView) }),
   )
 
   app.delete(
@@ -144,7 +137,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     },
     async (request) => {
       const { id } = request.params as { id: string }
-      await deps.webhooks.delete(scopeOf(request), id)
+      await deps.webhooks.delete(principalOf(request), id)
       return { id, deleted: true as const }
     },
   )
@@ -159,7 +152,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
         params: WebhookParams,
         querystring: DeliveriesQuery,
         response: {
-          200: Type.Object({ deliveries: Type.Array(Type.Ref(DeliveryViewSchema)), limit: Type.Integer(), offset: Type.Integer() }),
+          200: Type.Object({ deliveries: Type.Array(Type.Ref(DeliveryViewSchema)), ...PageFields }),
           ...errorResponses(401, 403, 404, 422, 429),
         },
       },
@@ -167,7 +160,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     async (request) => {
       const { id } = request.params as { id: string }
       const page = request.query as { limit: number; offset: number }
-      const deliveries = await deps.webhooks.listDeliveries(scopeOf(request), id, page)
+      const deliveries = await deps.webhooks.listDeliveries(principalOf(request), id, page)
       return { deliveries: deliveries.map(toDeliveryView), limit: page.limit, offset: page.offset }
     },
   )
@@ -188,7 +181,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     },
     async (request, reply) => {
       const { id, deliveryId } = request.params as { id: string; deliveryId: string }
-      const delivery = await deps.webhooks.retryDelivery(scopeOf(request), id, deliveryId)
+      const delivery = await deps.webhooks.retryDelivery(principalOf(request), id, deliveryId)
       return reply.code(202).send(toDeliveryView(delivery))
     },
   )
@@ -209,7 +202,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     },
     async (request, reply) => {
       const { id } = request.params as { id: string }
-      const delivery = await deps.webhooks.sendTest(scopeOf(request), id)
+      const delivery = await deps.webhooks.sendTest(principalOf(request), id)
       return reply.code(202).send(toDeliveryView(delivery))
     },
   )

@@ -17,10 +17,6 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly clock: Clock) {}
 
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    return Promise.resolve(this.consumeNow(key, limit, windowMs))
-  }
-
-  consumeNow(key: string, limit: number, windowMs: number): RateLimitDecision {
     const nowMs = this.clock.now()
     let window = this.windows.get(key)
     if (!window || window.resetAtMs <= nowMs) {
@@ -30,7 +26,7 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     const allowed = window.count < limit
     if (allowed) window.count += 1
-    return { allowed, limit, remaining: Math.max(0, limit - window.count), resetAtMs: window.resetAtMs }
+    return Promise.resolve({ allowed, limit, remaining: Math.max(0, limit - window.count), resetAtMs: window.resetAtMs })
   }
 
   close(): Promise<void> {

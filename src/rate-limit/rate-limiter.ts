@@ -14,3 +14,13 @@ export interface RateLimiter {
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision>
   close(): Promise<void>
 }
+
+/** Whole seconds from `nowMs` until `resetAtMs`, rounded up; 0 once it has passed (X-RateLimit-Reset). */
+export function secondsUntil(resetAtMs: number, nowMs: number): number {
+  return Math.max(0, Math.ceil((resetAtMs - nowMs) / 1000))
+}
+
+/** Retry-After for a refused request: at least 1, since "retry in 0 s" would invite an immediate retry that is refused again. */
+export function retryAfterSeconds(decision: RateLimitDecision, nowMs: number): number {
+  return Math.max(1, secondsUntil(decision.resetAtMs, nowMs))
+}

@@ -77,7 +77,7 @@ export class EmailOutbox {
     this.events.emit('queued')
   }
 
-  /** The project's mail, newest first, whatever its state: what the dashboard shows. */
+  /** The project's mail, newest first, whatever its state. No route lists mail: the tests read what was queued through this. */
   async listForProject(projectId: string, page: { limit: number; offset: number }): Promise<Email[]> {
     return emailsRepository.listForProject(this.options.db, projectId, page)
   }

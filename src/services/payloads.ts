@@ -5,9 +5,8 @@ import type { Clock } from '../domain/clock.js'
 import { utcDay, utcMonth } from '../domain/clock.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../domain/errors.js'
 import { newPayloadUuid } from '../domain/ids.js'
-import { type PayloadRequest, validatePayloadRequest } from '../domain/payload-request.js'
+import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from '../domain/payload-request.js'
 import {
-  DEFAULT_EXPIRES_IN_SECONDS,
   eventForStatus,
   type Payload,
   type PayloadEvent,
@@ -76,7 +75,7 @@ export class PayloadService {
 
     const nowMs = this.options.clock.now()
     const uuid = newPayloadUuid()
-    const expiresAtMs = nowMs + (request.options?.expiresIn ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000
+    const expiresAtMs = nowMs + expiresInSeconds(request, limits) * 1000
     const payload: Payload = {
       uuid,
       projectId: project.projectId,

@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock.js'
 import { conflict, forbidden, notFound, unprocessable } from '../domain/errors.js'
 import { newId } from '../domain/ids.js'
 import { PAYLOAD_EVENTS, type PayloadEvent } from '../domain/payloads.js'
-import type { PlanName } from '../domain/plans.js'
+import { type PlanName, planHasWebhooks } from '../domain/plans.js'
 import type { SecretBox } from '../domain/webhooks/secret-box.js'
 import { newWebhookSecret } from '../domain/webhooks/sign-webhook-body.js'
 import {
@@ -188,7 +188,7 @@ function newDelivery(
 }
 
 function assertPro(scope: ProjectScope): void {
-  if (scope.plan !== 'pro') throw forbidden(PRO_PLAN_REQUIRED_MESSAGE)
+  if (!planHasWebhooks(scope.plan)) throw forbidden(PRO_PLAN_REQUIRED_MESSAGE)
 }
 
 function assertEnabled(webhook: Webhook): void {

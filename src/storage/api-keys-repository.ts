@@ -1,6 +1,8 @@
 // API keys, stored by hash. The full key never reaches the database.
+import type { Selectable } from 'kysely'
 import type { PlanName } from '../domain/plans.js'
 import type { DbOrTx } from './database.js'
+import type { ApiKeysTable } from './schema.js'
 
 export interface ApiKeyRecord {
   id: string
@@ -22,17 +24,7 @@ export interface ApiKeyPrincipal {
   revoked: boolean
 }
 
-interface ApiKeyRow {
-  id: string
-  project_id: string
-  name: string
-  prefix: string
-  created_at: number
-  last_used_at: number | null
-  revoked_at: number | null
-}
-
-const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
+const toRecord = (row: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   id: row.id,
   projectId: row.project_id,
   name: row.name,

@@ -1,7 +1,9 @@
-// The email outbox: every mail the service means to send is a row first, so that nothing is lost and it can be shown.
+// The email outbox: every mail the service means to send is a row first, so that nothing is lost; the rows stay as the
+// record of what was sent, logged or given up on, for operators to query.
 import type { Selectable } from 'kysely'
 import type { PlanName } from '../domain/plans.js'
 import type { DbOrTx, Dialect } from './database.js'
+import { claimDueRows, claimHolds, claimOf } from './outbox.js'
 import type { EmailsTable } from './schema.js'
 
 export const EMAIL_KINDS = ['usage_warning', 'webhook_failure'] as const
@@ -102,26 +104,9 @@ export const emailsRepository = {
     return row && { projectName: row.name, plan: row.plan as PlanName, email: row.email ?? null }
   },
 
-  /** Like the webhook deliveries' claim: due pending mail, and mail whose mailer's lease expired, moved to 'sending'. */
+  /** Due pending mail, and mail whose mailer's lease expired, moved to 'sending' (see claimDueRows). */
   async claimDue(db: DbOrTx, dialect: Dialect, claim: { nowMs: number; leaseExpiresAtMs: number; limit: number }): Promise<Email[]> {
-    let due = db
-      .selectFrom('emails')
-      .select('id')
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', claim.nowMs)]),
-          eb.and([eb('state', '=', 'sending'), eb('lease_expires_at', '<=', claim.nowMs)]),
-        ]),
-      )
-      .orderBy('next_attempt_at')
-      .limit(claim.limit)
-    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
-    const rows = await db
-      .updateTable('emails')
-      .set({ state: 'sending', lease_expires_at: claim.leaseExpiresAtMs })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute()
+    const rows = await claimDueRows(db, dialect, 'emails', claim)
     return rows.map(toEmail)
   },
 
@@ -137,10 +122,7 @@ export const emailsRepository = {
         last_error: outcome.lastError,
         sent_at: outcome.sentAtMs,
       })
-      .where('id', '=', claimed.id)
-      .where('state', '=', 'sending')
-      .where('attempts', '=', claimed.attempts)
-      .where('lease_expires_at', '=', claimed.leaseExpiresAtMs)
+      .where(claimHolds(claimOf(claimed)))
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   },

@@ -1,8 +1,9 @@
 // Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
-import type { Selectable, Updateable } from 'kysely'
+import type { Insertable, Selectable, Updateable } from 'kysely'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
 import type { DbOrTx } from './database.js'
+import { HotQuery } from './hot-query.js'
 import type { PayloadsTable } from './schema.js'
 
 type PayloadRow = Selectable<PayloadsTable>
@@ -40,43 +41,65 @@ export interface TransitionChanges {
   rejectedBy?: string
 }
 
+type NewPayloadRow = Pick<
+  Insertable<PayloadsTable>,
+  | 'uuid'
+  | 'project_id'
+  | 'type'
+  | 'status'
+  | 'transaction_json'
+  | 'message'
+  | 'challenge'
+  | 'return_url'
+  | 'custom_instructions'
+  | 'expires_at'
+  | 'created_at'
+>
+
+const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
+  db.insertInto('payloads').values({
+    uuid: p.uuid,
+    project_id: p.project_id,
+    type: p.type,
+    status: p.status,
+    transaction_json: p.transaction_json,
+    message: p.message,
+    challenge: p.challenge,
+    return_url: p.return_url,
+    custom_instructions: p.custom_instructions,
+    expires_at: p.expires_at,
+    created_at: p.created_at,
+  }),
+)
+const selectPayload = new HotQuery((db, p: { uuid: string }) => db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid))
+const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: string }) =>
+  db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
+)
+
 export const payloadsRepository = {
   async insert(db: DbOrTx, payload: Payload): Promise<void> {
-    await db
-      .insertInto('payloads')
-      .values({
-        uuid: payload.uuid,
-        project_id: payload.projectId,
-        type: payload.type,
-        status: payload.status,
-        transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
-        message: payload.message,
-        challenge: payload.challenge,
-        return_url: payload.returnUrl,
-        custom_instructions: payload.customInstructions,
-        expires_at: payload.expiresAtMs,
-        created_at: payload.createdAtMs,
-        resolved_at: null,
-        signer_address: null,
-        tx_hash: null,
-        tx_blob: null,
-        wallet_adapter: null,
-        public_key: null,
-        signature: null,
-        submit_engine_result: null,
-        validated_result: null,
-        validated_ledger_index: null,
-      })
-      .execute()
+    await insertPayload.execute(db, {
+      uuid: payload.uuid,
+      project_id: payload.projectId,
+      type: payload.type,
+      status: payload.status,
+      transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
+      message: payload.message,
+      challenge: payload.challenge,
+      return_url: payload.returnUrl,
+      custom_instructions: payload.customInstructions,
+      expires_at: payload.expiresAtMs,
+      created_at: payload.createdAtMs,
+    })
   },
 
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
-    const row = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirst()
+    const row = await selectPayload.executeTakeFirst(db, { uuid })
     return row && rowToPayload(row)
   },
 
   async findForProject(db: DbOrTx, projectId: string, uuid: string): Promise<Payload | undefined> {
-    const row = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst()
+    const row = await selectProjectPayload.executeTakeFirst(db, { uuid, projectId })
     return row && rowToPayload(row)
   },
 
@@ -119,15 +142,14 @@ export const payloadsRepository = {
   },
 
   /** Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. */
-  async expireOverdue(db: DbOrTx, nowMs: number, limit: number, projectId?: string): Promise<Payload[]> {
-    let overdue = db
+  async expireOverdue(db: DbOrTx, nowMs: number, limit: number): Promise<Payload[]> {
+    const overdue = db
       .selectFrom('payloads')
       .select('uuid')
       .where('status', '=', 'pending')
       .where('expires_at', '<=', nowMs)
       .orderBy('expires_at')
       .limit(limit)
-    if (projectId) overdue = overdue.where('project_id', '=', projectId)
     const rows = await db
       .updateTable('payloads')
       .set({ status: 'expired', resolved_at: nowMs })

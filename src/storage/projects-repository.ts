@@ -1,6 +1,8 @@
 // Projects: the unit that owns payloads, keys and webhooks, and carries a plan.
+import type { Selectable } from 'kysely'
 import type { PlanName } from '../domain/plans.js'
 import type { DbOrTx } from './database.js'
+import type { ProjectsTable } from './schema.js'
 
 export interface Project {
   id: string
@@ -10,15 +12,7 @@ export interface Project {
   createdAtMs: number
 }
 
-interface ProjectRow {
-  id: string
-  account_id: string | null
-  name: string
-  plan: string
-  created_at: number
-}
-
-const toProject = (row: ProjectRow): Project => ({
+const toProject = (row: Selectable<ProjectsTable>): Project => ({
   id: row.id,
   accountId: row.account_id,
   name: row.name,

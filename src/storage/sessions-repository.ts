@@ -1,5 +1,5 @@
 // Dashboard sessions, stored by the SHA-256 of their token. Revocation is a timestamp, so logout is immediate.
-import type { Account } from './accounts-repository.js'
+import { type Account, toAccount } from './accounts-repository.js'
 import type { DbOrTx } from './database.js'
 
 export interface SessionRecord {
@@ -49,7 +49,7 @@ export const sessionsRepository = {
       accountId: row.id,
       createdAtMs: row.session_created_at,
       expiresAtMs: row.expires_at,
-      account: { id: row.id, issuer: row.issuer, subject: row.subject, email: row.email, name: row.name, createdAtMs: row.created_at },
+      account: toAccount(row),
     }
   },
 

@@ -1,5 +1,32 @@
 // Monthly payload usage per project, the 80% warning record, and the daily counts behind analytics.
 import type { DbOrTx } from './database.js'
+import { HotQuery } from './hot-query.js'
+
+// One statement: the first payload of the month inserts the row; later ones increment it only while under the
+// limit (the conflict update's WHERE), so a full month returns no row.
+const reserveMonthly = new HotQuery((db, p: { projectId: string; month: string; limit: number }) =>
+  db
+    .insertInto('project_usage')
+    .values({ project_id: p.projectId, month: p.month, payload_count: 1 })
+    .onConflict((oc) =>
+      oc
+        .columns(['project_id', 'month'])
+        .doUpdateSet((eb) => ({ payload_count: eb('project_usage.payload_count', '+', 1) }))
+        .where('project_usage.payload_count', '<', p.limit),
+    )
+    .returning('payload_count'),
+)
+
+const addToDailyCount = new HotQuery((db, p: { projectId: string; day: string; status: string; walletAdapter: string; delta: number }) =>
+  db
+    .insertInto('payload_daily_counts')
+    .values({ project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: p.delta })
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'day', 'status', 'wallet_adapter']).doUpdateSet((eb) => ({
+        count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
+      })),
+    ),
+)
 
 export const usageRepository = {
   /**
@@ -9,19 +36,7 @@ export const usageRepository = {
    */
   async reserveMonthlyPayload(db: DbOrTx, projectId: string, month: string, limit: number): Promise<number | undefined> {
     if (limit <= 0) return undefined
-    // One statement: the first payload of the month inserts the row; later ones increment it only while under
-    // the limit (the conflict update's WHERE), so a full month returns no row.
-    const row = await db
-      .insertInto('project_usage')
-      .values({ project_id: projectId, month, payload_count: 1 })
-      .onConflict((oc) =>
-        oc
-          .columns(['project_id', 'month'])
-          .doUpdateSet((eb) => ({ payload_count: eb('project_usage.payload_count', '+', 1) }))
-          .where('project_usage.payload_count', '<', limit),
-      )
-      .returning('payload_count')
-      .executeTakeFirst()
+    const row = await reserveMonthly.executeTakeFirst(db, { projectId, month, limit })
     return row?.payload_count
   },
 
@@ -56,14 +71,6 @@ export const usageRepository = {
 
   /** Adds `delta` to the count of payloads created on `day` that are now in `status` (with `walletAdapter`). */
   async addDailyCount(db: DbOrTx, key: { projectId: string; day: string; status: string; walletAdapter: string }, delta: number) {
-    await db
-      .insertInto('payload_daily_counts')
-      .values({ project_id: key.projectId, day: key.day, status: key.status, wallet_adapter: key.walletAdapter, count: delta })
-      .onConflict((oc) =>
-        oc.columns(['project_id', 'day', 'status', 'wallet_adapter']).doUpdateSet((eb) => ({
-          count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
-        })),
-      )
-      .execute()
+    await addToDailyCount.execute(db, { ...key, delta })
   },
 }

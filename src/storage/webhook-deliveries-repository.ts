@@ -2,7 +2,10 @@
 import type { Selectable } from 'kysely'
 import type { DeliveryEvent, DeliveryState, WebhookDelivery } from '../domain/webhooks/webhook.js'
 import type { DbOrTx, Dialect } from './database.js'
+import { claimDueRows, claimHolds, type OutboxClaim } from './outbox.js'
 import type { WebhookDeliveriesTable } from './schema.js'
+
+export { claimOf } from './outbox.js'
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
   id: row.id,
@@ -19,22 +22,6 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
   lastError: row.last_error,
   createdAtMs: row.created_at,
   completedAtMs: row.completed_at,
-})
-
-/**
- * A claimed delivery is identified by its id, attempt count and lease: a dispatcher records the outcome only
- * while all three are unchanged, so a worker whose lease was taken over cannot overwrite the new owner's record.
- */
-export interface DeliveryClaim {
-  id: string
-  attempts: number
-  leaseExpiresAtMs: number
-}
-
-export const claimOf = (delivery: WebhookDelivery): DeliveryClaim => ({
-  id: delivery.id,
-  attempts: delivery.attempts,
-  leaseExpiresAtMs: delivery.leaseExpiresAtMs ?? 0,
 })
 
 /** The outcome of one attempt, or of deciding not to make it. */
@@ -73,41 +60,20 @@ export const webhookDeliveriesRepository = {
       .execute()
   },
 
-  /**
-   * Atomically moves up to `limit` due deliveries to 'sending' under a lease, and returns them. Due: pending with
-   * its attempt time reached, or sending with an expired lease (its worker died). On PostgreSQL the rows are locked
-   * with SKIP LOCKED, so concurrent dispatchers claim disjoint sets without waiting on each other; SQLite has a single
-   * writer, so the one statement is atomic by itself.
-   */
+  /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */
   async claimDue(
     db: DbOrTx,
     dialect: Dialect,
     claim: { nowMs: number; leaseExpiresAtMs: number; limit: number; excludeWebhookIds: readonly string[] },
   ): Promise<WebhookDelivery[]> {
-    let due = db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', claim.nowMs)]),
-          eb.and([eb('state', '=', 'sending'), eb('lease_expires_at', '<=', claim.nowMs)]),
-        ]),
-      )
-      .orderBy('next_attempt_at')
-      .limit(claim.limit)
-    if (claim.excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', claim.excludeWebhookIds)
-    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
-    const rows = await db
-      .updateTable('webhook_deliveries')
-      .set({ state: 'sending', lease_expires_at: claim.leaseExpiresAtMs })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute()
+    const rows = await claimDueRows(db, dialect, 'webhook_deliveries', claim, (due) =>
+      claim.excludeWebhookIds.length > 0 ? due.where('webhook_id', 'not in', claim.excludeWebhookIds) : due,
+    )
     return rows.map(toDelivery)
   },
 
   /** Records an attempt's outcome if the claim still holds; returns false when another worker took the delivery over. */
-  async complete(db: DbOrTx, claim: DeliveryClaim, outcome: DeliveryOutcome): Promise<boolean> {
+  async complete(db: DbOrTx, claim: OutboxClaim, outcome: DeliveryOutcome): Promise<boolean> {
     const result = await db
       .updateTable('webhook_deliveries')
       .set({
@@ -119,10 +85,7 @@ export const webhookDeliveriesRepository = {
         last_error: outcome.lastError,
         completed_at: outcome.completedAtMs,
       })
-      .where('id', '=', claim.id)
-      .where('state', '=', 'sending')
-      .where('attempts', '=', claim.attempts)
-      .where('lease_expires_at', '=', claim.leaseExpiresAtMs)
+      .where(claimHolds(claim))
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   },
@@ -133,7 +96,7 @@ export const webhookDeliveriesRepository = {
    */
   async completeSucceeded(
     db: DbOrTx,
-    successes: ReadonlyArray<{ claim: DeliveryClaim; statusCode: number }>,
+    successes: ReadonlyArray<{ claim: OutboxClaim; statusCode: number }>,
     completedAtMs: number,
   ): Promise<void> {
     const groups = new Map<string, { leaseExpiresAtMs: number; statusCode: number; ids: string[] }>()

@@ -1,7 +1,7 @@
 // Webhook rows. Deleting is soft (deleted_at), so that a webhook's deliveries keep their history.
 import type { Selectable } from 'kysely'
 import type { PayloadEvent } from '../domain/payloads.js'
-import type { PlanName } from '../domain/plans.js'
+import { type PlanName, WEBHOOKS_PLAN } from '../domain/plans.js'
 import type { Webhook } from '../domain/webhooks/webhook.js'
 import type { DbOrTx, Dialect } from './database.js'
 import type { WebhooksTable } from './schema.js'
@@ -118,7 +118,7 @@ export const webhooksRepository = {
       .innerJoin('projects', 'projects.id', 'webhooks.project_id')
       .select(['webhooks.id', 'webhooks.events_json'])
       .where('webhooks.project_id', '=', projectId)
-      .where('projects.plan', '=', 'pro')
+      .where('projects.plan', '=', WEBHOOKS_PLAN)
       .where('webhooks.disabled_at', 'is', null)
       .where('webhooks.deleted_at', 'is', null)
       .execute()

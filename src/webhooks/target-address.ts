@@ -75,8 +75,3 @@ export function describeForbiddenAddress(ip: string): string | undefined {
   const family: Family = version === 4 ? 'ipv4' : 'ipv6'
   return FORBIDDEN_LISTS.find(([, list]) => list.check(address, family))?.[0]
 }
-
-/** True when a webhook must not connect to `ip` (anything not a public unicast address, and anything unparsable). */
-export function isForbiddenAddress(ip: string): boolean {
-  return describeForbiddenAddress(ip) !== undefined
-}

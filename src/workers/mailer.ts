@@ -10,11 +10,11 @@ import { type PeriodicTask, startPeriodicTask } from './periodic-task.js'
 
 const MINUTE_MS = 60_000
 
-/** Delay before attempt n + 1 after n failed attempts: a mail server that is down for a while still gets the mail. */
-export const EMAIL_RETRY_DELAYS_MS: readonly number[] = [MINUTE_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 120 * MINUTE_MS]
-
-/** The immediate attempt and one after each delay; the last about 2 h 36 min after the mail was queued. */
-export const MAX_EMAIL_ATTEMPTS = EMAIL_RETRY_DELAYS_MS.length + 1
+/**
+ * Delay before attempt n + 1 after n failed attempts: a mail server that is down for a while still gets the mail.
+ * Five attempts in all, the last about 2 h 36 min after the mail was queued.
+ */
+const EMAIL_RETRY_DELAYS_MS: readonly number[] = [MINUTE_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 120 * MINUTE_MS]
 
 /** Longer than the transport's own time limits (10 s to connect, 10 s for the greeting, 30 s of silence) add up to. */
 const LEASE_MS = 2 * MINUTE_MS

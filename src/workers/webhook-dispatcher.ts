@@ -3,10 +3,11 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
+import { planHasWebhooks } from '../domain/plans.js'
 import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from '../domain/webhooks/retry-schedule.js'
-import { createSecretBox, type SecretBox } from '../domain/webhooks/secret-box.js'
+import type { SecretBox } from '../domain/webhooks/secret-box.js'
 import { signWebhookBody } from '../domain/webhooks/sign-webhook-body.js'
-import { TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../domain/webhooks/webhook.js'
+import { DELIVERY_TIMEOUT_MS, TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../domain/webhooks/webhook.js'
 import type { EmailOutbox } from '../services/emails.js'
 import type { PayloadService } from '../services/payloads.js'
 import type { WebhookService } from '../services/webhooks.js'
@@ -15,9 +16,6 @@ import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../s
 import { type DeliveryTarget, webhooksRepository } from '../storage/webhooks-repository.js'
 import { sendWebhook, type WebhookSendResult } from '../webhooks/send-webhook.js'
 import { type PeriodicTask, startPeriodicTask } from './periodic-task.js'
-
-/** Success is a 2xx within this time, counted from the start of the attempt (docs/webhooks.md). */
-export const DELIVERY_TIMEOUT_MS = 10_000
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -58,7 +56,7 @@ export interface DispatcherContext {
   storage: Storage
   clock: Clock
   logger: Logger
-  serverSecret: string
+  secretBox: SecretBox
   emails: EmailOutbox
 }
 
@@ -99,7 +97,6 @@ export class WebhookDispatcher {
   private waitingCount = 0
   private stopping = false
   private successes: Success[] = []
-  private readonly secretBox: SecretBox
   private readonly timeoutMs: number
   private readonly leaseMs: number
   private readonly random: () => number
@@ -110,7 +107,6 @@ export class WebhookDispatcher {
     private readonly ctx: DispatcherContext,
     private readonly options: WebhookDispatcherOptions = {},
   ) {
-    this.secretBox = createSecretBox(ctx.serverSecret)
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
     this.leaseMs = Math.max(LEASE_MS, LEASE_IN_TIMEOUTS * this.timeoutMs)
     this.random = options.random ?? Math.random
@@ -140,7 +136,7 @@ export class WebhookDispatcher {
     for (const delivery of claimed) {
       const target = targets.get(delivery.webhookId)
       // Checked at dispatch, not only when the event was queued: a project moved back to Free stops receiving at once.
-      if (!target || target.deleted || target.disabled || target.plan !== 'pro') cancelled.push(delivery.id)
+      if (!target || target.deleted || target.disabled || !planHasWebhooks(target.plan)) cancelled.push(delivery.id)
       else accepted.push({ delivery, target })
     }
     await webhookDeliveriesRepository.cancelClaimed(db, cancelled, leaseExpiresAtMs, nowMs)
@@ -250,7 +246,7 @@ export class WebhookDispatcher {
   private async send(delivery: WebhookDelivery, target: DeliveryTarget): Promise<void> {
     let secret: string
     try {
-      secret = this.secretBox.open(target.secretCiphertext)
+      secret = this.ctx.secretBox.open(target.secretCiphertext)
     } catch (error) {
       // The server secret changed since the webhook was created: nothing can be signed for it, so no attempt is made.
       const message = `the webhook's secret could not be decrypted (${(error as Error).message}); register the webhook again`

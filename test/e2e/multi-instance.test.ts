@@ -2,26 +2,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
-import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
+import { createTestDatabase, postgresSkip, type TestDatabase } from '../support/databases.js'
 import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
-import { createProjectWithCli, type Instance, startInstance } from '../support/serve-process.js'
+import { createProjectWithCli, type Instance, instanceEnv, startInstance, stopInstance } from '../support/serve-process.js'
 import { openSse } from '../support/sse.js'
 import { signText } from '../support/wallet-signing.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 
-async function postgresReachable(): Promise<boolean> {
-  try {
-    const database = await createTestDatabase('postgres')
-    await database.drop()
-    return true
-  } catch {
-    return false
-  }
-}
-
-const skip = redisSkip || ((await postgresReachable()) ? false : `PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}`)
-
-describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
+describe('three instances on one PostgreSQL and one Redis', { skip: redisSkip || postgresSkip }, () => {
   let database: TestDatabase
   let env: Record<string, string>
   const instances: Instance[] = []
@@ -32,32 +20,13 @@ describe('three instances on one PostgreSQL and one Redis', { skip }, () => {
   before(async () => {
     database = await createTestDatabase('postgres')
     receiver = await startWebhookReceiver()
-    env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      HOST: '127.0.0.1',
-      PUBLIC_URL: 'http://countersign.test',
-      SESSION_SECRET: 'multi-instance-test-secret-0123456789abcdef',
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      LOG_LEVEL: 'warn',
-      LIVE_HEARTBEAT_MS: '1000',
-    }
+    env = { ...instanceEnv(database.url), REDIS_URL: TEST_REDIS_URL }
     // Started together: each migrates at start, under the migration lock, on the same fresh database.
     instances.push(...(await Promise.all([startInstance(env), startInstance(env), startInstance(env)])))
   })
 
   after(async () => {
-    await Promise.all(
-      instances.map(
-        (i) =>
-          new Promise<void>((resolve) => {
-            if (i.process.exitCode !== null) return resolve()
-            i.process.once('exit', () => resolve())
-            i.process.kill('SIGTERM')
-          }),
-      ),
-    )
+    await Promise.all(instances.map(stopInstance))
     await receiver?.close()
     await database?.drop()
   })

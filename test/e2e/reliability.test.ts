@@ -8,12 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { type RunningService, startService } from '../../src/main.js'
-import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../support/databases.js'
+import { createTestDatabase, describePostgres, forEachDatabase, postgresSkip, type TestDatabase } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
 import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
-import { createProjectWithCli, type Instance, startInstance, stopInstance } from '../support/serve-process.js'
+import { createProjectWithCli, type Instance, instanceEnv, startInstance, stopInstance } from '../support/serve-process.js'
 import { openSse } from '../support/sse.js'
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { type ProxiedUrl, proxied } from '../support/tcp-proxy.js'
 import { countByDeliveryId, startWebhookReceiver } from '../support/webhook-receiver.js'
 
 /** No request may take longer than this, outage or not: a request still open then counts as hung. */
@@ -42,22 +42,11 @@ async function request(
   }
 }
 
-const baseEnv = (databaseUrl: string): Record<string, string> => ({
-  PATH: process.env.PATH ?? '',
-  DATABASE_URL: databaseUrl,
-  HOST: '127.0.0.1',
-  PUBLIC_URL: 'http://countersign.test',
-  SESSION_SECRET: 'reliability-test-secret-0123456789abcdef',
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-  LOG_LEVEL: 'warn',
-  LIVE_HEARTBEAT_MS: '1000',
-})
-
 forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
   it('keeps every payload answered 201, every rejection answered 200, and delivers every payload.rejected event', async (t) => {
     const database = await createTestDatabase(dialect)
     const receiver = await startWebhookReceiver()
-    const env = { ...baseEnv(database.url), LIMITS_PRO: '{"requestsPerMinute": 1000000, "monthlyPayloads": 1000000}' }
+    const env = { ...instanceEnv(database.url), LIMITS_PRO: '{"requestsPerMinute": 1000000, "monthlyPayloads": 1000000}' }
     let instance: Instance | undefined
     try {
       instance = await startInstance(env)
@@ -134,37 +123,23 @@ forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
           `every event delivered ${waitedMs} ms after the restart; ${repeated.length} deliveries arrived twice`,
       )
     } finally {
-      if (instance && instance.process.exitCode === null && instance.process.signalCode === null) await stopInstance(instance)
+      await stopInstance(instance)
       await receiver.close()
       await database.drop()
     }
   })
 })
 
-async function postgresReachable(): Promise<boolean> {
-  try {
-    const database = await createTestDatabase('postgres')
-    await database.drop()
-    return true
-  } catch {
-    return false
-  }
-}
-
-const redisSuiteSkip = redisSkip || ((await postgresReachable()) ? false : 'PostgreSQL is not reachable')
-
-describe('Redis cut away and back under load, two instances', { skip: redisSuiteSkip }, () => {
+describe('Redis cut away and back under load, two instances', { skip: redisSkip || postgresSkip }, () => {
   let database: TestDatabase
-  let proxy: TcpProxy
+  let proxy: ProxiedUrl
   let env: Record<string, string>
   const instances: Instance[] = []
 
   before(async () => {
     database = await createTestDatabase('postgres')
-    const redisUrl = new URL(TEST_REDIS_URL)
-    proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379))
-    redisUrl.host = `127.0.0.1:${proxy.port}`
-    env = { ...baseEnv(database.url), REDIS_URL: redisUrl.href }
+    proxy = await proxied(TEST_REDIS_URL, 6379)
+    env = { ...instanceEnv(database.url), REDIS_URL: proxy.url }
     instances.push(...(await Promise.all([startInstance(env), startInstance(env)])))
   })
 
@@ -269,17 +244,15 @@ describe('Redis cut away and back under load, two instances', { skip: redisSuite
 
 describePostgres('PostgreSQL cut away and back under concurrent load', () => {
   let database: TestDatabase
-  let proxy: TcpProxy
+  let proxy: ProxiedUrl
   let service: RunningService
   let apiKey: string
 
   before(async () => {
     database = await createTestDatabase('postgres')
-    const url = new URL(database.url)
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
-    url.host = `127.0.0.1:${proxy.port}`
+    proxy = await proxied(database.url, 5432)
     const config = loadConfig({
-      DATABASE_URL: url.href,
+      DATABASE_URL: proxy.url,
       HOST: '127.0.0.1',
       PORT: '0',
       LIMITS_PRO: '{"requestsPerMinute": 1000000, "monthlyPayloads": 1000000}',

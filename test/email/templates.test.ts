@@ -54,6 +54,7 @@ describe('webhookFailureEmail', () => {
       'wh_1 https://shop.example/hooks',
       'payload.rejected',
       'timed out after 10000 ms',
+      'answer a POST with a 2xx status within 10 seconds, without redirecting',
       'GET /api/v1/payloads/0b6f0c9e-7d3e-4a53-8f1c-2b9a1d5e4c10',
       'GET /api/v1/webhooks/wh_1/deliveries',
       'https://countersign.example/dashboard/projects/proj_1',

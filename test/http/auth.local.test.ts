@@ -6,6 +6,7 @@ import { localSignInUrl } from '../../src/domain/session-tokens.js'
 import { TestBrowser } from '../support/browser.js'
 import { dashboardClient } from '../support/dashboard.js'
 import { createTestDatabase, forEachDatabase } from '../support/databases.js'
+import { CLI } from '../support/serve-process.js'
 import { startTestService, type TestService } from '../support/service.js'
 
 const PUBLIC_URL = 'http://countersign.test'
@@ -15,7 +16,7 @@ const DAY_MS = 24 * 60 * MINUTE_MS
 /** Runs the real `countersign` command with `env` as its whole configuration. */
 async function countersign(args: string[], env: Record<string, string>) {
   const run = promisify(execFile)
-  return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { PATH: process.env.PATH, PUBLIC_URL, ...env } }).then(
+  return run(process.execPath, [...CLI, ...args], { env: { PATH: process.env.PATH, PUBLIC_URL, ...env } }).then(
     ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   )
@@ -190,7 +191,7 @@ it('`countersign login-link` refuses when OIDC is configured', async () => {
 
 it('`countersign serve` prints the dashboard and a sign-in link that works', async () => {
   const database = await createTestDatabase('sqlite')
-  const server = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const server = spawn(process.execPath, [...CLI, 'serve'], {
     env: { PATH: process.env.PATH, PUBLIC_URL, PORT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -7,19 +7,17 @@ import { type RunningService, startService } from '../../src/main.js'
 import { createTestDatabase, describePostgres, type TestDatabase } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
 import { bearer } from '../support/service.js'
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { type ProxiedUrl, proxied } from '../support/tcp-proxy.js'
 
 describePostgres('PostgreSQL going away', () => {
   let database: TestDatabase
-  let proxy: TcpProxy
+  let proxy: ProxiedUrl
   let service: RunningService
   let apiKey: string
   before(async () => {
     database = await createTestDatabase('postgres')
-    const url = new URL(database.url)
-    proxy = await startTcpProxy(url.hostname, Number(url.port || 5432))
-    url.host = `127.0.0.1:${proxy.port}`
-    const config = loadConfig({ DATABASE_URL: url.href, PORT: '0' })
+    proxy = await proxied(database.url, 5432)
+    const config = loadConfig({ DATABASE_URL: proxy.url, PORT: '0' })
     service = await startService(config, { clock: new ManualClock(), logger: createLogger('silent'), listen: false, workers: false })
     apiKey = (await service.ctx.projects.createProject({ name: 'outage', plan: 'pro' })).key.apiKey
   })

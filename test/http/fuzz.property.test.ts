@@ -141,7 +141,8 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
         assert.ok(response.statusCode < 500, `${route.method} ${path} answered ${response.statusCode}: ${response.body}`)
         if (response.statusCode >= 400) {
           assert.equal(await stateDigest(), before, `${route.method} ${path} was refused (${response.statusCode}) but changed state`)
-          if (response.headers['content-type']?.toString().includes('json')) assert.equal(typeof response.json().error, 'string')
+          assert.match(String(response.headers['content-type']), /json/, `${route.method} ${path} refused without a JSON body`)
+          assert.equal(typeof response.json().error, 'string', `${route.method} ${path} refused without an error message`)
         }
       }),
       { numRuns: RUNS },

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { SIGN_REQUESTS_PER_MINUTE } from '../../src/http/sign.js'
 import { forEachDatabase } from '../support/databases.js'
 import { paymentTransaction } from '../support/fixtures.js'
+import { createPayload, readPayload } from '../support/payloads.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
 import { openSse, type SseStream } from '../support/sse.js'
 
@@ -22,25 +24,13 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
   })
   after(() => t.stop())
 
-  const create = async (apiKey: string, body: object = { type: 'sign', transaction: paymentTransaction() }) => {
-    const response = await fetch(`${t.url}/api/v1/payloads`, {
-      method: 'POST',
-      headers: { ...bearer(apiKey), 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    assert.equal(response.status, 201)
-    return ((await response.json()) as { uuid: string }).uuid
-  }
+  const create = (apiKey: string, body: object = { type: 'sign', transaction: paymentTransaction() }) => createPayload(t, apiKey, body)
   const reject = async (uuid: string) => {
     const response = await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: { walletAdapter: 'gemwallet' } })
     assert.equal(response.statusCode, 200, response.body)
   }
-  const appView = async (apiKey: string, uuid: string) => {
-    t.clock.advance(3000)
-    const response = await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
-    assert.equal(response.statusCode, 200, response.body)
-    return response.json()
-  }
+  // 3 s: the Free plan's poll interval, so that both plans' reads in a row are let through.
+  const appView = (apiKey: string, uuid: string) => readPayload(t, apiKey, uuid, 3000)
   const payloadStream = (apiKey: string, uuid: string) => openSse(`${t.url}/api/v1/payloads/${uuid}/events`, bearer(apiKey))
   const expectEnd = async (stream: SseStream) => {
     for (;;) {
@@ -136,7 +126,9 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
 
     it("refuses another project's payload, an unknown one, and a missing key", async () => {
       const uuid = await create(pro)
-      const other = await fetch(`${t.url}/api/v1/payloads/${uuid}/events`, { headers: bearer(free) })
+      // A project of its own: the Free project's stream slots may still be closing after the cap test.
+      const { apiKey: stranger } = await t.createProject('free', 'Another shop')
+      const other = await fetch(`${t.url}/api/v1/payloads/${uuid}/events`, { headers: bearer(stranger) })
       assert.equal(other.status, 404)
       const unknown = await fetch(`${t.url}/api/v1/payloads/00000000-0000-4000-8000-000000000000/events`, { headers: bearer(pro) })
       assert.equal(unknown.status, 404)
@@ -168,6 +160,20 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
     it('answers 404 for an unknown or malformed uuid', async () => {
       assert.equal((await fetch(`${t.url}/api/v1/sign/00000000-0000-4000-8000-000000000000/events`)).status, 404)
       assert.equal((await fetch(`${t.url}/api/v1/sign/not-a-uuid/events`)).status, 404)
+    })
+
+    it("is refused once the payload's wallet-facing request budget is used up by GET /sign/{uuid}", async () => {
+      const uuid = await create(pro)
+      for (let i = 0; i < SIGN_REQUESTS_PER_MINUTE; i++) {
+        assert.equal((await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).statusCode, 200)
+      }
+      const refused = await fetch(`${t.url}/api/v1/sign/${uuid.toUpperCase()}/events`)
+      assert.equal(refused.status, 429)
+      assert.equal(
+        ((await refused.json()) as { error: string }).error,
+        `Too many requests for this signing request: at most ${SIGN_REQUESTS_PER_MINUTE} a minute; retry in 60 s`,
+      )
+      assert.equal(refused.headers.get('retry-after'), '60')
     })
   })
 })

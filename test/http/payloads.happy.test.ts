@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { forEachDatabase } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
+import { readPayload } from '../support/payloads.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
 
 forEachDatabase('payload API, happy paths', (dialect) => {
@@ -14,10 +15,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
   after(() => t.stop())
 
   const create = (body: object) => t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
-  const get = (uuid: string) => {
-    t.clock.advance(1000) // the Pro plan's poll interval
-    return t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
-  }
+  const get = (uuid: string) => readPayload(t, apiKey, uuid)
 
   for (const [type, body] of Object.entries(payloadBodies)) {
     it(`creates a ${type} payload with exactly the spec's fields`, async () => {
@@ -44,7 +42,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     const sign = (await create(payloadBodies.sign)).json()
     const message = (await create(payloadBodies.signMessage)).json()
     const submit = (await create(payloadBodies.signAndSubmit)).json()
-    const signView = (await get(sign.uuid)).json()
+    const signView = await get(sign.uuid)
     assert.deepEqual(signView, {
       uuid: sign.uuid,
       type: 'sign',
@@ -57,11 +55,11 @@ forEachDatabase('payload API, happy paths', (dialect) => {
       resolvedAt: null,
       txBlob: null,
     })
-    const messageView = (await get(message.uuid)).json()
+    const messageView = await get(message.uuid)
     assert.equal(messageView.publicKey, null)
     assert.equal(messageView.signature, null)
     assert.equal('txBlob' in messageView, false)
-    const submitView = (await get(submit.uuid)).json()
+    const submitView = await get(submit.uuid)
     assert.deepEqual(submitView.submission, { engineResult: null, validatedResult: null, ledgerIndex: null })
   })
 
@@ -75,7 +73,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     const cancel = await t.inject({ method: 'DELETE', url: `/api/v1/payloads/${created.uuid}`, headers: bearer(apiKey) })
     assert.equal(cancel.statusCode, 200)
     assert.deepEqual(cancel.json(), { uuid: created.uuid, status: 'expired' })
-    const view = (await get(created.uuid)).json()
+    const view = await get(created.uuid)
     assert.equal(view.status, 'expired')
     assert.equal(view.resolvedAt, new Date(t.clock.now() - 1000).toISOString())
     const again = await t.inject({ method: 'DELETE', url: `/api/v1/payloads/${created.uuid}`, headers: bearer(apiKey) })
@@ -86,8 +84,8 @@ forEachDatabase('payload API, happy paths', (dialect) => {
   it('never shows a pending payload past its expiry: a read expires it', async () => {
     const created = (await create({ ...payloadBodies.connect, options: { expiresIn: 5 } })).json()
     t.clock.advance(4000)
-    assert.equal((await get(created.uuid)).json().status, 'expired')
-    const view = (await get(created.uuid)).json()
+    assert.equal((await get(created.uuid)).status, 'expired')
+    const view = await get(created.uuid)
     assert.equal(view.resolvedAt, new Date(Date.parse(created.createdAt) + 5000).toISOString())
   })
 

@@ -3,9 +3,10 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
 import { forEachDatabase } from '../support/databases.js'
-import { paymentTransaction } from '../support/fixtures.js'
+import { payloadBodies, paymentTransaction } from '../support/fixtures.js'
+import { createPayload, readPayload } from '../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
-import { bearer, startTestService, type TestService } from '../support/service.js'
+import { startTestService, type TestService } from '../support/service.js'
 import { signRequested, WALLET_FIELDS } from '../support/wallet-signing.js'
 
 /** Polls until check() holds (background work runs on real time), or fails after timeoutMs. */
@@ -36,24 +37,11 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     rippled.setSubmitResult('tesSUCCESS')
   })
 
-  const create = async (transaction: Record<string, unknown> = paymentTransaction()) => {
-    const response = await t.inject({
-      method: 'POST',
-      url: '/api/v1/payloads',
-      headers: bearer(apiKey),
-      payload: { type: 'signAndSubmit', transaction },
-    })
-    assert.equal(response.statusCode, 201, response.body)
-    return response.json().uuid as string
-  }
+  const create = (transaction: Record<string, unknown> = paymentTransaction()) =>
+    createPayload(t, apiKey, { type: 'signAndSubmit', transaction })
   const approve = (uuid: string, signedTransaction: string) =>
     t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: { walletAdapter: 'gemwallet', signedTransaction } })
-  const appView = async (uuid: string) => {
-    t.clock.advance(1000)
-    const response = await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
-    assert.equal(response.statusCode, 200)
-    return response.json()
-  }
+  const appView = (uuid: string) => readPayload(t, apiKey, uuid)
 
   for (const engineResult of ['tesSUCCESS', 'terQUEUED', 'tecUNFUNDED_PAYMENT']) {
     it(`${engineResult}: the payload is signed, with the engine result recorded`, async () => {
@@ -200,19 +188,14 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     it('ends the follows of submitted transactions promptly', async () => {
       const own = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url } })
       const { apiKey: ownKey } = await own.createProject('pro')
-      const created = await own.inject({
-        method: 'POST',
-        url: '/api/v1/payloads',
-        headers: bearer(ownKey),
-        payload: { type: 'signAndSubmit', transaction: paymentTransaction() },
-      })
+      const uuid = await createPayload(own, ownKey, payloadBodies.signAndSubmit)
       const wallet = Wallet.generate()
       const signed = wallet.sign({ ...paymentTransaction(), Account: wallet.classicAddress, Fee: '12', Sequence: 3 } as Parameters<
         Wallet['sign']
       >[0])
       const response = await own.inject({
         method: 'POST',
-        url: `/api/v1/sign/${created.json().uuid}/approve`,
+        url: `/api/v1/sign/${uuid}/approve`,
         payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
       })
       assert.equal(response.statusCode, 200)
@@ -233,13 +216,7 @@ forEachDatabase('signAndSubmit without an XRPL node', (dialect) => {
   after(() => t.stop())
 
   it('answers 502 saying that no node is configured, and the payload stays pending', async () => {
-    const created = await t.inject({
-      method: 'POST',
-      url: '/api/v1/payloads',
-      headers: bearer(apiKey),
-      payload: { type: 'signAndSubmit', transaction: paymentTransaction() },
-    })
-    const { uuid } = created.json()
+    const uuid = await createPayload(t, apiKey, payloadBodies.signAndSubmit)
     const response = await t.inject({
       method: 'POST',
       url: `/api/v1/sign/${uuid}/approve`,
@@ -247,8 +224,6 @@ forEachDatabase('signAndSubmit without an XRPL node', (dialect) => {
     })
     assert.equal(response.statusCode, 502)
     assert.match(response.json().error, /No XRPL node is configured on this service \(XRPL_NODE_URL\), so it cannot submit the transaction/)
-    t.clock.advance(1000)
-    const view = (await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })).json()
-    assert.equal(view.status, 'pending')
+    assert.equal((await readPayload(t, apiKey, uuid)).status, 'pending')
   })
 })

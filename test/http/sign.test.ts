@@ -7,6 +7,7 @@ import { buildConnectTransaction } from '../../src/domain/xrpl/connect-challenge
 import { SIGN_REQUESTS_PER_MINUTE } from '../../src/http/sign.js'
 import { forEachDatabase } from '../support/databases.js'
 import { paymentTransaction } from '../support/fixtures.js'
+import { createPayload, readPayload } from '../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
 import { signRequested, signText, WALLET_FIELDS } from '../support/wallet-signing.js'
@@ -36,22 +37,12 @@ forEachDatabase('wallet-facing API', (dialect) => {
     await rippled.close()
   })
 
-  const create = async (body: object) => {
-    const response = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
-    assert.equal(response.statusCode, 201, response.body)
-    return response.json().uuid as string
-  }
+  const create = (body: object) => createPayload(t, apiKey, body)
   const signView = (uuid: string) => t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })
   const approve = (uuid: string, body: unknown) =>
     t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: body as object })
   const reject = (uuid: string, body: object = {}) => t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: body })
-  /** The application's view of the payload (the Pro plan polls once a second). */
-  const appView = async (uuid: string) => {
-    t.clock.advance(1000)
-    const response = await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
-    assert.equal(response.statusCode, 200)
-    return response.json()
-  }
+  const appView = (uuid: string) => readPayload(t, apiKey, uuid)
   const statusOf = async (uuid: string) => (await appView(uuid)).status
   const challengeOf = async (uuid: string) => (await signView(uuid)).json().challenge as string
   const detailFields = (response: { json(): { details?: Array<{ field: string }> } }) => (response.json().details ?? []).map((d) => d.field)
@@ -524,13 +515,7 @@ forEachDatabase('wallet-facing API on mainnet', (dialect) => {
 
   it('neither offers nor accepts the developer wallet', async () => {
     const wallet = Wallet.generate()
-    const created = await t.inject({
-      method: 'POST',
-      url: '/api/v1/payloads',
-      headers: bearer(apiKey),
-      payload: { type: 'signMessage', message: 'm' },
-    })
-    const { uuid } = created.json()
+    const uuid = await createPayload(t, apiKey, { type: 'signMessage', message: 'm' })
     const view = (await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).json()
     assert.equal(view.network, 'mainnet')
     assert.deepEqual(view.wallets, { xaman: false, developer: false })
@@ -553,13 +538,7 @@ forEachDatabase('wallet-facing API on mainnet', (dialect) => {
   it('answers 502 for a multisigned or RegularKey transaction when no XRPL node is configured', async () => {
     const owner = Wallet.generate()
     const requested = { ...paymentTransaction(), Account: owner.classicAddress }
-    const created = await t.inject({
-      method: 'POST',
-      url: '/api/v1/payloads',
-      headers: bearer(apiKey),
-      payload: { type: 'sign', transaction: requested },
-    })
-    const { uuid } = created.json()
+    const uuid = await createPayload(t, apiKey, { type: 'sign', transaction: requested })
     const response = await t.inject({
       method: 'POST',
       url: `/api/v1/sign/${uuid}/approve`,

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { type Clock, ManualClock, systemClock } from '../../src/domain/clock.js'
 import { createLogger } from '../../src/logger.js'
 import { MemoryRateLimiter } from '../../src/rate-limit/memory-rate-limiter.js'
-import type { RateLimiter } from '../../src/rate-limit/rate-limiter.js'
+import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../../src/rate-limit/rate-limiter.js'
 import { RedisRateLimiter } from '../../src/rate-limit/redis-rate-limiter.js'
 import { redisSkip, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js'
 
@@ -76,6 +76,23 @@ rateLimiterBehaviour('RedisRateLimiter', redisSkip, () => ({
   clock: systemClock,
   pass: (ms) => sleep(ms),
 }))
+
+describe('seconds until a window resets', () => {
+  it('rounds up to whole seconds, and is 0 once the reset has passed (X-RateLimit-Reset)', () => {
+    assert.equal(secondsUntil(10_000, 0), 10)
+    assert.equal(secondsUntil(10_001, 0), 11)
+    assert.equal(secondsUntil(1, 0), 1)
+    assert.equal(secondsUntil(5_000, 5_000), 0)
+    assert.equal(secondsUntil(5_000, 9_000), 0)
+  })
+
+  it('tells a refused request to wait at least 1 s (Retry-After), even when the window has just ended', () => {
+    const refused = { allowed: false, limit: 1, remaining: 0, resetAtMs: 5_000 }
+    assert.equal(retryAfterSeconds(refused, 2_500), 3)
+    assert.equal(retryAfterSeconds(refused, 5_000), 1)
+    assert.equal(retryAfterSeconds(refused, 7_000), 1)
+  })
+})
 
 describe('RedisRateLimiter across instances', { skip: redisSkip }, () => {
   it('shares one count between every instance on the same Redis', async () => {

@@ -33,21 +33,23 @@ if (!postgresAvailable && process.env.REQUIRE_POSTGRES === '1') {
   throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}`)
 }
 
+/** The skip reason for a suite that needs PostgreSQL, or false when PostgreSQL answers. */
+export const postgresSkip: string | false = postgresAvailable
+  ? false
+  : 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)'
+
 export const TEST_DIALECTS: TestDialect[] = ['sqlite', 'postgres']
 
 /** Declares the suite once per database; the PostgreSQL one is skipped (not failed) when PostgreSQL is absent and not required. */
 export function forEachDatabase(name: string, suite: (dialect: TestDialect) => void): void {
   for (const dialect of TEST_DIALECTS) {
-    const skip =
-      dialect === 'postgres' && !postgresAvailable ? 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)' : false
-    describe(`${name} [${dialect}]`, { skip }, () => suite(dialect))
+    describe(`${name} [${dialect}]`, { skip: dialect === 'postgres' ? postgresSkip : false }, () => suite(dialect))
   }
 }
 
 /** Declares a suite that only makes sense on PostgreSQL (several processes, outages, row locks). */
 export function describePostgres(name: string, suite: () => void): void {
-  const skip = postgresAvailable ? false : 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)'
-  describe(`${name} [postgres]`, { skip }, suite)
+  describe(`${name} [postgres]`, { skip: postgresSkip }, suite)
 }
 
 export interface TestDatabase {

@@ -1,5 +1,5 @@
-// `countersign serve` as its own process, for multi-process tests: start it on a free port, wait for /healthz,
-// stop it, and create projects through the real CLI.
+// The `countersign` command as its own process: `serve` for multi-process tests (start it on a free port, wait
+// for /healthz, stop it), and projects created through the real CLI.
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
+/** Node's arguments that run the CLI from its source. */
 export const CLI = ['--import', 'tsx', 'src/cli.ts']
 
 export interface Instance {
@@ -15,6 +16,23 @@ export interface Instance {
   process: ChildProcess
   /** Everything the process printed, stdout and stderr. */
   output: string[]
+}
+
+/**
+ * What a test instance on `databaseUrl` runs with: on 127.0.0.1, webhooks to 127.0.0.1 allowed, warnings only, and a
+ * heartbeat every second on live streams.
+ */
+export function instanceEnv(databaseUrl: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'http://countersign.test',
+    SESSION_SECRET: 'serve-process-test-secret-0123456789abcdef',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    LOG_LEVEL: 'warn',
+    LIVE_HEARTBEAT_MS: '1000',
+  }
 }
 
 export async function freePort(): Promise<number> {

@@ -48,3 +48,16 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       }),
   }
 }
+
+export interface ProxiedUrl extends TcpProxy {
+  /** The URL given, pointing at the proxy instead of the server. */
+  url: string
+}
+
+/** Starts a proxy in front of the server of `url` (at `defaultPort` when the URL names none) and rewrites the URL to it. */
+export async function proxied(url: string, defaultPort: number): Promise<ProxiedUrl> {
+  const target = new URL(url)
+  const proxy = await startTcpProxy(target.hostname, Number(target.port || defaultPort))
+  target.host = `127.0.0.1:${proxy.port}`
+  return { ...proxy, url: target.href }
+}

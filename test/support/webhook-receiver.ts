@@ -1,9 +1,12 @@
 // A real HTTP receiver on 127.0.0.1 for webhook tests: records every request with its raw body, then answers as told.
+// It checks signatures as a receiver would, independently of the service's code.
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 
 export interface ReceivedRequest {
+  method: string
   path: string
   headers: http.IncomingHttpHeaders
   /** The bytes as they arrived, before any parsing. */
@@ -28,9 +31,9 @@ export interface WebhookReceiver {
 }
 
 export const answer =
-  (status: number, headers: Record<string, string> = {}): Responder =>
+  (status: number, headers: Record<string, string> = {}, body = ''): Responder =>
   (_request, res) =>
-    res.writeHead(status, headers).end()
+    res.writeHead(status, headers).end(body)
 
 /** Never answers: the request is left open until the client gives up or the receiver closes. */
 export const hang: Responder = () => {}
@@ -45,7 +48,13 @@ export async function startWebhookReceiver(responder: Responder = answer(204)): 
     req.on('error', () => {})
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      const request = { path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks), receivedAtMs: performance.now() }
+      const request = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks),
+        receivedAtMs: performance.now(),
+      }
       requests.push(request)
       for (const waiter of waiters) waiter()
       respond(request, res)
@@ -94,4 +103,11 @@ export function countByDeliveryId(requests: readonly ReceivedRequest[]): Map<str
     counts.set(id, (counts.get(id) ?? 0) + 1)
   }
   return counts
+}
+
+/** The receiver's check of X-Service-Signature: HMAC-SHA256 of the raw bytes with the secret, compared in constant time. */
+export function hasValidSignature(rawBody: Buffer, header: string | string[] | undefined, secret: string): boolean {
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`)
+  const received = Buffer.from(typeof header === 'string' ? header : '')
+  return received.length === expected.length && timingSafeEqual(received, expected)
 }

@@ -1,8 +1,7 @@
-// Steps shared by webhook tests: register a webhook through the API, create and resolve payloads, run a dispatcher by hand.
+// Steps shared by webhook tests: register a webhook through the API, resolve payloads, run a dispatcher by hand.
 import assert from 'node:assert/strict'
 import { newId } from '../../src/domain/ids.js'
 import type { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
-import { payloadBodies } from './fixtures.js'
 import { bearer, type TestService } from './service.js'
 
 export const SIGNED = {
@@ -23,11 +22,8 @@ export async function registerWebhook(
   return response.json()
 }
 
-export async function createPayload(t: TestService, apiKey: string, body: object = payloadBodies.sign): Promise<string> {
-  const response = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
-  assert.equal(response.statusCode, 201, response.body)
-  return response.json().uuid
-}
+// A step of most webhook tests, so offered here as well.
+export { createPayload } from './payloads.js'
 
 /** Runs the dispatcher until nothing is due at the current (manual) time, and every send has been recorded. */
 export async function dispatchAll(dispatcher: WebhookDispatcher): Promise<void> {

@@ -1,60 +1,29 @@
 import assert from 'node:assert/strict'
-import { createHmac } from 'node:crypto'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { signWebhookBody } from '../../src/domain/webhooks/sign-webhook-body.js'
 import { sendWebhook, type WebhookRequest } from '../../src/webhooks/send-webhook.js'
+import {
+  answer,
+  hang,
+  hasValidSignature,
+  type ReceivedRequest,
+  type Responder,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '../support/webhook-receiver.js'
 
-interface ReceivedRequest {
-  method: string
-  url: string
-  headers: http.IncomingHttpHeaders
-  body: Buffer
-}
-
-interface Receiver {
-  url: string
-  requests: ReceivedRequest[]
-  close(): Promise<void>
-}
-
-const receivers: Receiver[] = []
+const receivers: WebhookReceiver[] = []
 after(async () => {
   await Promise.all(receivers.map((receiver) => receiver.close()))
 })
 
-/** A real HTTP server on 127.0.0.1 that records each request, then lets `respond` answer it. */
-async function startReceiver(respond: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<Receiver> {
-  const requests: ReceivedRequest[] = []
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) })
-      respond(req, res)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  const receiver = {
-    url: `http://127.0.0.1:${port}/hook`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  }
+/** Starts a receiver that is closed once every test of this file has run. */
+async function startReceiver(responder: Responder): Promise<WebhookReceiver> {
+  const receiver = await startWebhookReceiver(responder)
   receivers.push(receiver)
   return receiver
 }
-
-const respondWith =
-  (status: number, headers: Record<string, string> = {}, body = '') =>
-  (_req: http.IncomingMessage, res: http.ServerResponse) =>
-    res.writeHead(status, headers).end(body)
 
 const body = JSON.stringify({ event: 'payload.signed', payload: { uuid: '0b6f0c9e-7d3e-4a53-8f1c-2b9a1d5e4c10', memo: 'naïve ✓' } })
 
@@ -64,7 +33,7 @@ function request(url: string, overrides: Partial<WebhookRequest> = {}): WebhookR
 
 describe('sendWebhook', () => {
   it('succeeds on a 200, and the receiver gets exactly the body and headers sent', async () => {
-    const receiver = await startReceiver(respondWith(200, {}, 'thanks'))
+    const receiver = await startReceiver(answer(200, {}, 'thanks'))
     const secret = 'whsec_receiver-test'
     const headers = {
       'X-Service-Signature': signWebhookBody(body, secret),
@@ -79,40 +48,39 @@ describe('sendWebhook', () => {
     assert.equal(receiver.requests.length, 1)
     const [received] = receiver.requests as [ReceivedRequest]
     assert.equal(received.method, 'POST')
-    assert.equal(received.url, '/hook')
-    assert.ok(received.body.equals(Buffer.from(body, 'utf8')))
+    assert.equal(received.path, '/hook')
+    assert.ok(received.rawBody.equals(Buffer.from(body, 'utf8')))
     assert.equal(received.headers['content-type'], 'application/json')
     assert.equal(received.headers['content-length'], String(Buffer.byteLength(body)))
     assert.equal(received.headers['x-countersign-delivery'], 'dlv_123')
     assert.equal(received.headers['x-countersign-timestamp'], '1768478400')
     assert.equal(received.headers['x-countersign-event'], 'payload.signed')
     // The receiver's own check, over the raw bytes it got.
-    const expected = `sha256=${createHmac('sha256', secret).update(received.body).digest('hex')}`
-    assert.equal(received.headers['x-service-signature'], expected)
+    assert.ok(hasValidSignature(received.rawBody, received.headers['x-service-signature'], secret))
   })
 
   it('counts any 2xx as success', async () => {
-    const receiver = await startReceiver(respondWith(204))
+    const receiver = await startReceiver(answer(204))
     const result = await sendWebhook(request(receiver.url))
     assert.equal(result.ok, true)
     assert.equal(result.statusCode, 204)
   })
 
   it('fails on a 500, and on a 410 so that the caller can disable the webhook', async () => {
-    const failing = await startReceiver(respondWith(500, {}, 'boom'))
+    const failing = await startReceiver(answer(500, {}, 'boom'))
     assert.deepEqual(
       { ...(await sendWebhook(request(failing.url))), durationMs: 0 },
       { ok: false, statusCode: 500, error: 'receiver answered HTTP 500', retryAfter: undefined, durationMs: 0 },
     )
-    const gone = await startReceiver(respondWith(410))
+    const gone = await startReceiver(answer(410))
     const result = await sendWebhook(request(gone.url))
     assert.equal(result.ok, false)
     assert.equal(result.statusCode, 410)
   })
 
   it('does not follow a redirect', async () => {
-    const target = await startReceiver(respondWith(200))
-    const redirecting = await startReceiver(respondWith(302, { location: target.url }))
+    const target = await startReceiver(answer(200))
+    const redirecting = await startReceiver(answer(302, { location: target.url }))
     const result = await sendWebhook(request(redirecting.url))
     assert.equal(result.ok, false)
     assert.equal(result.statusCode, 302)
@@ -123,7 +91,7 @@ describe('sendWebhook', () => {
   })
 
   it('gives up on a receiver that never answers when the time is up', async () => {
-    const hanging = await startReceiver(() => {})
+    const hanging = await startReceiver(hang)
     const result = await sendWebhook(request(hanging.url, { timeoutMs: 300 }))
     assert.equal(result.ok, false)
     assert.equal(result.statusCode, null)
@@ -133,17 +101,17 @@ describe('sendWebhook', () => {
   })
 
   it('surfaces Retry-After', async () => {
-    const busy = await startReceiver(respondWith(503, { 'retry-after': '120' }))
+    const busy = await startReceiver(answer(503, { 'retry-after': '120' }))
     const result = await sendWebhook(request(busy.url))
     assert.equal(result.ok, false)
     assert.equal(result.statusCode, 503)
     assert.equal(result.retryAfter, '120')
-    const limited = await startReceiver(respondWith(429, { 'retry-after': 'Thu, 15 Jan 2026 12:02:00 GMT' }))
+    const limited = await startReceiver(answer(429, { 'retry-after': 'Thu, 15 Jan 2026 12:02:00 GMT' }))
     assert.equal((await sendWebhook(request(limited.url))).retryAfter, 'Thu, 15 Jan 2026 12:02:00 GMT')
   })
 
   it('reports a refused connection as a result', async () => {
-    const closed = await startReceiver(respondWith(200))
+    const closed = await startReceiver(answer(200))
     await closed.close()
     const result = await sendWebhook(request(closed.url))
     assert.equal(result.ok, false)
@@ -152,7 +120,7 @@ describe('sendWebhook', () => {
   })
 
   it('refuses a loopback target at connect time unless private targets are allowed', async () => {
-    const receiver = await startReceiver(respondWith(200))
+    const receiver = await startReceiver(answer(200))
     const literal = await sendWebhook(request(receiver.url, { allowPrivateTargets: false }))
     assert.equal(literal.ok, false)
     assert.equal(literal.statusCode, null)
@@ -169,7 +137,7 @@ describe('sendWebhook', () => {
   })
 
   it('keeps a working connection after a large response, reading none of it beyond 64 KiB', async () => {
-    const chatty = await startReceiver(respondWith(200, {}, 'x'.repeat(1024 * 1024)))
+    const chatty = await startReceiver(answer(200, {}, 'x'.repeat(1024 * 1024)))
     assert.equal((await sendWebhook(request(chatty.url))).ok, true)
     assert.equal((await sendWebhook(request(chatty.url))).ok, true)
     assert.equal(chatty.requests.length, 2)
@@ -177,9 +145,9 @@ describe('sendWebhook', () => {
 
   it('retries once on a fresh socket when a kept-alive socket was closed by the receiver', async () => {
     const served = new WeakSet<object>()
-    const receiver = await startReceiver((req, res) => {
-      if (served.has(req.socket)) return req.socket.destroy()
-      served.add(req.socket)
+    const receiver = await startReceiver((_request, res) => {
+      if (served.has(res.req.socket)) return res.req.socket.destroy()
+      served.add(res.req.socket)
       res.end()
     })
     assert.equal((await sendWebhook(request(receiver.url))).ok, true)
@@ -190,8 +158,8 @@ describe('sendWebhook', () => {
   })
 
   it('is not slowed by a receiver that holds every socket it is given', async () => {
-    const stalling = await startReceiver(() => {})
-    const fast = await startReceiver(respondWith(200))
+    const stalling = await startReceiver(hang)
+    const fast = await startReceiver(answer(200))
     const stalled = Array.from({ length: 100 }, () => sendWebhook(request(stalling.url, { timeoutMs: 1500 })))
     await sleep(50)
     const result = await sendWebhook(request(fast.url))
@@ -204,7 +172,7 @@ describe('sendWebhook', () => {
   it('never throws, for a malformed URL or header', async () => {
     assert.match((await sendWebhook(request('not a url'))).error ?? '', /invalid url/)
     assert.match((await sendWebhook(request('ftp://127.0.0.1/'))).error ?? '', /not http or https/)
-    const receiver = await startReceiver(respondWith(200))
+    const receiver = await startReceiver(answer(200))
     const result = await sendWebhook(request(receiver.url, { headers: { 'X-Bad': 'line\nbreak' } }))
     assert.equal(result.ok, false)
     assert.match(result.error ?? '', /header/i)

@@ -1,9 +1,9 @@
 // Webhook secrets at rest. They key an HMAC on every delivery, so they must be recoverable and cannot be
 // hashed like API keys; they are stored encrypted with a key derived from the server secret instead.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { deriveStateKey } from '../signed-state.js'
 
 const VERSION = 'v1'
-const KEY_INFO = 'countersign webhook secrets v1'
 const IV_BYTES = 12
 const TAG_BYTES = 16
 
@@ -17,8 +17,8 @@ export interface SecretBox {
 /** AES-256-GCM with a key derived by HKDF-SHA256 from `serverSecret`. */
 export function createSecretBox(serverSecret: string): SecretBox {
   if (serverSecret.length === 0) throw new Error('The server secret for webhook secrets must not be empty')
-  // No salt: the input is already a high-entropy secret, and the info string separates this key from other uses of it.
-  const key = Buffer.from(hkdfSync('sha256', serverSecret, Buffer.alloc(0), KEY_INFO, 32))
+  // The purpose is part of the key: renaming it would make every stored webhook secret unreadable.
+  const key = deriveStateKey(serverSecret, 'webhook secrets')
 
   return {
     seal(plain) {

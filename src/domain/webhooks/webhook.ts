@@ -9,6 +9,9 @@ export const PRO_PLAN_REQUIRED_MESSAGE = 'Webhooks require the Pro plan'
 export const WEBHOOK_NOT_FOUND_MESSAGE = 'Webhook not found'
 export const DELIVERY_NOT_FOUND_MESSAGE = 'Delivery not found'
 
+/** Success is a 2xx within this time, counted from the start of the attempt (docs/webhooks.md). */
+export const DELIVERY_TIMEOUT_MS = 10_000
+
 /** The event of a delivery sent by POST /webhooks/{id}/test; never an event a webhook subscribes to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test'
 export type DeliveryEvent = PayloadEvent | typeof WEBHOOK_TEST_EVENT

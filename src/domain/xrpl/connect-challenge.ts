@@ -43,7 +43,7 @@ export function newChallengeNonce(): string {
 }
 
 /** MemoType of the connect memo: "countersign/connect". */
-export const CONNECT_MEMO_TYPE_HEX = bytesToHex(utf8ToBytes('countersign/connect')).toUpperCase()
+const CONNECT_MEMO_TYPE_HEX = bytesToHex(utf8ToBytes('countersign/connect')).toUpperCase()
 
 /**
  * The transaction a Ledger device signs to connect (the XRP app signs transactions, not free text).

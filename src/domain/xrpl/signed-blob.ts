@@ -7,7 +7,7 @@ import { type FieldError, unprocessable } from '../errors.js'
 /** The approve body field that carries the blob; every detail about the signed transaction names it. */
 export const SIGNED_FIELD = 'signedTransaction'
 /** The payload field that holds the requested transaction. */
-export const REQUESTED_FIELD = 'transaction'
+const REQUESTED_FIELD = 'transaction'
 
 /**
  * Largest blob accepted, in bytes. A transaction signed here is a few hundred bytes; 32 signers and the
@@ -36,24 +36,33 @@ export interface DecodedBlob {
 /** Decodes a signed blob, or throws a 422 naming the problem; never throws another error type. */
 export function decodeSignedBlob(signedBlobHex: unknown): DecodedBlob {
   const problem = (message: string) => unprocessable([{ field: SIGNED_FIELD, message }], 'The signed transaction cannot be decoded')
-  if (typeof signedBlobHex !== 'string' || signedBlobHex === '') throw problem('must be a non-empty hex string')
-  if (signedBlobHex.length > MAX_SIGNED_BLOB_BYTES * 2) throw problem(`must be at most ${MAX_SIGNED_BLOB_BYTES} bytes`)
-  if (signedBlobHex.length % 2 !== 0 || !HEX.test(signedBlobHex)) throw problem('must be hex with an even number of digits')
-  const txBlob = signedBlobHex.toUpperCase()
+  const decoded = decodeCanonicalBlob(signedBlobHex, problem)
+  if (typeof decoded.transaction.TransactionType !== 'string') throw problem('is not a transaction: it has no TransactionType')
+  return decoded
+}
+
+/**
+ * Decodes a blob in the ledger's binary encoding (a transaction or a sign-in), refusing anything but bounded hex in
+ * canonical form; every refusal is `problem(message)`, the message completing a sentence about the blob.
+ */
+export function decodeCanonicalBlob(hex: unknown, problem: (message: string) => Error): DecodedBlob {
+  if (typeof hex !== 'string' || hex === '') throw problem('must be a non-empty hex string')
+  if (hex.length > MAX_SIGNED_BLOB_BYTES * 2) throw problem(`must be at most ${MAX_SIGNED_BLOB_BYTES} bytes`)
+  if (hex.length % 2 !== 0 || !HEX.test(hex)) throw problem('must be hex with an even number of digits')
+  const txBlob = hex.toUpperCase()
   let transaction: Record<string, unknown>
   try {
     transaction = decode(txBlob) as Record<string, unknown>
   } catch {
-    throw problem('is not a valid XRP Ledger transaction encoding (truncated or corrupt)')
+    throw problem('is not a valid XRP Ledger binary encoding (truncated or corrupt)')
   }
-  if (typeof transaction.TransactionType !== 'string') throw problem('is not a transaction: it has no TransactionType')
   // A blob that does not re-encode to itself (fields out of order, trailing bytes) could be read differently by
   // the ledger than by this check; only canonical encodings are compared and signed over.
   let reencoded: string
   try {
     reencoded = encode(transaction)
   } catch {
-    throw problem('is not a valid XRP Ledger transaction encoding')
+    throw problem('is not a valid XRP Ledger binary encoding')
   }
   if (reencoded.toUpperCase() !== txBlob) throw problem('is not in canonical binary form')
   return { transaction, txBlob }

@@ -1,8 +1,7 @@
 // Verifies the result of a Xaman SignIn request (connect with Xaman): a signed pseudo-transaction without a
 // TransactionType, carrying only Account, Flags, Sequence, Fee and the signature.
-import { decode, encode } from 'ripple-binary-codec'
 import { unprocessable } from '../errors.js'
-import { addressOfPublicKey, checkSingleSignature, MAX_SIGNED_BLOB_BYTES } from './signed-blob.js'
+import { addressOfPublicKey, checkSingleSignature, decodeCanonicalBlob } from './signed-blob.js'
 
 export interface VerifiedXamanSignIn {
   signerAddress: string
@@ -15,7 +14,6 @@ export interface VerifiedXamanSignIn {
 }
 
 const FIELD = 'xaman.response.hex'
-const HEX = /^[0-9A-Fa-f]+$/
 
 /**
  * The blob says nothing of the payload it answers: it is bound to the payload only because the service created
@@ -25,17 +23,7 @@ const HEX = /^[0-9A-Fa-f]+$/
  */
 export function verifyXamanSignIn(signedBlobHex: string, reportedAccount: string | null): VerifiedXamanSignIn {
   const fail = (message: string) => unprocessable([{ field: FIELD, message }], 'The Xaman sign-in does not verify')
-  if (signedBlobHex.length > MAX_SIGNED_BLOB_BYTES * 2 || signedBlobHex.length % 2 !== 0 || !HEX.test(signedBlobHex)) {
-    throw fail('must be hex with an even number of digits')
-  }
-  const txBlob = signedBlobHex.toUpperCase()
-  let transaction: Record<string, unknown>
-  try {
-    transaction = decode(txBlob) as Record<string, unknown>
-  } catch {
-    throw fail('is not a valid XRP Ledger binary encoding')
-  }
-  if (encode(transaction).toUpperCase() !== txBlob) throw fail('is not in canonical binary form')
+  const { transaction, txBlob } = decodeCanonicalBlob(signedBlobHex, fail)
   if (Object.hasOwn(transaction, 'TransactionType')) throw fail('is a transaction, not a sign-in')
   const account = transaction.Account
   if (typeof account !== 'string') throw fail('has no Account')

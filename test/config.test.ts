@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { isDeveloperWalletAllowed } from '../src/domain/sign-view.js'
+
+const run = promisify(execFile)
+
+function refuses(env: Record<string, string>, message: RegExp): void {
+  assert.throws(
+    () => loadConfig(env),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, String(error))
+      assert.match(error.message, message)
+      return true
+    },
+  )
+}
+
+describe('loadConfig', () => {
+  it('takes PUBLIC_URL as scheme, host and optional port, without a trailing slash', () => {
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://Sign.Example.com:8443/' }).publicUrl, 'https://sign.example.com:8443')
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://sign.example.com:443' }).publicUrl, 'https://sign.example.com')
+    assert.equal(loadConfig({ PORT: '4000' }).publicUrl, 'http://localhost:4000')
+  })
+
+  it('refuses a PUBLIC_URL with a path, query, fragment or user, which would break routes, cookies and origin checks', () => {
+    for (const value of [
+      'https://example.com/countersign',
+      'https://example.com/countersign/',
+      'https://example.com/?x=1',
+      'https://example.com/?',
+      'https://example.com/#top',
+      'https://admin@example.com',
+    ]) {
+      refuses({ PUBLIC_URL: value }, /^PUBLIC_URL must be scheme, host and optional port only \(no path, query, fragment or user\), got "/)
+      assert.throws(
+        () => loadConfig({ PUBLIC_URL: value }),
+        (error: Error) => error.message.endsWith(`got "${value}"`),
+      )
+    }
+  })
+
+  it('refuses a PUBLIC_URL or XAMAN_API_URL that is not an absolute http(s) URL, naming the variable', () => {
+    refuses({ PUBLIC_URL: 'sign.example.com' }, /^PUBLIC_URL must be an absolute URL, got "sign\.example\.com"$/)
+    refuses({ PUBLIC_URL: 'ftp://sign.example.com' }, /^PUBLIC_URL must be http or https$/)
+    const xaman = { XAMAN_API_KEY: 'key', XAMAN_API_SECRET: 'secret' }
+    refuses({ ...xaman, XAMAN_API_URL: 'xumm.app' }, /^XAMAN_API_URL must be an absolute URL, got "xumm\.app"$/)
+    refuses({ ...xaman, XAMAN_API_URL: 'ws://xumm.app' }, /^XAMAN_API_URL must be http or https$/)
+    assert.equal(loadConfig({ ...xaman, XAMAN_API_URL: 'http://127.0.0.1:9000/xaman/' }).xaman?.apiUrl, 'http://127.0.0.1:9000/xaman')
+    assert.equal(loadConfig(xaman).xaman?.apiUrl, 'https://xumm.app')
+  })
+
+  it('takes every pino level as LOG_LEVEL and refuses any other, naming the variable', () => {
+    assert.equal(loadConfig({}).logLevel, 'info')
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
+      assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level)
+    }
+    refuses({ LOG_LEVEL: 'verbose' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"$/)
+  })
+
+  it('lower-cases XRPL_NETWORK, so that any spelling of mainnet turns off the developer wallet', () => {
+    assert.equal(loadConfig({}).xrplNetwork, 'testnet')
+    for (const value of ['mainnet', 'MainNet', 'MAINNET']) {
+      const { xrplNetwork } = loadConfig({ XRPL_NETWORK: value })
+      assert.equal(xrplNetwork, 'mainnet')
+      assert.equal(isDeveloperWalletAllowed(xrplNetwork), false)
+    }
+    assert.equal(isDeveloperWalletAllowed(loadConfig({ XRPL_NETWORK: 'Devnet' }).xrplNetwork), true)
+  })
+
+  it('takes SMTP_URL as given when smtp:// or smtps:// with a host, and refuses others without repeating the password', () => {
+    assert.equal(loadConfig({}).smtpUrl, undefined)
+    assert.equal(loadConfig({ SMTP_URL: '' }).smtpUrl, undefined)
+    assert.equal(loadConfig({ SMTP_URL: 'smtp://mailer:p%40ss@127.0.0.1:587' }).smtpUrl, 'smtp://mailer:p%40ss@127.0.0.1:587')
+    assert.equal(loadConfig({ SMTP_URL: 'smtps://mail.example.com' }).smtpUrl, 'smtps://mail.example.com')
+    refuses({ SMTP_URL: 'http://127.0.0.1:25' }, /^SMTP_URL must start with smtp:\/\/ or smtps:\/\/$/)
+    refuses({ SMTP_URL: 'https://mailer:hunter2@mail.example.com' }, /^SMTP_URL must start with smtp:\/\/ or smtps:\/\/$/)
+    refuses({ SMTP_URL: 'smtp://' }, /^SMTP_URL must name a host/)
+    refuses({ SMTP_URL: 'smtp://mailer:hunter2@mail example.com' }, /^SMTP_URL must be an absolute URL/)
+    assert.throws(
+      () => loadConfig({ SMTP_URL: 'smtp://mailer:hunter2@mail example.com' }),
+      (error: Error) => !error.message.includes('hunter2'),
+    )
+  })
+
+  it('takes minPollIntervalMs only as 0 or whole seconds, which the memory and Redis limiters both honour exactly', () => {
+    assert.equal(loadConfig({ LIMITS_FREE: '{"minPollIntervalMs": 0}' }).limits.free.minPollIntervalMs, 0)
+    assert.equal(loadConfig({ LIMITS_PRO: '{"minPollIntervalMs": 2000}' }).limits.pro.minPollIntervalMs, 2000)
+    refuses(
+      { LIMITS_FREE: '{"minPollIntervalMs": 1500}' },
+      /^LIMITS_FREE: minPollIntervalMs must be 0 \(no poll gate\) or a multiple of 1000, got 1500$/,
+    )
+    refuses(
+      { LIMITS_PRO: '{"minPollIntervalMs": 500}' },
+      /^LIMITS_PRO: minPollIntervalMs must be 0 \(no poll gate\) or a multiple of 1000, got 500$/,
+    )
+    refuses({ LIMITS_PRO: '{"minPollIntervalMs": -1000}' }, /^LIMITS_PRO: minPollIntervalMs must be a non-negative integer$/)
+  })
+
+  it('takes maxExpiresInSeconds only from 1 second up', () => {
+    assert.equal(loadConfig({ LIMITS_FREE: '{"maxExpiresInSeconds": 1}' }).limits.free.maxExpiresInSeconds, 1)
+    refuses({ LIMITS_FREE: '{"maxExpiresInSeconds": 0}' }, /^LIMITS_FREE: maxExpiresInSeconds must be at least 1$/)
+  })
+})
+
+describe('countersign with a bad configuration', () => {
+  it('stops with a message naming the variable and exit code 2, not a stack trace', async () => {
+    const env = { PATH: process.env.PATH, LOG_LEVEL: 'verbose' }
+    await assert.rejects(
+      run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env }),
+      (error: { code: number; stderr: string }) => {
+        assert.equal(error.code, 2)
+        assert.equal(error.stderr, 'countersign: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"\n')
+        return true
+      },
+    )
+  })
+})
