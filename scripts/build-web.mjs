@@ -61,14 +61,11 @@ export async function buildWeb({ outdir = 'dist/web', minify = true } = {}) {
       .filter((file) => !file.endsWith('.map') && !file.endsWith('.LEGAL.txt'))
       .map(async (file) => {
         const content = await readFile(path.resolve(root, file))
+        const gzipped = gzipSync(content, { level: 9 })
         // Served as they are by @fastify/static's preCompressed option: phones get brotli or gzip, never the raw file.
         await writeFile(`${path.resolve(root, file)}.br`, brotliCompressSync(content))
-        await writeFile(`${path.resolve(root, file)}.gz`, gzipSync(content, { level: 9 }))
-        return {
-          file: path.relative(absoluteOutdir, path.resolve(root, file)),
-          bytes: content.length,
-          gzipBytes: gzipSync(content, { level: 9 }).length,
-        }
+        await writeFile(`${path.resolve(root, file)}.gz`, gzipped)
+        return { file: path.relative(absoluteOutdir, path.resolve(root, file)), bytes: content.length, gzipBytes: gzipped.length }
       }),
   )
   const firstLoad = firstLoadFiles(result.metafile, root, absoluteOutdir)

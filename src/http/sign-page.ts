@@ -1,18 +1,17 @@
 // The signing page (the signingUrl, /sign/{uuid}) and its bundled assets (dist/web, served under /assets/).
-import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
 import { renderSigningPageHtml, SIGNING_PAGE_CSP } from '../web/sign/page-html.js'
+import { htmlShellHandler } from './html-shell.js'
 
 /** dist/web beside the repository root: the same directory whether this runs from src/ (tsx) or dist/ (the build). */
 export const DEFAULT_WEB_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'web')
 
 /** esbuild names split chunks by content hash (chunks/[name]-[hash].js): a changed chunk is a new URL. */
 const HASHED_CACHE_CONTROL = 'public, max-age=31536000, immutable'
-/** The shell and the entry files keep their names across builds: caches revalidate them (ETag) on every load. */
+/** The entry files keep their names across builds: caches revalidate them (ETag) on every load. */
 const REVALIDATE_CACHE_CONTROL = 'no-cache'
 
 export interface SignPageDeps {
@@ -22,24 +21,17 @@ export interface SignPageDeps {
 
 export async function signPageRoutes(app: FastifyInstance, deps: SignPageDeps): Promise<void> {
   const webRoot = deps.webRoot ?? DEFAULT_WEB_ROOT
-  if (!existsSync(path.join(webRoot, 'sign.js'))) {
-    app.log.warn({ webRoot }, 'the signing page bundle is missing: run `npm run build`')
-  }
   // The shell holds no payload data: one document for every uuid, and the script fetches the rest.
-  const html = renderSigningPageHtml({ title: 'Countersign', scriptSrc: '/assets/sign.js', styleHref: '/assets/sign.css' })
-  const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 27)}"`
-
-  app.get('/sign/:uuid', { schema: { hide: true } }, async (request, reply) => {
-    reply.headers({
-      'content-security-policy': SIGNING_PAGE_CSP,
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-      'cache-control': REVALIDATE_CACHE_CONTROL,
-      etag,
-    })
-    if (request.headers['if-none-match'] === etag) return reply.code(304).send()
-    return reply.type('text/html; charset=utf-8').send(html)
+  const serveShell = htmlShellHandler({
+    html: renderSigningPageHtml({ title: 'Countersign', scriptSrc: '/assets/sign.js', styleHref: '/assets/sign.css' }),
+    contentSecurityPolicy: SIGNING_PAGE_CSP,
+    referrerPolicy: 'no-referrer',
+    webRoot,
+    bundleFile: 'sign.js',
+    pageName: 'signing page',
+    log: app.log,
   })
+  app.get('/sign/:uuid', { schema: { hide: true } }, serveShell)
 
   await app.register(fastifyStatic, {
     root: webRoot,

@@ -1,27 +1,21 @@
 // The dashboard in headless Chromium against the real service: sign in with a local link, create a project and
 // keys, see the charts over seeded payloads, the payloads and the webhooks pages; screenshots go to docs/screenshots.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
-import { createServer } from 'node:net'
+import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
-import { buildWeb } from '../../scripts/build-web.mjs'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { ManualClock } from '../../src/domain/clock.js'
 import { localSignInUrl } from '../../src/domain/session-tokens.js'
-import { DEFAULT_WEB_ROOT } from '../../src/http/sign-page.js'
 import { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
+import { browserSkip, launchChromium } from '../support/chromium.js'
 import { DESTINATION } from '../support/fixtures.js'
+import { freePort } from '../support/serve-process.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
+import { ensureWebBuild } from '../support/web-build.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 import { dispatchAll } from '../support/webhooks.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const skip =
-  !existsSync(CHROMIUM) && process.env.REQUIRE_BROWSER !== '1'
-    ? `no Chromium at ${CHROMIUM}: set CHROMIUM_PATH, or REQUIRE_BROWSER=1 to fail instead of skipping`
-    : false
 const SCREENSHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots')
 /** "Today" for the service: the seeded history covers the 30 UTC days that end on it. */
 const TODAY = Date.UTC(2026, 2, 20, 12)
@@ -32,15 +26,7 @@ const WALLETS = ['xaman', 'crossmark', 'xaman', 'gemwallet', 'crossmark', 'xaman
 /** The text of an element as laid out (Playwright's innerText): what a person reads, with line breaks between blocks. */
 const shownText = (locator: Locator) => locator.innerText()
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
-describe('the dashboard in a browser', { skip }, () => {
+describe('the dashboard in a browser', { skip: browserSkip }, () => {
   let t: TestService
   let browser: Browser
   let context: BrowserContext
@@ -51,7 +37,7 @@ describe('the dashboard in a browser', { skip }, () => {
   let proProjectId: string
 
   before(async () => {
-    if (!existsSync(path.join(DEFAULT_WEB_ROOT, 'dashboard.js'))) await buildWeb({ outdir: DEFAULT_WEB_ROOT })
+    ensureWebBuild()
     mkdirSync(SCREENSHOTS, { recursive: true })
     // PUBLIC_URL must be where the browser really is: the Origin check compares the two.
     const port = await freePort()
@@ -61,10 +47,7 @@ describe('the dashboard in a browser', { skip }, () => {
       env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}` },
     })
     receiver = await startWebhookReceiver()
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url })
     page = await context.newPage()

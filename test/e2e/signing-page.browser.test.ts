@@ -1,19 +1,17 @@
 // The signing page in a real browser (headless Chromium through playwright-core) against the real service: a person
 // signs, rejects and lets expire each payload type with the developer wallet, and hostile content stays inert.
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { browserSkip, launchChromium } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
+import { createPayload, readPayload } from '../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
-import { bearer, startTestService, type TestService } from '../support/service.js'
+import { startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
-
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const browserMissing = !existsSync(CHROMIUM_PATH)
-if (browserMissing && process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but there is no browser at ${CHROMIUM_PATH}`)
 
 const SCREENSHOTS = path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots')
 const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
@@ -34,9 +32,7 @@ interface OpenedPage {
   transferred: Map<string, number>
 }
 
-describe('the signing page in a browser', {
-  skip: browserMissing ? `no browser at ${CHROMIUM_PATH} (set REQUIRE_BROWSER=1 to fail instead)` : false,
-}, () => {
+describe('the signing page in a browser', { skip: browserSkip }, () => {
   let t: TestService
   let rippled: RippledDouble
   let browser: Browser
@@ -50,10 +46,7 @@ describe('the signing page in a browser', {
     // Workers run: the expiry sweeper is what expires a payload nobody reads, and what the page then learns of.
     t = await startTestService('sqlite', { listen: true, workers: true, env: { XRPL_NODE_URL: rippled.url } })
     ;({ apiKey } = await t.createProject('pro', 'Example Shop'))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()
@@ -61,15 +54,8 @@ describe('the signing page in a browser', {
     await rippled?.close()
   })
 
-  const create = async (body: object) => {
-    const response = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
-    assert.equal(response.statusCode, 201, response.body)
-    return response.json().uuid as string
-  }
-  const appView = async (uuid: string) => {
-    t.clock.advance(1000)
-    return (await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })).json()
-  }
+  const create = (body: object) => createPayload(t, apiKey, body)
+  const appView = (uuid: string) => readPayload(t, apiKey, uuid)
 
   async function open(uuid: string): Promise<OpenedPage> {
     const context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'light' })

@@ -1,8 +1,9 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
 import type { Analytics, AnalyticsPeriod, DailyAnalytics } from '../../domain/analytics.js'
-import type { FieldError } from '../../domain/errors.js'
-import type { PayloadView } from '../../domain/payloads.js'
+import type { PayloadEvent, PayloadView } from '../../domain/payloads.js'
+import type { DeliveryView, WebhookView } from '../../domain/webhooks/webhook.js'
+import { callApi } from '../api-client.js'
 
 export interface Account {
   id: string
@@ -66,50 +67,19 @@ export interface PayloadFilter {
   type?: string
 }
 
-export interface Webhook {
-  id: string
-  url: string
-  events: string[]
-  createdAt: string
-  disabledAt?: string
-  disabledReason?: string | null
-}
+/** A webhook and a delivery as the webhook API shows them. */
+export type { DeliveryView, WebhookView }
 
 export interface CreatedWebhook {
   id: string
   url: string
   secret: string
-  events: string[]
-}
-
-export interface Delivery {
-  id: string
-  event: string
-  payloadUuid: string | null
-  state: string
-  attempts: number
-  lastStatusCode: number | null
-  lastError: string | null
-  nextAttemptAt: string | null
-  createdAt: string
-  completedAt: string | null
+  events: PayloadEvent[]
 }
 
 /** A delivery listed under its payload: which webhook it went to as well. */
-export interface PayloadDelivery extends Delivery {
+export interface PayloadDelivery extends DeliveryView {
   webhookId: string
-}
-
-/** An error answer of the API, or a failure to reach it (status 0). */
-export class ApiError extends Error {
-  override name = 'ApiError'
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly details: FieldError[] = [],
-  ) {
-    super(message)
-  }
 }
 
 const project = (id: string) => `/api/v1/projects/${encodeURIComponent(id)}`
@@ -139,47 +109,21 @@ export const api = {
   payloadDeliveries: async (id: string, uuid: string) =>
     (await get<{ deliveries: PayloadDelivery[] }>(`${project(id)}/payloads/${encodeURIComponent(uuid)}/deliveries`)).deliveries,
 
-  webhooks: async (id: string) => (await get<{ webhooks: Webhook[] }>(`${project(id)}/webhooks`)).webhooks,
-  createWebhook: (id: string, url: string, events: string[]) => send<CreatedWebhook>('POST', `${project(id)}/webhooks`, { url, events }),
+  webhooks: async (id: string) => (await get<{ webhooks: WebhookView[] }>(`${project(id)}/webhooks`)).webhooks,
+  createWebhook: (id: string, url: string, events: PayloadEvent[]) =>
+    send<CreatedWebhook>('POST', `${project(id)}/webhooks`, { url, events }),
   deleteWebhook: (id: string, webhookId: string) => send<{ id: string }>('DELETE', webhook(id, webhookId)),
   deliveries: async (id: string, webhookId: string) =>
-    (await get<{ deliveries: Delivery[] }>(`${webhook(id, webhookId)}/deliveries?limit=50`)).deliveries,
+    (await get<{ deliveries: DeliveryView[] }>(`${webhook(id, webhookId)}/deliveries?limit=50`)).deliveries,
   retryDelivery: (id: string, webhookId: string, deliveryId: string) =>
-    send<Delivery>('POST', `${webhook(id, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
-  sendTest: (id: string, webhookId: string) => send<Delivery>('POST', `${webhook(id, webhookId)}/test`),
+    send<DeliveryView>('POST', `${webhook(id, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
+  sendTest: (id: string, webhookId: string) => send<DeliveryView>('POST', `${webhook(id, webhookId)}/test`),
 }
 
-function get<T>(url: string): Promise<T> {
-  return call<T>(url, { method: 'GET', headers: { accept: 'application/json' } })
+async function get<T>(url: string): Promise<T> {
+  return (await callApi(url, { method: 'GET' })).json() as Promise<T>
 }
 
-function send<T>(method: 'POST' | 'DELETE', url: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  return call<T>(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-}
-
-async function call<T>(url: string, init: RequestInit): Promise<T> {
-  let response: Response
-  try {
-    response = await fetch(url, { ...init, cache: 'no-store', credentials: 'same-origin' })
-  } catch (error) {
-    throw new ApiError(0, `The service could not be reached (${(error as Error).message})`)
-  }
-  if (!response.ok) throw await errorFrom(response)
-  return (await response.json()) as T
-}
-
-async function errorFrom(response: Response): Promise<ApiError> {
-  let body: { error?: unknown; details?: unknown } = {}
-  try {
-    body = (await response.json()) as typeof body
-  } catch {
-    // A proxy's HTML error page: the status alone has to speak.
-  }
-  const message = typeof body.error === 'string' ? body.error : `The service answered with status ${response.status}`
-  const details = Array.isArray(body.details)
-    ? body.details.filter((detail): detail is FieldError => typeof detail?.field === 'string' && typeof detail?.message === 'string')
-    : []
-  return new ApiError(response.status, message, details)
+async function send<T>(method: 'POST' | 'DELETE', url: string, body?: unknown): Promise<T> {
+  return (await callApi(url, { method, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<T>
 }

@@ -1,8 +1,8 @@
 // Small building blocks shared by the dashboard's pages: secrets shown once, confirmations, empty states, errors.
+import { ApiError } from '../api-client.js'
 import { type Child, h, type Props, button as plainButton } from '../sign/dom.js'
-import { ApiError } from './api.js'
 
-export { append, type Child, h, replaceChildren } from '../sign/dom.js'
+export { type Child, h, replaceChildren } from '../sign/dom.js'
 
 export function button(label: string, onClick: () => void, props: Props = {}): HTMLButtonElement {
   return plainButton(label, { className: 'button', ...props }, onClick)
@@ -48,7 +48,7 @@ export function select(name: string, options: [value: string, label: string][], 
 }
 
 /** A "copy" button for `text`; says whether it worked, and when the clipboard is closed (plain http), to copy by hand. */
-export function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
+function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
   const element = button(label, async () => {
     try {
       await navigator.clipboard.writeText(text)
@@ -137,7 +137,9 @@ export function firstPayloadCurl(origin: string): HTMLElement {
 }
 
 export function errorMessage(error: unknown): HTMLElement {
-  const message = error instanceof Error ? error.message : String(error)
+  const text = error instanceof Error ? error.message : String(error)
+  // ApiError's own messages start in lower case, for the signing page's sentences; here a message stands alone.
+  const message = text.charAt(0).toUpperCase() + text.slice(1)
   const details = error instanceof ApiError ? error.details.map((detail) => `${detail.field} ${detail.message}`) : []
   return h(
     'div',

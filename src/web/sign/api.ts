@@ -1,16 +1,15 @@
 // The wallet-facing API (DESIGN.md) as the signing page calls it: the only server the page talks to.
-import type { FieldError } from '../../domain/errors.js'
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../domain/payloads.js'
-import type { Resolution, SignView } from '../../domain/sign-view.js'
-import type { WalletId } from './wallets/types.js'
+import type { Resolution, SignView, WalletAdapterName } from '../../domain/sign-view.js'
+import { ApiError, callApi } from '../api-client.js'
 
 /** GET /api/v1/sign/{uuid}: what the page shows and what the wallets sign (the server's own view type). */
 export type SignRequest = SignView
 
 /** The body of POST /api/v1/sign/{uuid}/approve, per payload type. */
 export type ApproveBody =
-  | { walletAdapter: WalletId; signedTransaction: string }
-  | { walletAdapter: WalletId; publicKey: string; signature: string }
+  | { walletAdapter: WalletAdapterName; signedTransaction: string }
+  | { walletAdapter: WalletAdapterName; publicKey: string; signature: string }
 
 /** The 200 answer of approve and reject. */
 export type { Resolution }
@@ -29,18 +28,6 @@ export interface AccountFill {
   networkId?: number
 }
 
-/** An error answer of the API, or a failure to reach it (status 0). */
-export class ApiError extends Error {
-  override name = 'ApiError'
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly details: FieldError[] = [],
-  ) {
-    super(message)
-  }
-}
-
 export interface FetchedSignRequest {
   request: SignRequest
   /** The server's clock when it answered (the Date header), to count down on the server's time. */
@@ -50,31 +37,31 @@ export interface FetchedSignRequest {
 const base = (uuid: string) => `/api/v1/sign/${encodeURIComponent(uuid)}`
 
 export async function fetchSignRequest(uuid: string): Promise<FetchedSignRequest> {
-  const response = await call(base(uuid), { method: 'GET' })
+  const response = await callApi(base(uuid), { method: 'GET' })
   const dateHeader = response.headers.get('date')
   const serverDateMs = dateHeader === null ? Number.NaN : Date.parse(dateHeader)
   return { request: parseSignRequest(await response.json()), serverDateMs: Number.isNaN(serverDateMs) ? null : serverDateMs }
 }
 
 export async function approveSignRequest(uuid: string, body: ApproveBody): Promise<Resolution> {
-  const response = await call(`${base(uuid)}/approve`, { method: 'POST', body: JSON.stringify(body) })
+  const response = await callApi(`${base(uuid)}/approve`, { method: 'POST', body: JSON.stringify(body) })
   return parseResolution(await response.json())
 }
 
-export async function rejectSignRequest(uuid: string, walletAdapter: WalletId | undefined): Promise<Resolution> {
-  const response = await call(`${base(uuid)}/reject`, { method: 'POST', body: JSON.stringify(walletAdapter ? { walletAdapter } : {}) })
+export async function rejectSignRequest(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Resolution> {
+  const response = await callApi(`${base(uuid)}/reject`, { method: 'POST', body: JSON.stringify(walletAdapter ? { walletAdapter } : {}) })
   return parseResolution(await response.json())
 }
 
 export async function startXaman(uuid: string): Promise<XamanStart> {
-  const response = await call(`${base(uuid)}/xaman`, { method: 'POST', body: '{}' })
+  const response = await callApi(`${base(uuid)}/xaman`, { method: 'POST', body: '{}' })
   const body = asObject(await response.json())
   if (typeof body.qrUrl !== 'string' || typeof body.deepLink !== 'string') throw malformed()
   return { qrUrl: body.qrUrl, deepLink: body.deepLink }
 }
 
 export async function fetchAccountFill(uuid: string, address: string): Promise<AccountFill> {
-  const response = await call(`${base(uuid)}/account/${encodeURIComponent(address)}`, { method: 'GET' })
+  const response = await callApi(`${base(uuid)}/account/${encodeURIComponent(address)}`, { method: 'GET' })
   const body = asObject(await response.json())
   if (typeof body.fee !== 'string' || !Number.isInteger(body.sequence) || !Number.isInteger(body.lastLedgerSequence)) throw malformed()
   return {
@@ -128,39 +115,6 @@ function parseResolution(value: unknown): Resolution {
     resolvedAt: body.resolvedAt,
     ...optionalStrings(body, ['signerAddress', 'txHash', 'walletAdapter', 'redirectUrl']),
   }
-}
-
-async function call(url: string, init: RequestInit): Promise<Response> {
-  let response: Response
-  try {
-    response = await fetch(url, {
-      ...init,
-      cache: 'no-store',
-      credentials: 'same-origin',
-      headers:
-        init.body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-    })
-  } catch (error) {
-    throw new ApiError(0, `the service could not be reached (${(error as Error).message})`)
-  }
-  if (response.ok) return response
-  throw await errorFrom(response)
-}
-
-async function errorFrom(response: Response): Promise<ApiError> {
-  let body: Record<string, unknown> = {}
-  try {
-    body = asObject(await response.json())
-  } catch {
-    // A proxy's HTML error page: the status alone has to speak.
-  }
-  const message = typeof body.error === 'string' ? body.error : `the service answered with status ${response.status}`
-  const details = Array.isArray(body.details)
-    ? body.details
-        .filter((detail): detail is FieldError => typeof detail?.field === 'string' && typeof detail?.message === 'string')
-        .map(({ field, message }) => ({ field, message }))
-    : []
-  return new ApiError(response.status, message, details)
 }
 
 function asObject(value: unknown): Record<string, unknown> {

@@ -2,7 +2,8 @@
 // and follows the request's status live. Everything comes from the wallet-facing API; the HTML shell holds no payload data.
 import { type Clock, systemClock } from '../../domain/clock.js'
 import type { PayloadType } from '../../domain/payloads.js'
-import { ApiError, approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
+import { ApiError } from '../api-client.js'
+import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { button, type Child, h, replaceChildren } from './dom.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'

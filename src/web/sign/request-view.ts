@@ -80,7 +80,7 @@ function renderAsked(request: SignRequest): Child[] {
 
 const PAYMENT_SUMMARY_FIELDS = new Set(['TransactionType', 'Amount', 'Destination', 'DestinationTag'])
 
-export function renderTransaction(transaction: Record<string, unknown>): HTMLElement {
+function renderTransaction(transaction: Record<string, unknown>): HTMLElement {
   const type = transaction.TransactionType
   const isPayment = type === 'Payment'
   const rest = Object.entries(transaction).filter(([name, value]) =>

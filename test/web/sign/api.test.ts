@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ApiError, parseSignRequest } from '../../../src/web/sign/api.js'
+import { ApiError } from '../../../src/web/api-client.js'
+import { parseSignRequest } from '../../../src/web/sign/api.js'
 
 const valid = {
   uuid: '0b7e6f2a-5d1c-4e8f-9a3b-2c4d6e8f0a1b',

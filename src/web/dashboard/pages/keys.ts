@@ -1,5 +1,6 @@
 // A project's API keys: create one with a name (its full value shown once), list them by prefix with their last
 // use, and revoke one after a confirmation step.
+import { MAX_NAME_CHARS } from '../../../domain/names.js'
 import { type ApiKeySummary, api, type CreatedApiKey, type ProjectDetail } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import {
@@ -29,7 +30,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, k
     if (context.isCurrent()) draw(view, context, project, fresh, newKey)
   }
 
-  const name = input({ name: 'name', placeholder: 'Production server', required: true, maxLength: 100 })
+  const name = input({ name: 'name', placeholder: 'Production server', required: true, maxLength: MAX_NAME_CHARS })
   const form = h(
     'form',
     { className: 'inline-form', testId: 'create-key' },

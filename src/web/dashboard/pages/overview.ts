@@ -1,18 +1,18 @@
 // A project's usage overview: this month against the plan's limit, the signing rate, payloads per day and the
 // wallets that signed, over the last 7 or 30 UTC days.
+import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from '../../../domain/analytics.js'
 import { type Analytics, api, type Period, type ProjectDetail } from '../api.js'
 import { DAILY_SERIES, dailyBars, rateRing, usageMeter, walletBars } from '../charts.js'
 import { type PageContext, projectFrame } from '../page.js'
 import { paths } from '../router.js'
 import { button, emptyState, firstPayloadCurl, h, link, replaceChildren } from '../ui.js'
 
-const PERIODS: [Period, string][] = [
-  ['7d', '7 days'],
-  ['30d', '30 days'],
-]
+/** Shortest first. A Record, so that a period the server adds cannot go without a label. */
+const PERIOD_LABELS: Record<Period, string> = { '7d': '7 days', '30d': '30 days' }
 
 export async function overviewPage(view: HTMLElement, context: PageContext, projectId: string): Promise<void> {
-  const period: Period = new URLSearchParams(location.search).get('period') === '7d' ? '7d' : '30d'
+  const requested = new URLSearchParams(location.search).get('period')
+  const period = ANALYTICS_PERIODS.find((known) => known === requested) ?? DEFAULT_ANALYTICS_PERIOD
   const [project, analytics, newest] = await Promise.all([
     api.project(projectId),
     api.analytics(projectId, period),
@@ -23,11 +23,15 @@ export async function overviewPage(view: HTMLElement, context: PageContext, proj
   const periodSwitch = h(
     'div',
     { className: 'switch', testId: 'period-switch', attrs: { role: 'group', 'aria-label': 'Period' } },
-    ...PERIODS.map(([value, label]) =>
-      button(label, () => context.navigate(`${paths.project(projectId)}${value === '30d' ? '' : '?period=7d'}`, true), {
-        className: 'button secondary',
-        attrs: { 'aria-pressed': String(value === period) },
-      }),
+    ...(Object.entries(PERIOD_LABELS) as [Period, string][]).map(([value, label]) =>
+      button(
+        label,
+        () => context.navigate(`${paths.project(projectId)}${value === DEFAULT_ANALYTICS_PERIOD ? '' : `?period=${value}`}`, true),
+        {
+          className: 'button secondary',
+          attrs: { 'aria-pressed': String(value === period) },
+        },
+      ),
     ),
   )
 
@@ -53,7 +57,7 @@ export async function overviewPage(view: HTMLElement, context: PageContext, proj
     ...projectFrame(
       project,
       'overview',
-      h('div', { className: 'toolbar' }, h('h2', {}, `Last ${period === '7d' ? '7' : '30'} days`), periodSwitch),
+      h('div', { className: 'toolbar' }, h('h2', {}, `Last ${PERIOD_LABELS[period]}`), periodSwitch),
       ...body,
     ),
   )

@@ -1,7 +1,8 @@
 // A project's payloads: a paginated list with status and type filters (kept in the URL), and one payload with
 // every field and the webhook deliveries of its events.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../../domain/payloads.js'
-import { ApiError, api, type PayloadDelivery, type PayloadDetail } from '../api.js'
+import { ApiError } from '../../api-client.js'
+import { api, type PayloadDelivery, type PayloadDetail } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import { paths } from '../router.js'
 import {
@@ -22,7 +23,7 @@ const PAGE_SIZE = 20
 
 const STATUS_BADGE: Record<string, string> = { pending: 'warn', signed: 'ok', rejected: 'bad', expired: 'muted' }
 
-export const statusBadge = (status: string) => badge(status, STATUS_BADGE[status] ?? 'muted')
+const statusBadge = (status: string) => badge(status, STATUS_BADGE[status] ?? 'muted')
 
 export async function payloadsPage(view: HTMLElement, context: PageContext, projectId: string): Promise<void> {
   const query = new URLSearchParams(location.search)
@@ -190,7 +191,7 @@ function fields(payload: PayloadDetail): HTMLElement {
   )
 }
 
-export function deliveryTable(projectId: string, deliveries: PayloadDelivery[]): HTMLElement {
+function deliveryTable(projectId: string, deliveries: PayloadDelivery[]): HTMLElement {
   if (deliveries.length === 0)
     return h(
       'p',

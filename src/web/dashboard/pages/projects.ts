@@ -1,4 +1,5 @@
 // The account's projects and the form that creates one; a new project's API key is shown here once.
+import { MAX_NAME_CHARS } from '../../../domain/names.js'
 import { api, type CreatedProject, type ProjectSummary } from '../api.js'
 import { type PageContext, planBadge } from '../page.js'
 import { paths } from '../router.js'
@@ -11,7 +12,7 @@ export async function projectsPage(view: HTMLElement, context: PageContext): Pro
 }
 
 function draw(view: HTMLElement, context: PageContext, projects: ProjectSummary[], created?: CreatedProject): void {
-  const name = input({ name: 'name', placeholder: 'My shop', required: true, maxLength: 100 })
+  const name = input({ name: 'name', placeholder: 'My shop', required: true, maxLength: MAX_NAME_CHARS })
   const form = h(
     'form',
     { className: 'inline-form', testId: 'create-project' },

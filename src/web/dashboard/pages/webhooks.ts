@@ -1,7 +1,9 @@
 // A Pro project's webhooks: create one (its signing secret shown once), list, delete, read its delivery log, send a
 // test event and retry a delivery. On Free the page says that webhooks need Pro.
 import { PAYLOAD_EVENTS } from '../../../domain/payloads.js'
-import { ApiError, api, type CreatedWebhook, type Delivery, type ProjectDetail, type Webhook } from '../api.js'
+import { RETRYABLE_DELIVERY_STATES } from '../../../domain/webhooks/webhook.js'
+import { ApiError } from '../../api-client.js'
+import { api, type CreatedWebhook, type DeliveryView, type ProjectDetail, type WebhookView } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import {
   badge,
@@ -20,8 +22,6 @@ import {
 } from '../ui.js'
 import { deliveryBadge, lastAnswer } from './payloads.js'
 
-const RETRYABLE = new Set(['succeeded', 'failed', 'cancelled'])
-
 export async function webhooksPage(view: HTMLElement, context: PageContext, projectId: string): Promise<void> {
   const project = await api.project(projectId)
   if (!context.isCurrent()) return
@@ -29,7 +29,7 @@ export async function webhooksPage(view: HTMLElement, context: PageContext, proj
     replaceChildren(view, ...projectFrame(project, 'webhooks', needsPro(project)))
     return
   }
-  let webhooks: Webhook[]
+  let webhooks: WebhookView[]
   try {
     webhooks = await api.webhooks(projectId)
   } catch (error) {
@@ -57,7 +57,7 @@ function needsPro(project: ProjectDetail): HTMLElement {
   )
 }
 
-function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, webhooks: Webhook[], created?: CreatedWebhook): void {
+function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, webhooks: WebhookView[], created?: CreatedWebhook): void {
   const refresh = async (newWebhook?: CreatedWebhook) => {
     const fresh = await api.webhooks(project.id)
     if (context.isCurrent()) draw(view, context, project, fresh, newWebhook)
@@ -109,7 +109,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
   )
 }
 
-function webhookCard(projectId: string, webhook: Webhook, refresh: () => Promise<void>): HTMLElement {
+function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Promise<void>): HTMLElement {
   const log = h('div', { className: 'delivery-log' })
   const status = h('p', { className: 'muted', attrs: { role: 'status' } })
   const showLog = async () => {
@@ -170,7 +170,7 @@ function webhookCard(projectId: string, webhook: Webhook, refresh: () => Promise
   )
 }
 
-function deliveryLog(projectId: string, webhookId: string, deliveries: Delivery[], reload: () => Promise<void>): HTMLElement {
+function deliveryLog(projectId: string, webhookId: string, deliveries: DeliveryView[], reload: () => Promise<void>): HTMLElement {
   const refresh = button('Refresh', () => reload(), { className: 'button secondary' })
   if (deliveries.length === 0) return h('div', {}, h('p', { className: 'muted' }, 'No deliveries yet.'), refresh)
   return h(
@@ -195,7 +195,7 @@ function deliveryLog(projectId: string, webhookId: string, deliveries: Delivery[
         {},
         ...deliveries.map((delivery) => {
           const actions = h('td', { className: 'actions' })
-          if (RETRYABLE.has(delivery.state)) {
+          if (RETRYABLE_DELIVERY_STATES.includes(delivery.state)) {
             const retry = button('Retry', async () => {
               retry.disabled = true
               try {

@@ -1,7 +1,8 @@
 // Ledger hardware wallets over WebHID, through @ledgerhq/hw-app-xrp (loaded only when needed).
 // The device signs transactions only, so connect signs a transaction that can never be applied, carrying the challenge.
 import { isTransactionType } from '../../../domain/payloads.js'
-import { ApiError, fetchAccountFill, type SignRequest } from '../api.js'
+import { ApiError } from '../../api-client.js'
+import { fetchAccountFill, type SignRequest } from '../api.js'
 import { h } from '../dom.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign } from './what-to-sign.js'

@@ -1,8 +1,7 @@
 // The one interface every wallet adapter of the signing page implements.
 import type { PayloadType } from '../../../domain/payloads.js'
+import type { WalletAdapterName } from '../../../domain/sign-view.js'
 import type { ApproveBody, SignRequest } from '../api.js'
-
-export type WalletId = 'gemwallet' | 'crossmark' | 'ledger' | 'xaman' | 'developer'
 
 export interface Availability {
   available: boolean
@@ -18,7 +17,7 @@ export type Approval =
   | { kind: 'awaitingService'; waitingFor: string }
 
 export interface WalletAdapter {
-  id: WalletId
+  id: WalletAdapterName
   label: string
   supports(type: PayloadType): boolean
   detect(): Promise<Availability>
