@@ -42,10 +42,16 @@ export function createWebhookReceiver(
   })
 }
 
+/** One line per delivery. A test event ("Send test event" in the dashboard) has no payload, so `event` is checked first. */
+export function describeDelivery(delivery: WebhookDelivery, deliveryId: string | undefined): string {
+  if (delivery.event === 'webhook.test') return `${deliveryId ?? '-'} test event from webhook ${delivery.webhookId}`
+  return `${deliveryId ?? '-'} ${delivery.event}: payload ${delivery.payload.uuid} is ${delivery.payload.status}`
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const secret = process.env.WEBHOOK_SECRET
   if (!secret) throw new Error('Set WEBHOOK_SECRET to the secret shown when the webhook was created')
-  createWebhookReceiver(secret, ({ event, payload }, deliveryId) => {
-    console.log(`${deliveryId ?? '-'} ${event}: payload ${payload.uuid} is ${payload.status}`)
-  }).listen(Number(process.env.PORT ?? 8080))
+  createWebhookReceiver(secret, (delivery, deliveryId) => console.log(describeDelivery(delivery, deliveryId))).listen(
+    Number(process.env.PORT ?? 8080),
+  )
 }

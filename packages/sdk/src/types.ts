@@ -85,18 +85,31 @@ export interface CreatedWebhook {
   events: PayloadEvent[]
 }
 
-/** The body of a webhook delivery. */
-export interface WebhookDelivery {
-  event: PayloadEvent
-  payload: {
-    uuid: string
-    type: PayloadType
-    status: PayloadStatus
-    signerAddress: string | null
-    txHash: string | null
-    txBlob: string | null
-    walletAdapter: string | null
-    createdAt: string
-    resolvedAt: string | null
-  }
+/** The payload object of a payload event's delivery: null for fields the payload does not have. */
+export interface WebhookPayload {
+  uuid: string
+  type: PayloadType
+  status: PayloadStatus
+  signerAddress: string | null
+  txHash: string | null
+  txBlob: string | null
+  walletAdapter: string | null
+  createdAt: string
+  resolvedAt: string | null
 }
+
+/** A delivery telling that a payload was signed, rejected or expired. */
+export interface PayloadEventDelivery {
+  event: PayloadEvent
+  payload: WebhookPayload
+}
+
+/** The delivery of "Send test event" (POST /webhooks/{id}/test): sent whatever the webhook's events, with no payload. */
+export interface WebhookTestDelivery {
+  event: 'webhook.test'
+  webhookId: string
+  createdAt: string
+}
+
+/** The body of a webhook delivery: check `event` before reading `payload`, which a test event does not have. */
+export type WebhookDelivery = PayloadEventDelivery | WebhookTestDelivery

@@ -5,13 +5,14 @@ import { WebhookDispatcher } from '../../../src/workers/webhook-dispatcher.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
-import { createWebhookReceiver } from '../examples/webhook-receiver.js'
+import { createWebhookReceiver, describeDelivery } from '../examples/webhook-receiver.js'
 import { Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
 
 describe('@countersign/sdk against a running service', () => {
   let t: TestService
   let pro: Countersign
   let free: Countersign
+  let proApiKey: string
   let freeApiKey: string
 
   before(async () => {
@@ -21,7 +22,8 @@ describe('@countersign/sdk against a running service', () => {
       // polls are not refused while the test clock stands still.
       env: { LIMITS_FREE: JSON.stringify({ maxLiveStreams: 0, minPollIntervalMs: 0 }) },
     })
-    pro = new Countersign({ apiKey: (await t.createProject('pro', 'Example Shop')).apiKey, baseUrl: t.url })
+    proApiKey = (await t.createProject('pro', 'Example Shop')).apiKey
+    pro = new Countersign({ apiKey: proApiKey, baseUrl: t.url })
     freeApiKey = (await t.createProject('free')).apiKey
     free = new Countersign({ apiKey: freeApiKey, baseUrl: t.url })
   })
@@ -99,11 +101,19 @@ describe('@countersign/sdk against a running service', () => {
   describe('waitForResolution', () => {
     it('follows the live stream to the outcome', async () => {
       const { uuid } = await pro.payloads.create({ type: 'sign', transaction: paymentTransaction() })
-      const waiting = pro.payloads.waitForResolution(uuid)
+      const calls: string[] = []
+      const watcher = new Countersign({ apiKey: proApiKey, baseUrl: t.url, fetch: recordingFetch(calls) })
+      const waiting = watcher.payloads.waitForResolution(uuid)
       setTimeout(() => void reject(uuid), 200)
       const resolved = await waiting
       assert.equal(resolved.status, 'rejected')
       assert.equal(resolved.walletAdapter, 'gemwallet')
+      // The outcome came by the stream: no poll of the payload was needed.
+      assert.ok(calls.length > 0)
+      assert.deepEqual(
+        calls.filter((call) => call !== `GET /api/v1/payloads/${uuid}/events`),
+        [],
+      )
     })
 
     it('polls when the project may not open a live stream', async () => {
@@ -140,26 +150,39 @@ describe('@countersign/sdk against a running service', () => {
       assert.equal(refused.status, 403)
     })
 
-    it('the example receiver accepts a real delivery and refuses a forged one', async () => {
-      const received: Array<{ delivery: WebhookDelivery; deliveryId: string | undefined }> = []
+    /** The example receiver behind a new webhook: what it received, and each delivery as the example describes it. */
+    const withReceiver = async (
+      use: (receiver: { url: string; webhookId: string; received: Array<{ delivery: WebhookDelivery; line: string }> }) => Promise<void>,
+    ) => {
+      const received: Array<{ delivery: WebhookDelivery; line: string }> = []
       let secret = ''
       // The secret is known only once the webhook exists, which needs the receiver's address first.
       const server = createWebhookReceiver(
         () => secret,
-        (delivery, deliveryId) => received.push({ delivery, deliveryId }),
+        (delivery, deliveryId) => received.push({ delivery, line: describeDelivery(delivery, deliveryId) }),
       )
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`
       try {
         const webhook = await pro.webhooks.create({ url })
         secret = webhook.secret
+        await use({ url, webhookId: webhook.id, received })
+        await pro.webhooks.delete(webhook.id)
+      } finally {
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+
+    it('the example receiver accepts a real delivery and refuses a forged one', async () => {
+      await withReceiver(async ({ url, received }) => {
         const { uuid } = await pro.payloads.create({ type: 'connect' })
         await reject(uuid)
         await dispatchAll(new WebhookDispatcher(t.service.ctx, { random: () => 0.5 }))
         assert.equal(received.length, 1)
-        assert.equal(received[0]?.delivery.event, 'payload.rejected')
-        assert.equal(received[0]?.delivery.payload.uuid, uuid)
-        assert.match(received[0]?.deliveryId ?? '', /^dlv_/)
+        const delivery = received[0]?.delivery
+        assert.ok(delivery?.event === 'payload.rejected')
+        assert.equal(delivery.payload.uuid, uuid)
+        assert.match(received[0]?.line ?? '', new RegExp(`^dlv_\\S+ payload\\.rejected: payload ${uuid} is rejected$`))
 
         const forged = await fetch(url, {
           method: 'POST',
@@ -168,10 +191,22 @@ describe('@countersign/sdk against a running service', () => {
         })
         assert.equal(forged.status, 401)
         assert.equal(received.length, 1)
-        await pro.webhooks.delete(webhook.id)
-      } finally {
-        await new Promise((resolve) => server.close(resolve))
-      }
+      })
+    })
+
+    it('the example receiver takes a test event, which has no payload', async () => {
+      await withReceiver(async ({ webhookId, received }) => {
+        const response = await fetch(`${t.url}/api/v1/webhooks/${webhookId}/test`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${proApiKey}` },
+        })
+        assert.equal(response.status, 202)
+        await dispatchAll(new WebhookDispatcher(t.service.ctx, { random: () => 0.5 }))
+        assert.equal(received.length, 1)
+        const expected: WebhookDelivery = { event: 'webhook.test', webhookId, createdAt: new Date(t.clock.now()).toISOString() }
+        assert.deepEqual(received[0]?.delivery, expected)
+        assert.match(received[0]?.line ?? '', new RegExp(`^dlv_\\S+ test event from webhook ${webhookId}$`))
+      })
     })
   })
 })
@@ -208,7 +243,12 @@ describe('@countersign/sdk when the connection drops', () => {
 
   it('waitForResolution reconnects to the live stream and still learns the outcome', async () => {
     const { apiKey } = await t.createProject('pro')
-    const client = new Countersign({ apiKey, baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` })
+    const calls: string[] = []
+    const client = new Countersign({
+      apiKey,
+      baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      fetch: recordingFetch(calls),
+    })
     const { uuid } = await client.payloads.create({ type: 'connect' })
     const waiting = client.payloads.waitForResolution(uuid)
     await new Promise((resolve) => setTimeout(resolve, 200))
@@ -222,5 +262,21 @@ describe('@countersign/sdk when the connection drops', () => {
     })
     assert.equal(response.status, 200)
     assert.equal((await waiting).status, 'rejected')
+    // Learned by a second stream, not by falling back to polling the payload.
+    const streams = calls.filter((call) => call === `GET /api/v1/payloads/${uuid}/events`)
+    assert.ok(streams.length >= 2, `${streams.length} stream connection(s)`)
+    assert.deepEqual(
+      calls.filter((call) => !streams.includes(call)),
+      ['POST /api/v1/payloads'],
+    )
   })
 })
+
+/** The global fetch, recording each request as "METHOD /path", so that a test can tell streaming from polling. */
+function recordingFetch(calls: string[]): typeof fetch {
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input)
+    calls.push(`${init?.method ?? 'GET'} ${url.pathname}`)
+    return fetch(input, init)
+  }
+}
