@@ -1,5 +1,9 @@
 // Load helpers for the benchmarks: start a server process, drive it with autocannon, summarise.
 import { type ChildProcess, spawn } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as delay } from 'node:timers/promises'
 import autocannon from 'autocannon'
 
 export interface LoadResult {
@@ -11,24 +15,40 @@ export interface LoadResult {
   errors: number
 }
 
+/**
+ * Starts a server process whose stdout (its log lines) goes to a file, as a deployed service's logs go to a
+ * collector: reading them here would spend the load generator's CPU on the server's logs. Resolves once the
+ * output matches `pattern`.
+ */
 export async function startProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   pattern: RegExp,
 ): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk
-      const found = pattern.exec(output)
-      if (found) resolve(found)
-    })
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
+  const logDir = mkdtempSync(join(tmpdir(), 'countersign-bench-log-'))
+  const logPath = join(logDir, 'stdout.log')
+  const log = openSync(logPath, 'w')
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit'] })
+  closeSync(log)
+  let exitCode: number | null | undefined
+  child.once('exit', (code) => {
+    exitCode = code
   })
-  // Keep draining the pipe (logs) so the server never blocks on a full stdout.
-  child.stdout!.resume()
-  return { child, match }
+  const removeLog = () => rmSync(logDir, { recursive: true, force: true })
+  for (;;) {
+    await delay(25)
+    const output = readFileSync(logPath, 'utf8')
+    const match = pattern.exec(output)
+    if (match) {
+      if (exitCode === undefined) child.once('exit', removeLog)
+      else removeLog()
+      return { child, match }
+    }
+    if (exitCode !== undefined) {
+      removeLog()
+      throw new Error(`${args.join(' ')} exited with ${exitCode}: ${output}`)
+    }
+  }
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
@@ -46,16 +66,21 @@ export async function load(
     body?: string
     seconds?: number
     connections?: number
+    /** Each request's path in turn, instead of the URL's (e.g. to read many payloads round-robin). */
+    nextPath?: () => string
   },
 ): Promise<LoadResult> {
+  const nextPath = options.nextPath
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
+    ...(nextPath && { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: nextPath() }) }] }),
     duration: options.seconds ?? 10,
     connections: options.connections ?? 10,
   })
+  if (result.non2xx > 0) process.stderr.write(`${name}: non-2xx answers by status ${JSON.stringify(result.statusCodeStats)}\n`)
   return {
     name,
     requestsPerSecond: Math.round(result.requests.average),

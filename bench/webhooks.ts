@@ -15,7 +15,7 @@ import { startWebhookDispatcher } from '../src/workers/webhook-dispatcher.js'
 
 const EVENTS = 5_000
 /** The rate events are committed at in the live run: the rate the service is meant to deliver at. */
-const LIVE_EVENTS_PER_SECOND = 1_000
+const LIVE_EVENTS_PER_SECOND = 1_200
 const RECEIPT_TIMEOUT_MS = 120_000
 
 interface Receiver {
