@@ -199,10 +199,16 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await shoot('dashboard-overview.png')
     assert.equal(await page.title(), 'Acme shop · Countersign')
 
+    // A resize just before the switch leaves the 30-day page's redraw waiting (150 ms); it must not draw its
+    // figures over the 7-day page once that is shown.
+    await page.setViewportSize({ width: 1200, height: 900 })
     await page.getByRole('button', { name: '7 days' }).click()
     await page.getByRole('heading', { name: 'Last 7 days' }).waitFor()
     assert.equal(await page.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed'), 'true')
     assert.equal(await page.getByTestId('daily-chart').locator('g.day').count(), 7)
+    await page.waitForTimeout(300)
+    assert.equal(await page.getByTestId('daily-chart').locator('g.day').count(), 7, 'no stale redraw after the switch')
+    await page.setViewportSize({ width: 1280, height: 900 })
   })
 
   it('lists payloads in pages with filters, and shows one with every field', async () => {

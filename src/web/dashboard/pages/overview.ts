@@ -77,7 +77,11 @@ export async function overviewPage(view: HTMLElement, context: PageContext, proj
       return
     }
     clearTimeout(pending)
-    pending = window.setTimeout(draw, 150)
+    // The check again when the timer fires: a period switch within the delay renders a new page into the same view,
+    // and this page's figures must not be drawn over it.
+    pending = window.setTimeout(() => {
+      if (context.isCurrent()) draw()
+    }, 150)
   }
   window.addEventListener('resize', onResize)
 }
