@@ -1,8 +1,9 @@
 // Queries on the request path, compiled once instead of built on every call. Kysely builds and compiles a query
 // from its operation tree each time it runs, which costs several times what SQLite takes to answer a point read;
 // a hot query is built once per dialect with a marker in place of each parameter, and later calls only fill in
-// the values. On the embedded SQLite database the compiled statement also runs synchronously on the connection
-// when no transaction holds it, which skips Kysely's connection hand-over.
+// the values. On the embedded SQLite database the compiled statement also runs synchronously on the connection,
+// which skips Kysely's connection hand-over: inside a transaction (which holds the one connection), or outside
+// one when no transaction holds it.
 import type SQLite from 'better-sqlite3'
 import { type Compilable, CompiledQuery, type DialectAdapter } from 'kysely'
 import type { Db, DbOrTx } from './database.js'
@@ -15,11 +16,12 @@ export interface SqliteConnection {
   readonly inTransaction: boolean
 }
 
-const sqliteConnections = new WeakMap<Db, SqliteConnection>()
+/** Keyed by the dialect's adapter, which a database shares with its transactions. */
+const sqliteConnections = new WeakMap<DialectAdapter, SqliteConnection>()
 
-/** Lets hot queries on `db` run synchronously on `connection`. Called by openStorage. */
+/** Lets hot queries on `db` and its transactions run synchronously on `connection`. Called by openStorage. */
 export function registerSqliteConnection(db: Db, connection: SqliteConnection): void {
-  sqliteConnections.set(db, connection)
+  sqliteConnections.set(db.getExecutor().adapter, connection)
 }
 
 interface Compiled {
@@ -44,11 +46,14 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
 
   /** The rows the query returns (none for a statement without RETURNING). */
   async execute(db: DbOrTx, params: Params): Promise<Row[]> {
-    const { sql, slots } = this.compiledFor(db)
+    const adapter = db.getExecutor().adapter
+    const { sql, slots } = this.compiledFor(adapter, db)
     const values = slots.map((slot) => ('name' in slot ? params[slot.name] : slot.constant))
-    const sqlite = sqliteConnections.get(db as Db)
-    if (sqlite && !sqlite.inTransaction) return runOnSqlite(sqlite, sql, values)
-    // In a transaction, or on PostgreSQL: through Kysely, on the transaction's connection or the pool's.
+    const sqlite = sqliteConnections.get(adapter)
+    // A transaction holds the one connection until it ends, so its statements may run on it directly; outside one,
+    // only while no other transaction has it (that one's statements would otherwise take this one in).
+    if (sqlite && (db.isTransaction || !sqlite.inTransaction)) return runOnSqlite(sqlite, sql, values)
+    // Waiting for another transaction, or on PostgreSQL: through Kysely, on the transaction's connection or the pool's.
     return (await db.executeQuery<Row>(CompiledQuery.raw(sql, values))).rows
   }
 
@@ -56,10 +61,9 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
     return (await this.execute(db, params))[0]
   }
 
-  private compiledFor(db: DbOrTx): Compiled {
-    // getExecutor() is public in Kysely's types though documented as internal; the tests on both databases
-    // would catch a release that changed it.
-    const adapter = db.getExecutor().adapter
+  // getExecutor() is public in Kysely's types though documented as internal; the tests on both databases would catch
+  // a release that changed it.
+  private compiledFor(adapter: DialectAdapter, db: DbOrTx): Compiled {
     let compiled = this.compiled.get(adapter)
     if (!compiled) {
       compiled = compileWithMarkers(db, this.build)

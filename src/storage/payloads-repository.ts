@@ -1,6 +1,6 @@
 // Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
-import type { Insertable, Selectable, Updateable } from 'kysely'
+import type { Insertable, Selectable } from 'kysely'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
 import type { DbOrTx } from './database.js'
 import { HotQuery } from './hot-query.js'
@@ -71,6 +71,34 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     created_at: p.created_at,
   }),
 )
+/**
+ * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
+ * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition.
+ */
+const resolvePending = new HotQuery(
+  (
+    db,
+    p: Required<Pick<PayloadsTable, ResolutionColumn>> & { status: ResolvedStatus; resolved_at: number; uuid: string; notExpiredAtMs: number },
+  ) =>
+    db
+      .updateTable('payloads')
+      .set({
+        status: p.status,
+        resolved_at: p.resolved_at,
+        wallet_adapter: p.wallet_adapter,
+        signer_address: p.signer_address,
+        tx_hash: p.tx_hash,
+        tx_blob: p.tx_blob,
+        public_key: p.public_key,
+        signature: p.signature,
+        submit_engine_result: p.submit_engine_result,
+      })
+      .where('uuid', '=', p.uuid)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', p.notExpiredAtMs)
+      .returningAll(),
+)
+type ResolutionColumn = 'wallet_adapter' | 'signer_address' | 'tx_hash' | 'tx_blob' | 'public_key' | 'signature' | 'submit_engine_result'
 const selectPayload = new HotQuery((db, p: { uuid: string }) => db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid))
 const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: string }) =>
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
@@ -121,23 +149,20 @@ export const payloadsRepository = {
    * Returns the updated payload, or undefined when another transition got there first.
    */
   async transition(db: DbOrTx, uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
-    const set: Updateable<PayloadsTable> = { status: changes.status, resolved_at: changes.resolvedAtMs }
-    if (changes.signed) {
-      const s = changes.signed
-      Object.assign(set, {
-        wallet_adapter: s.walletAdapter,
-        signer_address: s.signerAddress,
-        tx_hash: s.txHash ?? null,
-        tx_blob: s.txBlob ?? null,
-        public_key: s.publicKey ?? null,
-        signature: s.signature ?? null,
-        submit_engine_result: s.submitEngineResult ?? null,
-      })
-    }
-    if (changes.rejectedBy !== undefined) set.wallet_adapter = changes.rejectedBy
-    let query = db.updateTable('payloads').set(set).where('uuid', '=', uuid).where('status', '=', 'pending')
-    if (notExpiredAtMs !== undefined) query = query.where('expires_at', '>', notExpiredAtMs)
-    const row = await query.returningAll().executeTakeFirst()
+    const signed = changes.signed
+    const row = await resolvePending.executeTakeFirst(db, {
+      uuid,
+      notExpiredAtMs: notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
+      status: changes.status,
+      resolved_at: changes.resolvedAtMs,
+      wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,
+      signer_address: signed?.signerAddress ?? null,
+      tx_hash: signed?.txHash ?? null,
+      tx_blob: signed?.txBlob ?? null,
+      public_key: signed?.publicKey ?? null,
+      signature: signed?.signature ?? null,
+      submit_engine_result: signed?.submitEngineResult ?? null,
+    })
     return row && rowToPayload(row)
   },
 

@@ -1,11 +1,31 @@
 // Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
-import type { Selectable } from 'kysely'
+import type { Insertable, Selectable } from 'kysely'
 import type { DeliveryEvent, DeliveryState, WebhookDelivery } from '../domain/webhooks/webhook.js'
 import type { DbOrTx, Dialect } from './database.js'
+import { HotQuery } from './hot-query.js'
 import { claimDueRows, claimHolds, type OutboxClaim } from './outbox.js'
 import type { WebhookDeliveriesTable } from './schema.js'
 
 export { claimOf } from './outbox.js'
+
+const insertDelivery = new HotQuery((db, row: Required<Insertable<WebhookDeliveriesTable>>) =>
+  db.insertInto('webhook_deliveries').values({
+    id: row.id,
+    webhook_id: row.webhook_id,
+    project_id: row.project_id,
+    payload_uuid: row.payload_uuid,
+    event: row.event,
+    body: row.body,
+    state: row.state,
+    attempts: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    lease_expires_at: row.lease_expires_at,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+  }),
+)
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
   id: row.id,
@@ -35,29 +55,26 @@ export interface DeliveryOutcome {
 }
 
 export const webhookDeliveriesRepository = {
+  /** One statement a delivery: an event has one delivery per subscribed webhook, most often just one. */
   async insertMany(db: DbOrTx, deliveries: WebhookDelivery[]): Promise<void> {
-    if (deliveries.length === 0) return
-    await db
-      .insertInto('webhook_deliveries')
-      .values(
-        deliveries.map((d) => ({
-          id: d.id,
-          webhook_id: d.webhookId,
-          project_id: d.projectId,
-          payload_uuid: d.payloadUuid,
-          event: d.event,
-          body: d.body,
-          state: d.state,
-          attempts: d.attempts,
-          next_attempt_at: d.nextAttemptAtMs,
-          lease_expires_at: d.leaseExpiresAtMs,
-          last_status_code: d.lastStatusCode,
-          last_error: d.lastError,
-          created_at: d.createdAtMs,
-          completed_at: d.completedAtMs,
-        })),
-      )
-      .execute()
+    for (const d of deliveries) {
+      await insertDelivery.execute(db, {
+        id: d.id,
+        webhook_id: d.webhookId,
+        project_id: d.projectId,
+        payload_uuid: d.payloadUuid,
+        event: d.event,
+        body: d.body,
+        state: d.state,
+        attempts: d.attempts,
+        next_attempt_at: d.nextAttemptAtMs,
+        lease_expires_at: d.leaseExpiresAtMs,
+        last_status_code: d.lastStatusCode,
+        last_error: d.lastError,
+        created_at: d.createdAtMs,
+        completed_at: d.completedAtMs,
+      })
+    }
   },
 
   /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */

@@ -4,7 +4,20 @@ import type { PayloadEvent } from '../domain/payloads.js'
 import { type PlanName, WEBHOOKS_PLAN } from '../domain/plans.js'
 import type { Webhook } from '../domain/webhooks/webhook.js'
 import type { DbOrTx, Dialect } from './database.js'
+import { HotQuery } from './hot-query.js'
 import type { WebhooksTable } from './schema.js'
+
+// Read in every transaction that resolves a payload.
+const selectSubscribers = new HotQuery((db, p: { projectId: string }) =>
+  db
+    .selectFrom('webhooks')
+    .innerJoin('projects', 'projects.id', 'webhooks.project_id')
+    .select(['webhooks.id', 'webhooks.events_json'])
+    .where('webhooks.project_id', '=', p.projectId)
+    .where('projects.plan', '=', WEBHOOKS_PLAN)
+    .where('webhooks.disabled_at', 'is', null)
+    .where('webhooks.deleted_at', 'is', null),
+)
 
 const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({
   id: row.id,
@@ -113,15 +126,7 @@ export const webhooksRepository = {
 
   /** The webhooks that receive the project's events now: enabled, not deleted, and the project on the Pro plan. */
   async listSubscribers(db: DbOrTx, projectId: string): Promise<Array<{ id: string; events: PayloadEvent[] }>> {
-    const rows = await db
-      .selectFrom('webhooks')
-      .innerJoin('projects', 'projects.id', 'webhooks.project_id')
-      .select(['webhooks.id', 'webhooks.events_json'])
-      .where('webhooks.project_id', '=', projectId)
-      .where('projects.plan', '=', WEBHOOKS_PLAN)
-      .where('webhooks.disabled_at', 'is', null)
-      .where('webhooks.deleted_at', 'is', null)
-      .execute()
+    const rows = await selectSubscribers.execute(db, { projectId })
     return rows.map((row) => ({ id: row.id, events: JSON.parse(row.events_json) as PayloadEvent[] }))
   },
 
