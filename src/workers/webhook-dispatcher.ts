@@ -49,6 +49,19 @@ const LEASE_IN_TIMEOUTS = 6
 
 const POLL_INTERVAL_MS = 1_000
 
+/**
+ * How long a woken dispatcher waits for more events before it claims. Under load events commit every millisecond or
+ * so; one claim for the few that arrive together costs little more than one for a single delivery, and each claim is
+ * a write. The wait adds at most this much to a delivery's time.
+ */
+const CLAIM_COALESCE_MS = 3
+
+/**
+ * How long a success waits for others before they are recorded together, in one write. Nothing waits on the record:
+ * the receiver already has the delivery, and its slot is free once the response is in.
+ */
+const SUCCESS_RECORD_COALESCE_MS = 10
+
 const GONE_REASON = 'the receiver answered 410 Gone'
 
 export interface DispatcherContext {
@@ -69,7 +82,7 @@ export interface WebhookDispatcherOptions {
   maxHeldDeliveries?: number
   /** Sends in flight to one webhook; MAX_CONCURRENT_SENDS_PER_WEBHOOK by default. */
   maxConcurrentSendsPerWebhook?: number
-  /** Called when a send has been recorded and its slot is free again. */
+  /** Called when a send has ended and its slot is free again (a success may still be waiting to be recorded). */
   onSendFinished?: () => void
 }
 
@@ -92,10 +105,14 @@ interface Lane {
 }
 
 export class WebhookDispatcher {
+  /** Sends, and records of their outcomes, not finished yet: what settled() waits for. */
   private readonly inFlight = new Set<Promise<void>>()
+  private sendingCount = 0
   private readonly lanes = new Map<string, Lane>()
   private waitingCount = 0
   private stopping = false
+  /** The last claim was cut short by this process's caps: a finished send should prompt another. */
+  private heldBack = false
   private successes: Success[] = []
   private readonly timeoutMs: number
   private readonly leaseMs: number
@@ -120,13 +137,15 @@ export class WebhookDispatcher {
    */
   async dispatchDue(): Promise<boolean> {
     if (this.stopping) return false
-    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldDeliveries - this.inFlight.size - this.waitingCount)
+    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldDeliveries - this.sendingCount - this.waitingCount)
+    this.heldBack = limit <= 0
     if (limit <= 0) return false
     const { db, dialect } = this.ctx.storage
     const nowMs = this.ctx.clock.now()
     const leaseExpiresAtMs = nowMs + this.leaseMs
     const maxHeld = MAX_HELD_PER_WEBHOOK_IN_SLOTS * this.maxConcurrentSendsPerWebhook
     const busy = [...this.lanes].filter(([, lane]) => lane.sending + lane.waiting.length >= maxHeld).map(([id]) => id)
+    this.heldBack = busy.length > 0
     const claimed = await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs, limit, excludeWebhookIds: busy })
     if (claimed.length === 0) return false
 
@@ -144,6 +163,11 @@ export class WebhookDispatcher {
     this.waitingCount += accepted.length
     for (const webhookId of new Set(accepted.map((claim) => claim.target.webhookId))) this.startWaiting(webhookId)
     return claimed.length === limit
+  }
+
+  /** True when the last claim left due deliveries behind for want of free slots here. */
+  get waitingForSlots(): boolean {
+    return this.heldBack
   }
 
   /** Resolves once every delivery claimed so far has been sent and recorded. */
@@ -181,29 +205,38 @@ export class WebhookDispatcher {
 
   private start(lane: Lane, { delivery, target }: ClaimedDelivery): void {
     lane.sending += 1
-    const sending = this.send(delivery, target)
+    this.sendingCount += 1
+    this.track(this.send(delivery, target), delivery, () => {
+      lane.sending -= 1
+      this.sendingCount -= 1
+      this.startWaiting(target.webhookId)
+      this.options.onSendFinished?.()
+    })
+  }
+
+  /** Holds `work` among the deliveries in flight (settled() waits for it) until it ends, then calls `ended`. */
+  private track(work: Promise<void>, delivery: WebhookDelivery, ended?: () => void): void {
+    const tracked = work
       .catch((error: unknown) => {
         this.ctx.logger.error(
-          { err: error, deliveryId: delivery.id, webhookId: target.webhookId },
+          { err: error, deliveryId: delivery.id, webhookId: delivery.webhookId },
           'could not record a webhook delivery attempt; it is sent again once its lease expires',
         )
       })
       .finally(() => {
-        this.inFlight.delete(sending)
-        lane.sending -= 1
-        this.startWaiting(target.webhookId)
-        this.options.onSendFinished?.()
+        this.inFlight.delete(tracked)
+        ended?.()
       })
-    this.inFlight.add(sending)
+    this.inFlight.add(tracked)
   }
 
   /**
-   * Successes are recorded together, once per turn of the event loop: with a healthy receiver they are most of the
-   * writes, and one statement for all the responses that arrived together costs little more than one for each.
+   * Successes are recorded together, SUCCESS_RECORD_COALESCE_MS after the first: with a healthy receiver they are most
+   * of the writes, and one statement for all the responses of those milliseconds costs little more than one for each.
    */
   private recordSuccess(delivery: WebhookDelivery, statusCode: number): Promise<void> {
     return new Promise((recorded, failed) => {
-      if (this.successes.length === 0) setImmediate(() => this.flushSuccesses())
+      if (this.successes.length === 0) setTimeout(() => this.flushSuccesses(), SUCCESS_RECORD_COALESCE_MS)
       this.successes.push({ delivery, statusCode, recorded, failed })
     })
   }
@@ -268,7 +301,11 @@ export class WebhookDispatcher {
   }
 
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
-    if (result.ok) return this.recordSuccess(delivery, result.statusCode ?? 200)
+    if (result.ok) {
+      // The slot is free once the response is in; the success is recorded with others shortly after.
+      this.track(this.recordSuccess(delivery, result.statusCode ?? 200), delivery)
+      return
+    }
     const { db } = this.ctx.storage
     const claim = claimOf(delivery)
     const nowMs = this.ctx.clock.now()
@@ -333,8 +370,21 @@ export function startWebhookDispatcher(
   ctx: WebhookDispatcherTaskContext,
   options: WebhookDispatcherOptions & { pollIntervalMs?: number } = {},
 ): PeriodicTask {
-  const wake = () => task.wake()
-  const dispatcher = new WebhookDispatcher(ctx, { ...options, onSendFinished: wake })
+  let coalescing: NodeJS.Timeout | undefined
+  const wake = () => {
+    if (coalescing) return
+    coalescing = setTimeout(() => {
+      coalescing = undefined
+      task.wake()
+    }, CLAIM_COALESCE_MS)
+  }
+  const dispatcher = new WebhookDispatcher(ctx, {
+    ...options,
+    onSendFinished: () => {
+      options.onSendFinished?.()
+      if (dispatcher.waitingForSlots) task.wake()
+    },
+  })
   const task = startPeriodicTask(
     'webhook-dispatcher',
     options.pollIntervalMs ?? POLL_INTERVAL_MS,
@@ -348,6 +398,7 @@ export function startWebhookDispatcher(
     async stop() {
       ctx.payloads.events.off('transition', wake)
       ctx.webhooks.events.off('queued', wake)
+      clearTimeout(coalescing)
       await task.stop()
       // Sends in flight end within their timeout; recording them now spares their receivers a repeat after the lease.
       await dispatcher.stop()

@@ -306,6 +306,21 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     assert.ok(latenciesMs[10]! < 100, `median from commit to receipt ${latenciesMs[10]} ms`)
   })
 
+  it('sends a backlog larger than it may hold at once without waiting for the next poll', async () => {
+    const { apiKey } = await t.createProject('pro')
+    await registerWebhook(t, apiKey, receiver.url)
+    const before = receiver.requests.length
+    for (let i = 0; i < 12; i++) await t.service.ctx.payloads.reject(await createPayload(t, apiKey), 'xaman')
+    // Twelve waiting, four held at once, and a poll interval of an hour: after the first claims, the rest go out only
+    // because a finished send asks for more.
+    const task = startWebhookDispatcher(t.service.ctx, { pollIntervalMs: 3_600_000, maxHeldDeliveries: 4 })
+    try {
+      await receiver.waitFor(before + 12, 2_000)
+    } finally {
+      await task.stop()
+    }
+  })
+
   it('documents every webhook operation in the OpenAPI document', async () => {
     const document = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json()
     const operations = [
