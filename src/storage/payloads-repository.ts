@@ -78,7 +78,12 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
 const resolvePending = new HotQuery(
   (
     db,
-    p: Required<Pick<PayloadsTable, ResolutionColumn>> & { status: ResolvedStatus; resolved_at: number; uuid: string; notExpiredAtMs: number },
+    p: Required<Pick<PayloadsTable, ResolutionColumn>> & {
+      status: ResolvedStatus
+      resolved_at: number
+      uuid: string
+      notExpiredAtMs: number
+    },
   ) =>
     db
       .updateTable('payloads')
