@@ -36,7 +36,8 @@ interface Compiled {
  * called once, with markers in place of the values. Unlike Kysely, which leaves an undefined column out, a
  * parameter left undefined is bound as NULL; keep parameters required. Compiled SQL is kept per dialect adapter,
  * which a database shares with its transactions and with `withPlugin`/`withSchema` copies: do not run a hot query
- * on such a copy.
+ * on such a copy. As with Kysely, a transaction is used only inside its callback: on SQLite a hot query cannot tell a
+ * finished transaction from a live one while another transaction holds the connection.
  */
 export class HotQuery<Params extends Record<string, unknown>, Row> {
   /** Keyed by the dialect's adapter, which a database and its transactions share. */
@@ -50,9 +51,15 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
     const { sql, slots } = this.compiledFor(adapter, db)
     const values = slots.map((slot) => ('name' in slot ? params[slot.name] : slot.constant))
     const sqlite = sqliteConnections.get(adapter)
-    // A transaction holds the one connection until it ends, so its statements may run on it directly; outside one,
-    // only while no other transaction has it (that one's statements would otherwise take this one in).
-    if (sqlite && (db.isTransaction || !sqlite.inTransaction)) return runOnSqlite(sqlite, sql, values)
+    if (sqlite && db.isTransaction) {
+      // A transaction holds the one connection until it ends, so its statements may run on it directly. Kysely refuses
+      // a transaction used after it ended; so does this, as the connection may by then be another caller's.
+      if (!sqlite.inTransaction) throw new Error('Transaction is already committed or rolled back')
+      return runOnSqlite(sqlite, sql, values)
+    }
+    // Outside a transaction, directly only while no transaction holds the connection (its statements would otherwise
+    // take this one in).
+    if (sqlite && !sqlite.inTransaction) return runOnSqlite(sqlite, sql, values)
     // Waiting for another transaction, or on PostgreSQL: through Kysely, on the transaction's connection or the pool's.
     return (await db.executeQuery<Row>(CompiledQuery.raw(sql, values))).rows
   }

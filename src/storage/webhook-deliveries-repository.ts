@@ -55,7 +55,10 @@ export interface DeliveryOutcome {
 }
 
 export const webhookDeliveriesRepository = {
-  /** One statement a delivery: an event has one delivery per subscribed webhook, most often just one. */
+  /**
+   * One statement a delivery (an event has one per subscribed webhook, most often just one): several are written
+   * together only inside the caller's transaction.
+   */
   async insertMany(db: DbOrTx, deliveries: WebhookDelivery[]): Promise<void> {
     for (const d of deliveries) {
       await insertDelivery.execute(db, {

@@ -111,7 +111,7 @@ export class WebhookDispatcher {
   private readonly lanes = new Map<string, Lane>()
   private waitingCount = 0
   private stopping = false
-  /** The last claim was cut short by this process's caps: a finished send should prompt another. */
+  /** The last claim may have been cut short by this process's caps: a finished send should prompt another. */
   private heldBack = false
   private successes: Success[] = []
   private readonly timeoutMs: number
@@ -165,7 +165,7 @@ export class WebhookDispatcher {
     return claimed.length === limit
   }
 
-  /** True when the last claim left due deliveries behind for want of free slots here. */
+  /** True when the last claim may have left due deliveries behind for want of free slots here. */
   get waitingForSlots(): boolean {
     return this.heldBack
   }

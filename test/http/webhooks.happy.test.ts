@@ -308,9 +308,14 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
 
   it('sends a backlog larger than it may hold at once without waiting for the next poll', async () => {
     const { apiKey } = await t.createProject('pro')
-    await registerWebhook(t, apiKey, receiver.url)
+    const webhook = await registerWebhook(t, apiKey, receiver.url)
     const before = receiver.requests.length
-    for (let i = 0; i < 12; i++) await t.service.ctx.payloads.reject(await createPayload(t, apiKey), 'xaman')
+    const rejected: string[] = []
+    for (let i = 0; i < 12; i++) {
+      const uuid = await createPayload(t, apiKey)
+      await t.service.ctx.payloads.reject(uuid, 'xaman')
+      rejected.push(uuid)
+    }
     // Twelve waiting, four held at once, and a poll interval of an hour: after the first claims, the rest go out only
     // because a finished send asks for more.
     const task = startWebhookDispatcher(t.service.ctx, { pollIntervalMs: 3_600_000, maxHeldDeliveries: 4 })
@@ -319,6 +324,13 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     } finally {
       await task.stop()
     }
+    const received = receiver.requests.slice(before).map((request) => JSON.parse(request.rawBody.toString('utf8')).payload.uuid)
+    assert.deepEqual(received.sort(), rejected.sort())
+    // Stopping waits for the successes still waiting to be recorded together.
+    assert.deepEqual(
+      (await deliveryRows(t, webhook.id)).map((row) => row.state),
+      Array(12).fill('succeeded'),
+    )
   })
 
   it('documents every webhook operation in the OpenAPI document', async () => {

@@ -2,7 +2,7 @@
 // another caller's open transaction.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { openStorage, type Storage } from '../../src/storage/database.js'
+import { openStorage, type Storage, type Tx } from '../../src/storage/database.js'
 import { HotQuery } from '../../src/storage/hot-query.js'
 import { migrateToLatest } from '../../src/storage/migrations.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../support/databases.js'
@@ -51,6 +51,15 @@ forEachDatabase('hot queries', (dialect) => {
       /roll back/,
     )
     assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'gamma' }), undefined)
+  })
+
+  it('refuses a transaction used after it ended', async () => {
+    let finished!: Tx
+    await storage.db.transaction().execute(async (tx) => {
+      finished = tx
+    })
+    await assert.rejects(insertProject.execute(finished, { id: 'proj_late', name: 'late' }), /already committed/)
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'late' }), undefined)
   })
 
   it('does not see what an open transaction has not committed', async () => {
