@@ -30,14 +30,17 @@ interface Receiver {
 
 export async function benchWebhooks(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-webhooks-'))
-  const receiver = await startReceiver()
   const config = loadConfig({
     PORT: '0',
     DATABASE_URL: `sqlite:${join(dir, 'bench.db')}`,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LIMITS_PRO: '{"monthlyPayloads": 100000000, "requestsPerMinute": 100000000}',
   })
-  const service = await startService(config, { listen: false, workers: false, logger: createLogger('warn') })
+  const receiver = await startReceiver()
+  const service = await startService(config, { listen: false, workers: false, logger: createLogger('warn') }).catch((error: unknown) => {
+    receiver.close()
+    throw error
+  })
   try {
     const scope = { projectId: (await service.ctx.projects.createProject({ name: 'Bench', plan: 'pro' })).project.id, plan: 'pro' as const }
     await service.ctx.webhooks.create(scope, { url: receiver.url })
@@ -128,6 +131,9 @@ async function startReceiver(): Promise<Receiver> {
         })
         child.send({ awaitCount: count })
       }),
-    close: () => child.disconnect(),
+    close: () => {
+      // A receiver that crashed has no channel left to close; its exit is what the run reports.
+      if (child.connected) child.disconnect()
+    },
   }
 }
