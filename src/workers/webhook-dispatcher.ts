@@ -107,7 +107,6 @@ interface Lane {
 export class WebhookDispatcher {
   /** Sends, and records of their outcomes, not finished yet: what settled() waits for. */
   private readonly inFlight = new Set<Promise<void>>()
-  private sendingCount = 0
   private readonly lanes = new Map<string, Lane>()
   private waitingCount = 0
   private stopping = false
@@ -137,9 +136,13 @@ export class WebhookDispatcher {
    */
   async dispatchDue(): Promise<boolean> {
     if (this.stopping) return false
-    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldDeliveries - this.sendingCount - this.waitingCount)
-    this.heldBack = limit <= 0
-    if (limit <= 0) return false
+    let sending = 0
+    for (const lane of this.lanes.values()) sending += lane.sending
+    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldDeliveries - sending - this.waitingCount)
+    if (limit <= 0) {
+      this.heldBack = true
+      return false
+    }
     const { db, dialect } = this.ctx.storage
     const nowMs = this.ctx.clock.now()
     const leaseExpiresAtMs = nowMs + this.leaseMs
@@ -205,10 +208,8 @@ export class WebhookDispatcher {
 
   private start(lane: Lane, { delivery, target }: ClaimedDelivery): void {
     lane.sending += 1
-    this.sendingCount += 1
     this.track(this.send(delivery, target), delivery, () => {
       lane.sending -= 1
-      this.sendingCount -= 1
       this.startWaiting(target.webhookId)
       this.options.onSendFinished?.()
     })
