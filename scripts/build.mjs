@@ -20,7 +20,7 @@ await build({
   outbase: 'src',
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   sourcemap: true,
   logLevel: 'warning',
 })

@@ -1,28 +1,66 @@
-// `npm test`: builds the browser bundles the pages need, then runs every test file with node's test runner
-// (TypeScript through tsx), once, against SQLite and PostgreSQL. Extra arguments are passed through
-// (e.g. `npm test -- test/http/payloads.happy.test.ts`).
+// `npm test`: builds what the tests load (dist/ for the command line and the pages), then runs every test file once
+// with node's test runner (TypeScript through tsx), against SQLite and PostgreSQL, and ends with what passed, what
+// failed and what was skipped and why.
+//
+//   npm test                        the whole suite
+//   npm test -- <file> [<file>...]  some files
+//   npm run test:quick              unit and in-process API tests on SQLite: the edit-test loop
+//
+// TEST_CONCURRENCY sets how many files run at once (default 2, the cores of the CI machine).
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { run } from 'node:test'
+import { spec } from 'node:test/reporters'
+
+/** Files that start processes, a browser or several instances: what `--quick` leaves out. */
+const SLOW_TESTS = /(^|\/)(e2e|cli)(\/|\.test\.ts$)|\.browser\.test\.ts$/
 
 function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((entry) => {
       const path = join(dir, entry.name)
-      if (entry.isDirectory()) return testFiles(path)
+      if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path)
       return entry.name.endsWith('.test.ts') ? [path] : []
     })
     .sort()
 }
 
-const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' })
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const given = args.filter((arg) => arg !== '--quick')
+
+process.stdout.write(`Running the tests on Node.js ${process.versions.node}\n`)
+const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] })
 if (build.status !== 0) process.exit(build.status ?? 1)
 
-const given = process.argv.slice(2)
-const files = given.length > 0 ? given : [...testFiles('test'), ...testFiles('packages').filter((f) => f.includes('/test/'))]
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, ...files],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
-)
-process.exit(result.status ?? 1)
+let files = given.length > 0 ? given : [...testFiles('test'), ...testFiles('packages').filter((file) => file.includes('/test/'))]
+if (quick) {
+  files = files.filter((file) => !SLOW_TESTS.test(file))
+  process.env.TEST_DATABASES = 'sqlite'
+}
+process.env.NODE_ENV = 'test'
+
+const skipReasons = new Map()
+let summary
+const stream = run({ files, concurrency: Number(process.env.TEST_CONCURRENCY ?? 2), execArgv: ['--import', 'tsx'] })
+stream.on('test:pass', (data) => {
+  if (data.skip === undefined || data.skip === false) return
+  const reason = typeof data.skip === 'string' ? data.skip : 'skipped without a reason'
+  skipReasons.set(reason, (skipReasons.get(reason) ?? 0) + 1)
+})
+stream.on('test:summary', (data) => {
+  // One summary per file, then the run's own, which has no file.
+  if (data.file === undefined) summary = data.counts
+})
+for await (const chunk of stream.compose(spec)) process.stdout.write(chunk)
+
+const counts = summary ?? { passed: 0, failed: 1, cancelled: 0 }
+const failed = counts.failed + counts.cancelled
+// A skipped suite counts once here, however many tests it holds: its tests were never declared.
+const skipped = [...skipReasons.values()].reduce((sum, count) => sum + count, 0)
+const lines = ['']
+for (const [reason, count] of skipReasons) lines.push(`skipped ${count} (suites or tests): ${reason}`)
+lines.push(`${counts.passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`)
+process.stdout.write(`${lines.join('\n')}\n`)
+process.exitCode = failed > 0 || (summary === undefined && files.length > 0) ? 1 : 0

@@ -1,6 +1,7 @@
 // The one set of migrations, for SQLite and PostgreSQL alike. Run at start and by `countersign migrate`.
 // Add new migrations at the end with the next number; never edit one that has shipped.
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {

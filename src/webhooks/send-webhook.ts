@@ -2,7 +2,7 @@
 import { lookup as dnsLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP, type LookupFunction } from 'node:net'
+import { isIP, type LookupFunction, type SocketConstructorOpts } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { webhookHost } from './assert-webhook-url.js'
 import { describeForbiddenAddress } from './target-address.js'
@@ -66,7 +66,8 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
 }
 
 function createAgents(lookup: LookupFunction | undefined) {
-  const options: http.AgentOptions = {
+  // The agent passes socket options through to net.createConnection; noDelay sends each small request at once.
+  const options: http.AgentOptions & Pick<SocketConstructorOpts, 'noDelay'> = {
     keepAlive: true,
     maxSockets: MAX_SOCKETS_PER_HOST,
     timeout: IDLE_SOCKET_TIMEOUT_MS,

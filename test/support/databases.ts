@@ -28,17 +28,21 @@ async function postgresReachable(attempts = 3): Promise<boolean> {
   return false
 }
 
-const postgresAvailable = await postgresReachable()
-if (!postgresAvailable && process.env.REQUIRE_POSTGRES === '1') {
+const sqliteOnly = process.env.TEST_DATABASES === 'sqlite'
+const postgresAvailable = sqliteOnly ? false : await postgresReachable()
+if (!sqliteOnly && !postgresAvailable && process.env.REQUIRE_POSTGRES === '1') {
   throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL is not reachable at ${POSTGRES_ADMIN_URL}`)
 }
 
 /** The skip reason for a suite that needs PostgreSQL, or false when PostgreSQL answers. */
-export const postgresSkip: string | false = postgresAvailable
-  ? false
-  : 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)'
+export const postgresSkip: string | false = sqliteOnly
+  ? 'TEST_DATABASES=sqlite runs SQLite alone'
+  : postgresAvailable
+    ? false
+    : 'PostgreSQL is not reachable (set REQUIRE_POSTGRES=1 to fail instead)'
 
-export const TEST_DIALECTS: TestDialect[] = ['sqlite', 'postgres']
+/** TEST_DATABASES=sqlite (what `npm run test:quick` sets) declares the suites on SQLite alone. */
+export const TEST_DIALECTS: TestDialect[] = sqliteOnly ? ['sqlite'] : ['sqlite', 'postgres']
 
 /** Declares the suite once per database; the PostgreSQL one is skipped (not failed) when PostgreSQL is absent and not required. */
 export function forEachDatabase(name: string, suite: (dialect: TestDialect) => void): void {
