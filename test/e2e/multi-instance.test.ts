@@ -18,10 +18,10 @@ describe('three instances on one PostgreSQL and one Redis', { skip: redisSkip ||
   const instance = (n: number) => instances[n - 1] as Instance
 
   before(async () => {
-    database = await createTestDatabase('postgres')
+    database = await createTestDatabase('postgres', { empty: true })
     receiver = await startWebhookReceiver()
     env = { ...instanceEnv(database.url), REDIS_URL: TEST_REDIS_URL }
-    // Started together: each migrates at start, under the migration lock, on the same fresh database.
+    // Started together: each migrates at start, under the migration lock, on the same empty database.
     instances.push(...(await Promise.all([startInstance(env), startInstance(env), startInstance(env)])))
   })
 

@@ -1,11 +1,17 @@
 // Fresh databases for tests: a new SQLite file or a new PostgreSQL database per test service, so that
 // test files run in isolation. PostgreSQL tests skip when no server answers, unless REQUIRE_POSTGRES=1.
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+//
+// A fresh database is a copy of one already migrated (a file copied, or CREATE DATABASE ... TEMPLATE), made once for
+// the current migrations and kept between runs: running every migration for every test service costs more than the
+// copy. The service still migrates at start, and finds nothing to do. Tests of migrating itself ask for an empty one.
+import { createHash, randomBytes } from 'node:crypto'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe } from 'node:test'
 import pg from 'pg'
+import { openStorage } from '../../src/storage/database.js'
+import { migrateToLatest } from '../../src/storage/migrations.js'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -61,23 +67,102 @@ export interface TestDatabase {
   drop(): Promise<void>
 }
 
-export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+/** Names the migrated copies: a change to the migrations gives new ones instead of reusing stale ones. */
+const MIGRATIONS_HASH = createHash('sha256')
+  .update(readFileSync(new URL('../../src/storage/migrations.ts', import.meta.url)))
+  .digest('hex')
+  .slice(0, 16)
+
+/** One key for every test process on the server: whoever holds it is the one that may build a template. */
+const TEMPLATE_LOCK_KEY = 'countersign test database template'
+
+let postgresTemplate: Promise<string> | undefined
+
+/**
+ * The name of a PostgreSQL database holding the current migrations, built by the first test process that needs it.
+ * It is built under another name and renamed when complete, under an advisory lock, so that concurrent test
+ * processes wait for it instead of copying a half-migrated one, and one that died building it leaves nothing used.
+ */
+function migratedPostgresTemplate(): Promise<string> {
+  postgresTemplate ??= (async () => {
+    const name = `countersign_template_${MIGRATIONS_HASH}`
+    const building = `${name}_building`
+    const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+    await admin.connect()
+    try {
+      await admin.query('SELECT pg_advisory_lock(hashtext($1))', [TEMPLATE_LOCK_KEY])
+      const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+      if (found.rowCount === 0) {
+        await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`)
+        await admin.query(`CREATE DATABASE ${building}`)
+        const storage = openStorage(postgresUrl(building))
+        try {
+          await migrateToLatest(storage.db)
+        } finally {
+          await storage.close()
+        }
+        await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`)
+      }
+    } finally {
+      // Ending the session releases the lock.
+      await admin.end()
+    }
+    return name
+  })()
+  return postgresTemplate
+}
+
+/**
+ * The path of a SQLite file holding the current migrations, in the temporary directory. Test processes that build
+ * it at the same time each write a file of their own and rename it into place: the result is the same either way.
+ */
+async function migratedSqliteTemplate(): Promise<string> {
+  const path = join(tmpdir(), `countersign-template-${MIGRATIONS_HASH}.db`)
+  if (existsSync(path)) return path
+  const dir = mkdtempSync(join(tmpdir(), 'countersign-template-'))
+  try {
+    const storage = openStorage(`sqlite:${join(dir, 'template.db')}`)
+    try {
+      await migrateToLatest(storage.db)
+    } finally {
+      // Closing the last connection checkpoints the write-ahead log into the file: the file alone is the database.
+      await storage.close()
+    }
+    renameSync(join(dir, 'template.db'), path)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  return path
+}
+
+function postgresUrl(database: string): string {
+  const url = new URL(POSTGRES_ADMIN_URL)
+  url.pathname = `/${database}`
+  return url.href
+}
+
+/**
+ * A database of its own for a test: migrated unless `empty` (for tests of migrating a new database), and dropped
+ * with drop().
+ */
+export async function createTestDatabase(dialect: TestDialect, options: { empty?: boolean } = {}): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'countersign-test-'))
-    return { url: `sqlite:${join(dir, 'test.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    const path = join(dir, 'test.db')
+    if (!options.empty) copyFileSync(await migratedSqliteTemplate(), path)
+    return { url: `sqlite:${path}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
+  const template = options.empty ? undefined : await migratedPostgresTemplate()
   const name = `countersign_test_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE ${name}`)
+    await admin.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`)
   } finally {
     await admin.end()
   }
-  const url = new URL(POSTGRES_ADMIN_URL)
-  url.pathname = `/${name}`
   return {
-    url: url.href,
+    url: postgresUrl(name),
     drop: async () => {
       const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
       await client.connect()
