@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { isDeveloperWalletAllowed } from '../src/domain/sign-view.js'
+import { CLI } from './support/serve-process.js'
 
 const run = promisify(execFile)
 
@@ -108,13 +109,10 @@ describe('loadConfig', () => {
 describe('countersign with a bad configuration', () => {
   it('stops with a message naming the variable and exit code 2, not a stack trace', async () => {
     const env = { PATH: process.env.PATH, LOG_LEVEL: 'verbose' }
-    await assert.rejects(
-      run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env }),
-      (error: { code: number; stderr: string }) => {
-        assert.equal(error.code, 2)
-        assert.equal(error.stderr, 'countersign: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"\n')
-        return true
-      },
-    )
+    await assert.rejects(run(process.execPath, [...CLI, 'migrate'], { env }), (error: { code: number; stderr: string }) => {
+      assert.equal(error.code, 2)
+      assert.equal(error.stderr, 'countersign: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"\n')
+      return true
+    })
   })
 })

@@ -5,11 +5,15 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
-/** Node's arguments that run the CLI from its source. */
-export const CLI = ['--import', 'tsx', 'src/cli.ts']
+/**
+ * Node's arguments that run the CLI as `countersign` does: built, from dist/, which `npm test` builds before any test
+ * runs. Run from its source through tsx instead, each command would spend a second or more transpiling it.
+ */
+export const CLI = [fileURLToPath(new URL('../../dist/cli.js', import.meta.url))]
 
 export interface Instance {
   url: string
