@@ -1,14 +1,13 @@
 // The dashboard in headless Chromium against the real service: sign in with a local link, create a project and
-// keys, see the charts over seeded payloads, the payloads and the webhooks pages; screenshots go to docs/screenshots.
+// keys, see the charts over seeded payloads, the payloads and the webhooks pages; with SCREENSHOTS=1 screenshots go to
+// docs/screenshots.
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { ManualClock } from '../../src/domain/clock.js'
 import { localSignInUrl } from '../../src/domain/session-tokens.js'
 import { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
-import { browserSkip, launchChromium } from '../support/chromium.js'
+import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { DESTINATION } from '../support/fixtures.js'
 import { freePort } from '../support/serve-process.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
@@ -16,7 +15,6 @@ import { ensureWebBuild } from '../support/web-build.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 import { dispatchAll } from '../support/webhooks.js'
 
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../../docs/screenshots')
 /** "Today" for the service: the seeded history covers the 30 UTC days that end on it. */
 const TODAY = Date.UTC(2026, 2, 20, 12)
 const DAY_MS = 86_400_000
@@ -38,7 +36,6 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
 
   before(async () => {
     ensureWebBuild()
-    mkdirSync(SCREENSHOTS, { recursive: true })
     // PUBLIC_URL must be where the browser really is: the Origin check compares the two.
     const port = await freePort()
     t = await startTestService('sqlite', {
@@ -66,7 +63,8 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await page.goto(`${t.url}${pathname}`)
     await page.locator('.loading').first().waitFor({ state: 'detached' })
   }
-  const shoot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, name), fullPage: true })
+  /** SCREENSHOTS=1 keeps the screenshots, in docs/screenshots. */
+  const shoot = (name: string) => screenshot(page, name)
 
   it('shows a visitor without a session how to sign in on a server without OpenID Connect', async () => {
     await open('/dashboard/projects/proj_x/keys')

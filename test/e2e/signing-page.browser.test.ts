@@ -1,19 +1,16 @@
 // The signing page in a real browser (headless Chromium through playwright-core) against the real service: a person
 // signs, rejects and lets expire each payload type with the developer wallet, and hostile content stays inert.
 import assert from 'node:assert/strict'
-import { mkdirSync } from 'node:fs'
-import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { browserSkip, launchChromium } from '../support/chromium.js'
+import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
 
-const SCREENSHOTS = path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots')
 const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
 /**
  * What the first load of a signing page may transfer, uncompressed as this service sends it (docs/signing.md, "Page
@@ -41,7 +38,6 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
 
   before(async () => {
     ensureWebBuild()
-    mkdirSync(SCREENSHOTS, { recursive: true })
     rippled = await startRippledDouble()
     // Workers run: the expiry sweeper is what expires a payload nobody reads, and what the page then learns of.
     t = await startTestService('sqlite', { listen: true, workers: true, env: { XRPL_NODE_URL: rippled.url } })
@@ -103,9 +99,10 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   const settled = (page: Page) =>
     page.waitForFunction(() => !document.body.textContent?.includes('Checking…'), undefined, { timeout: 10_000 })
 
-  const screenshot = async (page: Page, name: string) => {
+  /** Screenshots (SCREENSHOTS=1 keeps them in docs/screenshots) show the page at rest. */
+  const shoot = async (page: Page, name: string) => {
     await settled(page)
-    await page.screenshot({ path: path.join(SCREENSHOTS, name), fullPage: true })
+    await screenshot(page, name)
   }
 
   /** The gzip size of the static responses among urls, fetched again: what a compressing proxy in front would send. */
@@ -141,10 +138,10 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
         await settled(page)
         assert.match((await page.getByTestId('wallet-gemwallet').textContent()) ?? '', /GemWallet is not installed/)
         assert.match((await page.getByTestId('wallet-crossmark').textContent()) ?? '', /Crossmark is not installed/)
-        await screenshot(page, 'signing-pending.png')
+        await shoot(page, 'signing-pending.png')
       }
-      if (type === 'signMessage') await screenshot(page, 'signing-message.png')
-      if (type === 'connect') await screenshot(page, 'signing-connect.png')
+      if (type === 'signMessage') await shoot(page, 'signing-message.png')
+      if (type === 'connect') await shoot(page, 'signing-connect.png')
       await page.getByTestId('approve').click()
       await outcome(page, 'signed')
       assert.equal(await page.getByTestId('signer-address').textContent(), address)
@@ -164,7 +161,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
         assert.equal(view.submission.engineResult, 'tesSUCCESS')
         assert.ok(rippled.submitted.includes(view.txBlob))
       }
-      if (type === 'sign') await screenshot(page, 'signing-signed.png')
+      if (type === 'sign') await shoot(page, 'signing-signed.png')
     })
   }
 
@@ -174,7 +171,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await chooseDeveloperWallet(page)
     await page.getByTestId('reject').click()
     await outcome(page, 'rejected')
-    await screenshot(page, 'signing-rejected.png')
+    await shoot(page, 'signing-rejected.png')
     const view = await appView(uuid)
     assert.equal(view.status, 'rejected')
     assert.equal(view.walletAdapter, 'developer')
@@ -186,7 +183,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.match((await page.getByTestId('countdown').textContent()) ?? '', /Expires in/)
     t.clock.advance(61_000)
     await outcome(page, 'expired')
-    await screenshot(page, 'signing-expired.png')
+    await shoot(page, 'signing-expired.png')
     assert.equal((await appView(uuid)).status, 'expired')
   })
 
@@ -209,7 +206,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.equal(await instructions.locator('img, script').count(), 0)
     await page.waitForTimeout(300)
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined)
-    await screenshot(page, 'signing-hostile.png')
+    await shoot(page, 'signing-hostile.png')
   })
 
   it('an unknown uuid still gets the page, which says the request does not exist', async () => {

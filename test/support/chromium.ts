@@ -1,7 +1,9 @@
-// Headless Chromium for the browser tests, through playwright-core: whether they run, and how it is launched.
-// Suites skip when there is no Chromium, unless REQUIRE_BROWSER=1, which makes its absence a failure.
-import { existsSync } from 'node:fs'
-import { type Browser, chromium } from 'playwright-core'
+// Headless Chromium for the browser tests, through playwright-core: whether they run, how it is launched, and where
+// their screenshots go. Suites skip when there is no Chromium, unless REQUIRE_BROWSER=1, which makes its absence a
+// failure. The screenshots in docs/screenshots are rewritten only when asked, with SCREENSHOTS=1.
+import { existsSync, mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { type Browser, chromium, type Page } from 'playwright-core'
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
@@ -20,4 +22,19 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   })
+}
+
+const SCREENSHOTS_DIR = path.resolve(import.meta.dirname, '..', '..', 'docs', 'screenshots')
+
+/**
+ * Takes a full-page screenshot of `page`, the page laid out and drawn whole; with SCREENSHOTS=1 it is written to
+ * docs/screenshots/`name`, else it is dropped, so that a test run leaves the tree as it was.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env.SCREENSHOTS !== '1') {
+    await page.screenshot({ fullPage: true })
+    return
+  }
+  mkdirSync(SCREENSHOTS_DIR, { recursive: true })
+  await page.screenshot({ path: path.join(SCREENSHOTS_DIR, name), fullPage: true })
 }
