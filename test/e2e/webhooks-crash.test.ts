@@ -41,7 +41,7 @@ forEachDatabase('webhook deliveries survive a crash', (dialect) => {
       const { webhook, secret } = await setup.ctx.webhooks.create({ projectId: project.id, plan: 'pro' }, { url: receiver.url })
       await setup.stop()
 
-      const child = spawn(process.execPath, ['--import', 'tsx', CHILD_SCRIPT], {
+      const child = spawn(process.execPath, ['--import', 'tsx/esm', CHILD_SCRIPT], {
         env: { ...process.env, ...env, PROJECT_ID: project.id },
         stdio: ['pipe', 'ignore', 'pipe'],
       })
