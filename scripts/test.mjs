@@ -17,6 +17,29 @@ import { spec } from 'node:test/reporters'
 /** Files that start processes, a browser or several instances: what `--quick` leaves out. */
 const SLOW_TESTS = /(^|\/)(e2e|cli)(\/|\.test\.ts$)|\.browser\.test\.ts$/
 
+/**
+ * The files that take longest (processes, browsers, several instances), started first and longest first, so that the
+ * run does not end waiting on one of them alone while the quick files have long finished. Other files follow in
+ * name order.
+ */
+const LONGEST_FIRST = [
+  'test/cli.test.ts',
+  'test/e2e/signing-page.browser.test.ts',
+  'test/e2e/reliability.test.ts',
+  'test/http/auth.local.test.ts',
+  'test/e2e/multi-instance.test.ts',
+  'test/e2e/dashboard.browser.test.ts',
+  'test/e2e/webhooks-two-dispatchers.test.ts',
+  'test/e2e/webhooks-crash.test.ts',
+  'test/http/payload-events.test.ts',
+  'test/http/sign-submit.test.ts',
+]
+
+function startOrder(file) {
+  const rank = LONGEST_FIRST.indexOf(file)
+  return rank === -1 ? LONGEST_FIRST.length : rank
+}
+
 function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((entry) => {
@@ -36,6 +59,7 @@ const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: ['igno
 if (build.status !== 0) process.exit(build.status ?? 1)
 
 let files = given.length > 0 ? given : [...testFiles('test'), ...testFiles('packages').filter((file) => file.includes('/test/'))]
+files.sort((a, b) => startOrder(a) - startOrder(b))
 if (quick) {
   files = files.filter((file) => !SLOW_TESTS.test(file))
   process.env.TEST_DATABASES = 'sqlite'
