@@ -163,15 +163,21 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   return app
 }
 
+const AJV_OPTIONS = { allErrors: true, strict: false, removeAdditional: false as const, useDefaults: true }
+/**
+ * One pair per process, shared by every app built in it (one in a deployed process, one per test service in a test
+ * process): Ajv compiles its meta-schema once per instance and each route schema once per schema object, which is
+ * most of the time an app takes to build.
+ */
+const bodyAjv = addFormats.default(new Ajv({ ...AJV_OPTIONS, coerceTypes: false }))
+const textAjv = addFormats.default(new Ajv({ ...AJV_OPTIONS, coerceTypes: true }))
+
 /**
  * Bodies are validated strictly (a string is never coerced into a number); query strings and path
  * parameters arrive as text, so their numbers are coerced. Set as the compilers factory (not with
  * setValidatorCompiler) so that plugins adding shared schemas keep it.
  */
 function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
-  const common = { allErrors: true, strict: false, removeAdditional: false as const, useDefaults: true }
-  const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }))
-  const textAjv = addFormats.default(new Ajv({ ...common, coerceTypes: true }))
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema))
 }
 
