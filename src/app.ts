@@ -15,6 +15,8 @@ import Fastify, {
 import secureJson from 'secure-json-parse'
 import type { ServiceContext } from './context.js'
 import { badRequest } from './domain/errors.js'
+import { PayloadView } from './features/payloads/schemas.js'
+import { DELIVERY_BODY_SCHEMAS, DeliveryView, WebhookView } from './features/webhooks/schemas.js'
 import { apiKeyAuthHook } from './http/api-key-auth.js'
 import { authRoutes, sessionRoutes, signInHint } from './http/auth.js'
 import { dashboardRoutes } from './http/dashboard.js'
@@ -79,8 +81,10 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
   await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true })
-  app.addSchema(ErrorBody)
-  app.addSchema(ValidationErrorBody)
+  // The shapes routes refer to by $id: one component each in the OpenAPI document, the delivery bodies included.
+  for (const schema of [ErrorBody, ValidationErrorBody, PayloadView, WebhookView, DeliveryView, ...DELIVERY_BODY_SCHEMAS]) {
+    app.addSchema(schema)
+  }
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   const observeRequest = registerHealthRoutes(app, ctx)

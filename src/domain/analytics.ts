@@ -1,5 +1,6 @@
 // Analytics maths (spec section 4): per-day and per-period counts of a project's payloads by their current
 // status, the signing rate, and which wallets signed. Input is the daily rollup; no I/O here.
+import type { Analytics, DailyAnalytics } from '../features/projects/schemas.js'
 import { utcDay } from './clock.js'
 
 export const ANALYTICS_PERIODS = ['30d', '7d'] as const
@@ -15,21 +16,6 @@ export interface DailyCount {
   status: string
   walletAdapter: string
   count: number
-}
-
-export interface DailyAnalytics {
-  day: string
-  total: number
-  signed: number
-  rejected: number
-  expired: number
-}
-
-export interface Analytics {
-  period: AnalyticsPeriod
-  totals: { total: number; signed: number; rejected: number; expired: number; pending: number; signingRate: number }
-  walletBreakdown: { walletAdapter: string; count: number }[]
-  daily: DailyAnalytics[]
 }
 
 /** The UTC days of a period that ends today (the day of `nowMs`), oldest first. */

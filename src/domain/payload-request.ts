@@ -1,17 +1,11 @@
 // The rules of POST /payloads that a JSON schema cannot say (spec sections 4 and 8).
+import type { CreatePayloadRequest } from '../features/payloads/schemas.js'
 import type { FieldError } from './errors.js'
-import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './payloads.js'
+import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS } from './payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from './plans.js'
 import { validateRequestedTransaction } from './xrpl/requested-transaction.js'
 
-export interface PayloadRequest {
-  type: PayloadType
-  transaction?: Record<string, unknown>
-  message?: string
-  options?: { expiresIn?: number; returnUrl?: string; customInstructions?: string }
-}
-
-export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, limits: PlanLimits): FieldError[] {
+export function validatePayloadRequest(request: CreatePayloadRequest, plan: PlanName, limits: PlanLimits): FieldError[] {
   const errors: FieldError[] = []
   if (isTransactionType(request.type)) {
     if (request.transaction === undefined) errors.push({ field: 'transaction', message: `is required for type ${request.type}` })
@@ -43,7 +37,7 @@ export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, 
 }
 
 /** The payload's TTL: as asked, else the default, but never past a plan maximum an operator lowered below it. */
-export function expiresInSeconds(request: PayloadRequest, limits: PlanLimits): number {
+export function expiresInSeconds(request: CreatePayloadRequest, limits: PlanLimits): number {
   return request.options?.expiresIn ?? Math.min(DEFAULT_EXPIRES_IN_SECONDS, limits.maxExpiresInSeconds)
 }
 

@@ -1,4 +1,6 @@
 // Payloads: their types, states, and how they are shown to applications (spec sections 2-4, DESIGN.md).
+import type { CreatedPayload, PayloadView } from '../features/payloads/schemas.js'
+import type { WebhookPayload } from '../features/webhooks/schemas.js'
 import { toIso } from './clock.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
@@ -64,7 +66,7 @@ export function signingUrl(publicUrl: string, uuid: string): string {
 }
 
 /** The 201 body of POST /payloads: exactly the spec's fields. */
-export function toCreatedView(payload: Payload, publicUrl: string) {
+export function toCreatedView(payload: Payload, publicUrl: string): CreatedPayload {
   return {
     uuid: payload.uuid,
     type: payload.type,
@@ -107,24 +109,8 @@ export function toPayloadView(payload: Payload): PayloadView {
   return view
 }
 
-export interface PayloadView {
-  uuid: string
-  type: PayloadType
-  status: PayloadStatus
-  signerAddress: string | null
-  txHash: string | null
-  walletAdapter: string | null
-  expiresAt: string
-  createdAt: string
-  resolvedAt: string | null
-  txBlob?: string | null
-  publicKey?: string | null
-  signature?: string | null
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
-}
-
 /** The payload object of a webhook delivery: spec section 6, null for fields a payload does not have. */
-export function toWebhookPayload(payload: Payload) {
+export function toWebhookPayload(payload: Payload): WebhookPayload {
   return {
     uuid: payload.uuid,
     type: payload.type,

@@ -1,8 +1,9 @@
 // What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
 // outcome once resolved (DESIGN.md, "Wallet-facing API"; docs/signing.md).
+import type { Outcome, Resolution, SignView } from '../features/signing/schemas.js'
 import { toIso } from './clock.js'
 import { fillReturnUrl } from './payload-request.js'
-import type { Payload, PayloadStatus, PayloadType } from './payloads.js'
+import type { Payload } from './payloads.js'
 
 export const WALLET_ADAPTERS = ['gemwallet', 'crossmark', 'ledger', 'xaman', 'developer'] as const
 export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]
@@ -10,25 +11,6 @@ export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]
 /** The developer wallet holds a key in the page: fine for test networks, never offered or accepted on mainnet. */
 export function isDeveloperWalletAllowed(network: string): boolean {
   return network !== 'mainnet'
-}
-
-export interface SignView {
-  uuid: string
-  type: PayloadType
-  status: PayloadStatus
-  expiresAt: string
-  network: string
-  project: { name: string }
-  transaction?: Record<string, unknown>
-  message?: string
-  challenge?: string
-  customInstructions?: string
-  wallets: { xaman: boolean; developer: boolean }
-  signerAddress?: string
-  txHash?: string
-  walletAdapter?: string
-  resolvedAt?: string
-  redirectUrl?: string
 }
 
 export interface SignViewContext {
@@ -54,16 +36,6 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
   return { ...view, ...outcomeOf(payload) }
 }
 
-export interface Resolution {
-  uuid: string
-  status: 'signed' | 'rejected'
-  signerAddress?: string
-  txHash?: string
-  walletAdapter?: string
-  resolvedAt: string
-  redirectUrl?: string
-}
-
 /** The 200 answer of approve and reject, for the payload they resolved. */
 export function toResolution(payload: Payload): Resolution {
   return {
@@ -73,8 +45,6 @@ export function toResolution(payload: Payload): Resolution {
     ...outcomeOf(payload),
   }
 }
-
-type Outcome = Partial<Pick<SignView, 'signerAddress' | 'txHash' | 'walletAdapter' | 'resolvedAt' | 'redirectUrl'>>
 
 /**
  * The outcome fields of a resolved payload. The app's return URL is offered after signing and rejecting only: after

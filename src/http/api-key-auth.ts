@@ -47,7 +47,9 @@ export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
 
 function apiKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
-  const query = (request.query as Record<string, unknown> | undefined)?.api_key
+  // The hook runs before the route's schema has checked the query string.
+  const query =
+    typeof request.query === 'object' && request.query !== null && 'api_key' in request.query ? request.query.api_key : undefined
   const fromQuery = typeof query === 'string' ? query : undefined
   if (Array.isArray(query)) throw badRequest('Send the api_key query parameter once')
   if (header === undefined) return fromQuery

@@ -1,9 +1,10 @@
 // Dashboard sign-in and sign-out (DESIGN.md "Dashboard session"): the OpenID Connect code flow, the local
 // admin's one-time link when no provider is configured, logout, and GET /api/v1/session for the dashboard.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { badRequest, notFound, unauthorized } from '../domain/errors.js'
 import { deriveStateKey, openState, sealState } from '../domain/signed-state.js'
+import { LocalSignInQuery, SessionView, SignInMethods } from '../features/accounts/schemas.js'
 import type { AccountService } from '../services/accounts.js'
 import type { OidcFlow, OidcSignIn } from '../services/oidc-sign-in.js'
 import type { SessionService } from '../services/sessions.js'
@@ -33,7 +34,7 @@ export interface AuthRoutesDeps {
   now: () => number
 }
 
-export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
   const { oidc, publicUrl } = deps
   const dashboardUrl = `${publicUrl}/dashboard`
   const sessionCookie = sessionCookieOptions(publicUrl)
@@ -52,7 +53,10 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
   }
 
   // How this server signs people in, for the dashboard's sign-in page.
-  app.get('/auth/methods', { schema: { hide: true } }, async () => ({ oidc: oidc !== undefined, localLink: oidc === undefined }))
+  app.get('/auth/methods', { schema: { hide: true, response: { 200: SignInMethods } } }, async () => ({
+    oidc: oidc !== undefined,
+    localLink: oidc === undefined,
+  }))
 
   app.get('/auth/login', { schema: { hide: true } }, async (_request, reply) => {
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
@@ -77,23 +81,19 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     return signIn(request, reply, account.id)
   })
 
-  app.get(
-    '/auth/local',
-    { schema: { hide: true, querystring: Type.Object({ token: Type.String({ description: 'The one-time sign-in token' }) }) } },
-    async (request, reply) => {
-      // The link is a credential: keep it out of the Referer of whatever the browser loads next.
-      reply.header('referrer-policy', 'no-referrer')
-      if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
-      const { token } = request.query as { token: string }
-      const accountId = await deps.sessions.redeemLoginToken(token)
-      if (!accountId) {
-        throw unauthorized(
-          'This sign-in link is invalid, already used or expired (links last 15 minutes): run `countersign login-link` for a new one',
-        )
-      }
-      return signIn(request, reply, accountId)
-    },
-  )
+  app.get('/auth/local', { schema: { hide: true, querystring: LocalSignInQuery } }, async (request, reply) => {
+    // The link is a credential: keep it out of the Referer of whatever the browser loads next.
+    reply.header('referrer-policy', 'no-referrer')
+    if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
+    const { token } = request.query
+    const accountId = await deps.sessions.redeemLoginToken(token)
+    if (!accountId) {
+      throw unauthorized(
+        'This sign-in link is invalid, already used or expired (links last 15 minutes): run `countersign login-link` for a new one',
+      )
+    }
+    return signIn(request, reply, accountId)
+  })
 
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
@@ -103,14 +103,8 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
   })
 }
 
-const SessionAccount = Type.Object({
-  id: Type.String({ description: 'Account id, acct_...' }),
-  email: Type.Union([Type.String(), Type.Null()], { description: 'Verified email address; notifications go here' }),
-  name: Type.Union([Type.String(), Type.Null()]),
-})
-
 /** GET /api/v1/session, registered under the session hook: who is signed in. */
-export async function sessionRoutes(app: FastifyInstance): Promise<void> {
+export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/session',
     {
@@ -118,7 +112,7 @@ export async function sessionRoutes(app: FastifyInstance): Promise<void> {
         summary: 'The signed-in dashboard account',
         description: 'Session-authenticated (dashboard cookie). 401 when not signed in.',
         tags: ['dashboard'],
-        response: { 200: Type.Object({ account: SessionAccount }), ...errorResponses(401) },
+        response: { 200: SessionView, ...errorResponses(401) },
       },
     },
     async (request) => {

@@ -1,12 +1,13 @@
 // Live status routes: GET /payloads/{uuid}/events for applications (API key) and GET /sign/{uuid}/events for the
 // signing page (public, the uuid is the capability). Both are Server-Sent Events (docs/api.md, "Live status").
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
 import { notFound } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
-import { type PayloadView, toPayloadView } from '../domain/payloads.js'
+import { toPayloadView } from '../domain/payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../domain/plans.js'
-import type { SignView } from '../domain/sign-view.js'
+import type { PayloadView } from '../features/payloads/schemas.js'
+import type { SignView } from '../features/signing/schemas.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
 import type { SigningService } from '../services/signing.js'
 import { principalOf } from './api-key-auth.js'
@@ -38,7 +39,7 @@ export interface PayloadEventRoutesDeps {
 }
 
 /** Registered under the API-key hook, which counts the opening request against the project's rate; the stream itself is not counted. */
-export async function payloadEventRoutes(app: FastifyInstance, deps: PayloadEventRoutesDeps): Promise<void> {
+export const payloadEventRoutes: FastifyPluginAsyncTypebox<PayloadEventRoutesDeps> = async (app, deps) => {
   app.get(
     '/payloads/:uuid/events',
     {
@@ -55,7 +56,7 @@ export async function payloadEventRoutes(app: FastifyInstance, deps: PayloadEven
     },
     async (request, reply) => {
       const principal = principalOf(request)
-      const { uuid } = request.params as { uuid: string }
+      const { uuid } = request.params
       if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
       const limit = deps.limits[principal.plan].maxLiveStreams
       return deps.streams.serve(reply, {
@@ -76,7 +77,7 @@ export interface SignEventRoutesDeps {
 }
 
 /** The signing page's stream: each event is what GET /sign/{uuid} answers. Registered under signRequestHook (sign.ts). */
-export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoutesDeps): Promise<void> {
+export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = async (app, deps) => {
   app.get(
     '/sign/:uuid/events',
     {
@@ -91,7 +92,7 @@ export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoute
       },
     },
     async (request, reply) => {
-      const { uuid } = request.params as { uuid: string }
+      const { uuid } = request.params
       return deps.streams.serve(reply, {
         uuid: uuid.toLowerCase(),
         slotKey: `sign:${uuid.toLowerCase()}`,

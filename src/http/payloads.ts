@@ -1,107 +1,21 @@
 // The payload API for applications (spec section 4): create, read, cancel and list payloads.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { notFound, tooManyRequests } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
-import {
-  MAX_CUSTOM_INSTRUCTIONS_CHARS,
-  PAYLOAD_STATUSES,
-  PAYLOAD_TYPES,
-  type PayloadStatus,
-  type PayloadType,
-  toCreatedView,
-  toPayloadView,
-} from '../domain/payloads.js'
+import { toCreatedView, toPayloadView } from '../domain/payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../domain/plans.js'
+import {
+  ApiKeyPayloadListQuery,
+  CancelledPayload,
+  CreatedPayload,
+  CreatePayloadBody,
+  PayloadList,
+  PayloadView,
+} from '../features/payloads/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
 import { principalOf } from './api-key-auth.js'
-import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp, UuidParams } from './schemas.js'
-
-const PayloadTypeSchema = Type.Union(
-  PAYLOAD_TYPES.map((t) => Type.Literal(t)),
-  { description: 'connect, sign, signAndSubmit or signMessage' },
-)
-const PayloadStatusSchema = Type.Union(PAYLOAD_STATUSES.map((s) => Type.Literal(s)))
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
-
-const CreatePayloadBody = Type.Object(
-  {
-    type: Type.String({ enum: [...PAYLOAD_TYPES], description: 'connect, sign, signAndSubmit or signMessage' }),
-    transaction: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'Raw XRPL transaction fields; required for sign and signAndSubmit' }),
-    ),
-    message: Type.Optional(Type.String({ description: 'UTF-8 text to sign; required for signMessage; at most 4096 bytes, no U+0000' })),
-    options: Type.Optional(
-      Type.Object(
-        {
-          expiresIn: Type.Optional(
-            Type.Integer({
-              minimum: 1,
-              description:
-                "TTL in seconds; default 300, or the plan's maximum when that is lower; at most the plan's maximum (Free 300, Pro 86400)",
-            }),
-          ),
-          returnUrl: Type.Optional(
-            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
-          ),
-          customInstructions: Type.Optional(
-            Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-const CreatedPayload = Type.Object({
-  uuid: Type.String({ format: 'uuid' }),
-  type: PayloadTypeSchema,
-  status: PayloadStatusSchema,
-  signingUrl: Type.String({ format: 'uri' }),
-  expiresAt: Timestamp(),
-  createdAt: Timestamp(),
-})
-
-export const PayloadViewSchema = Type.Object(
-  {
-    uuid: Type.String({ format: 'uuid' }),
-    type: PayloadTypeSchema,
-    status: PayloadStatusSchema,
-    signerAddress: Nullable(Type.String({ description: 'XRPL address of the signer; set once signed' })),
-    txHash: Nullable(Type.String({ description: 'Hash of the signed transaction (sign, signAndSubmit); set once signed' })),
-    walletAdapter: Nullable(Type.String({ description: 'Wallet used to resolve the payload' })),
-    expiresAt: Timestamp(),
-    createdAt: Timestamp(),
-    resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
-    txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
-    publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
-    signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
-    submission: Type.Optional(
-      Type.Object(
-        {
-          engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
-          validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
-          ledgerIndex: Type.Union([Type.Integer(), Type.Null()], { description: 'Ledger that validated the transaction' }),
-        },
-        { description: 'signAndSubmit only: what happened on the ledger' },
-      ),
-    ),
-  },
-  { $id: 'Payload' },
-)
-
-const ListQuery = Type.Object(
-  {
-    ...ApiKeyQuery,
-    ...PageQuery('Payloads'),
-    status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
-    type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
-  },
-  { additionalProperties: false },
-)
+import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from './schemas.js'
 
 export interface PayloadRoutesDeps {
   payloads: PayloadService
@@ -111,9 +25,7 @@ export interface PayloadRoutesDeps {
   now: () => number
 }
 
-export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDeps): Promise<void> {
-  app.addSchema(PayloadViewSchema)
-
+export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async (app, deps) => {
   app.post(
     '/payloads',
     {
@@ -126,8 +38,7 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
       },
     },
     async (request, reply) => {
-      const body = request.body as typeof CreatePayloadBody.static
-      const payload = await deps.payloads.create(principalOf(request), { ...body, type: body.type as PayloadType })
+      const payload = await deps.payloads.create(principalOf(request), request.body)
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },
   )
@@ -141,12 +52,12 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
         tags: ['payloads'],
         params: UuidParams,
         querystring: ApiKeyOnlyQuery,
-        response: { 200: Type.Ref(PayloadViewSchema), ...errorResponses(401, 404, 422, 429) },
+        response: { 200: RefTo(PayloadView), ...errorResponses(401, 404, 422, 429) },
       },
     },
     async (request) => {
       const principal = principalOf(request)
-      const { uuid } = request.params as { uuid: string }
+      const { uuid } = request.params
       if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
       const intervalMs = deps.limits[principal.plan].minPollIntervalMs
       // 0 means no poll gate (config takes 0 or whole seconds). The limiter is not asked: Redis would make 0 a 1 s gate.
@@ -174,15 +85,12 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
         tags: ['payloads'],
         params: UuidParams,
         querystring: ApiKeyOnlyQuery,
-        response: {
-          200: Type.Object({ uuid: Type.String({ format: 'uuid' }), status: Type.Literal('expired') }),
-          ...errorResponses(401, 404, 409, 429),
-        },
+        response: { 200: CancelledPayload, ...errorResponses(401, 404, 409, 429) },
       },
     },
     async (request) => {
       const principal = principalOf(request)
-      const { uuid } = request.params as { uuid: string }
+      const { uuid } = request.params
       if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
       const payload = await deps.payloads.cancel(principal.projectId, uuid)
       return { uuid: payload.uuid, status: 'expired' as const }
@@ -195,18 +103,16 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
       schema: {
         summary: "List the project's payloads, newest first",
         tags: ['payloads'],
-        querystring: ListQuery,
-        response: {
-          200: Type.Object({ payloads: Type.Array(Type.Ref(PayloadViewSchema)), ...PageFields }),
-          ...errorResponses(401, 422, 429),
-        },
+        querystring: ApiKeyPayloadListQuery,
+        response: { 200: PayloadList, ...errorResponses(401, 422, 429) },
       },
     },
     async (request) => {
       const principal = principalOf(request)
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
-      const payloads = await deps.payloads.list(principal.projectId, query)
-      return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
+      const { status, type } = request.query
+      const page = pageOf(request.query)
+      const payloads = await deps.payloads.list(principal.projectId, { ...page, status, type })
+      return { payloads: payloads.map(toPayloadView), ...page }
     },
   )
 }

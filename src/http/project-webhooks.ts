@@ -1,25 +1,28 @@
 // The dashboard's webhook endpoints: the webhook API of docs/webhooks.md for a project of the signed-in account,
 // authenticated by the session (registered under the session hook), plus the deliveries of one payload's events.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { toDeliveryView, toWebhookView } from '../domain/webhooks/webhook.js'
+import {
+  CreatedWebhook,
+  CreateWebhookBody,
+  DeletedWebhook,
+  DeliveriesQuery,
+  DeliveryList,
+  DeliveryView,
+  PayloadDeliveryList,
+  WebhookList,
+} from '../features/webhooks/schemas.js'
 import type { AccountProjects } from '../services/account-projects.js'
 import type { ProjectScope, WebhookService } from '../services/webhooks.js'
-import { errorResponses, PageFields, PageQuery } from './schemas.js'
+import { errorResponses, pageOf, RefTo } from './schemas.js'
 import { sessionOf } from './session-auth.js'
-import { CreatedWebhook, CreateWebhookBody, DeliveryViewSchema, WebhookViewSchema } from './webhooks.js'
 
 const TAGS = ['projects']
 const NOTE =
   'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL. ' +
   'Webhooks are a Pro plan feature: a Free project gets 403.'
-
-const WebhookView = Type.Object(WebhookViewSchema.properties)
-const DeliveryView = Type.Object(DeliveryViewSchema.properties)
-const PayloadDeliveryView = Type.Object({
-  ...DeliveryViewSchema.properties,
-  webhookId: Type.String({ description: 'The webhook it went to, wh_<id>' }),
-})
 
 const ProjectParams = Type.Object({ id: Type.String({ description: 'Project id, proj_...' }) }, { additionalProperties: false })
 const WebhookParams = Type.Object(
@@ -34,17 +37,16 @@ const PayloadParams = Type.Object(
   { id: Type.String(), uuid: Type.String({ description: 'Payload UUID' }) },
   { additionalProperties: false },
 )
-const DeliveriesQuery = Type.Object(PageQuery('Deliveries'), { additionalProperties: false })
 
 export interface ProjectWebhookRoutesDeps {
   projects: AccountProjects
   webhooks: WebhookService
 }
 
-export async function projectWebhookRoutes(app: FastifyInstance, { projects, webhooks }: ProjectWebhookRoutesDeps): Promise<void> {
+export const projectWebhookRoutes: FastifyPluginAsyncTypebox<ProjectWebhookRoutesDeps> = async (app, { projects, webhooks }) => {
   /** The account's own project (404 otherwise) as the webhook service sees it: its id and plan. */
-  const scopeOf = async (request: FastifyRequest): Promise<ProjectScope> => {
-    const { id } = request.params as { id: string }
+  const scopeOf = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<ProjectScope> => {
+    const { id } = request.params
     const project = await projects.project(sessionOf(request).account.id, id)
     return { projectId: project.id, plan: project.plan }
   }
@@ -57,7 +59,7 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         description: `Oldest first; never the secret. ${NOTE}`,
         tags: TAGS,
         params: ProjectParams,
-        response: { 200: Type.Object({ webhooks: Type.Array(WebhookView) }), ...errorResponses(401, 403, 404) },
+        response: { 200: WebhookList, ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => ({ webhooks: (await webhooks.list(await scopeOf(request))).map(toWebhookView) }),
@@ -76,8 +78,7 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
       },
     },
     async (request, reply) => {
-      const body = request.body as typeof CreateWebhookBody.static
-      const { webhook, secret } = await webhooks.create(await scopeOf(request), body)
+      const { webhook, secret } = await webhooks.create(await scopeOf(request), request.body)
       return reply.code(201).send({ id: webhook.id, url: webhook.url, secret, events: webhook.events })
     },
   )
@@ -90,11 +91,11 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         description: `Its deliveries waiting for an attempt are cancelled. ${NOTE}`,
         tags: TAGS,
         params: WebhookParams,
-        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...errorResponses(401, 403, 404) },
+        response: { 200: DeletedWebhook, ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
-      const { webhookId } = request.params as { webhookId: string }
+      const { webhookId } = request.params
       await webhooks.delete(await scopeOf(request), webhookId)
       return { id: webhookId, deleted: true as const }
     },
@@ -109,17 +110,14 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         tags: TAGS,
         params: WebhookParams,
         querystring: DeliveriesQuery,
-        response: {
-          200: Type.Object({ deliveries: Type.Array(DeliveryView), ...PageFields }),
-          ...errorResponses(401, 403, 404, 422),
-        },
+        response: { 200: DeliveryList, ...errorResponses(401, 403, 404, 422) },
       },
     },
     async (request) => {
-      const { webhookId } = request.params as { webhookId: string }
-      const page = request.query as { limit: number; offset: number }
+      const { webhookId } = request.params
+      const page = pageOf(request.query)
       const deliveries = await webhooks.listDeliveries(await scopeOf(request), webhookId, page)
-      return { deliveries: deliveries.map(toDeliveryView), limit: page.limit, offset: page.offset }
+      return { deliveries: deliveries.map(toDeliveryView), ...page }
     },
   )
 
@@ -131,11 +129,11 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         description: `A finished delivery is queued again with the same id and body; 409 while it is pending or being sent. ${NOTE}`,
         tags: TAGS,
         params: DeliveryParams,
-        response: { 202: DeliveryView, ...errorResponses(401, 403, 404, 409) },
+        response: { 202: RefTo(DeliveryView), ...errorResponses(401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
-      const { webhookId, deliveryId } = request.params as { webhookId: string; deliveryId: string }
+      const { webhookId, deliveryId } = request.params
       const delivery = await webhooks.retryDelivery(await scopeOf(request), webhookId, deliveryId)
       return reply.code(202).send(toDeliveryView(delivery))
     },
@@ -149,11 +147,11 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         description: `Queues a signed webhook.test delivery, tried once; its outcome appears in the deliveries. ${NOTE}`,
         tags: TAGS,
         params: WebhookParams,
-        response: { 202: DeliveryView, ...errorResponses(401, 403, 404, 409) },
+        response: { 202: RefTo(DeliveryView), ...errorResponses(401, 403, 404, 409) },
       },
     },
     async (request, reply) => {
-      const { webhookId } = request.params as { webhookId: string }
+      const { webhookId } = request.params
       const delivery = await webhooks.sendTest(await scopeOf(request), webhookId)
       return reply.code(202).send(toDeliveryView(delivery))
     },
@@ -167,11 +165,11 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
         description: `Newest first, to every webhook of the project. ${NOTE}`,
         tags: TAGS,
         params: PayloadParams,
-        response: { 200: Type.Object({ deliveries: Type.Array(PayloadDeliveryView) }), ...errorResponses(401, 403, 404) },
+        response: { 200: PayloadDeliveryList, ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
-      const { id, uuid } = request.params as { id: string; uuid: string }
+      const { id, uuid } = request.params
       // The payload must be the project's (404 otherwise), so that a uuid of another project reads as unknown.
       const payload = await projects.payload(sessionOf(request).account.id, id, uuid)
       const deliveries = await webhooks.listPayloadDeliveries(await scopeOf(request), payload.uuid)

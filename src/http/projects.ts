@@ -1,133 +1,45 @@
 // The project endpoints (spec sections 4-5), authenticated by the dashboard session: projects, API keys,
 // usage, analytics, and read access to payloads for the dashboard.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
-import { ANALYTICS_PERIODS, type AnalyticsPeriod, DEFAULT_ANALYTICS_PERIOD } from '../domain/analytics.js'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { DEFAULT_ANALYTICS_PERIOD } from '../domain/analytics.js'
 import { toIso } from '../domain/clock.js'
-import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from '../domain/names.js'
-import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type Payload, type PayloadStatus, type PayloadType, toPayloadView } from '../domain/payloads.js'
-import { PLAN_NAMES } from '../domain/plans.js'
+import { DEFAULT_API_KEY_NAME } from '../domain/names.js'
+import { type Payload, toPayloadView } from '../domain/payloads.js'
+import { PayloadList, PayloadListQuery } from '../features/payloads/schemas.js'
+import {
+  Analytics,
+  AnalyticsQuery,
+  ApiKeySummary,
+  CreatedApiKey,
+  CreatedProject,
+  CreateKeyBody,
+  CreateProjectBody,
+  KeyParams,
+  PayloadDetail,
+  ProjectDetail,
+  ProjectParams,
+  ProjectPayloadParams,
+  ProjectSummary,
+  RevokedApiKey,
+} from '../features/projects/schemas.js'
 import type { AccountProjects } from '../services/account-projects.js'
 import type { ApiKeyRecord } from '../storage/api-keys-repository.js'
 import type { Project } from '../storage/projects-repository.js'
-import { PayloadViewSchema } from './payloads.js'
-import { errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp } from './schemas.js'
+import { errorResponses, pageOf } from './schemas.js'
 import { sessionOf } from './session-auth.js'
 
-const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
 const TAGS = ['projects']
 const SESSION_NOTE = 'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL.'
 
-const ProjectParams = Type.Object({ id: Type.String({ description: 'Project id, proj_...' }) }, { additionalProperties: false })
-const KeyParams = Type.Object(
-  { id: Type.String(), keyId: Type.String({ description: 'API key id, key_...' }) },
-  { additionalProperties: false },
-)
-const PayloadParams = Type.Object(
-  { id: Type.String(), uuid: Type.String({ description: 'Payload UUID' }) },
-  { additionalProperties: false },
-)
-
-const CreateProjectBody = Type.Object({ name: Name('Project name') }, { additionalProperties: false })
-const CreateKeyBody = Type.Object(
-  { name: Type.Optional(Name(`Key name (default "${DEFAULT_API_KEY_NAME}")`)) },
-  { additionalProperties: false },
-)
-
-const ProjectSummary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  plan: Type.String({ enum: [...PLAN_NAMES] }),
-  createdAt: Timestamp(),
-})
-
-const ProjectDetail = Type.Object({
-  ...ProjectSummary.properties,
-  usage: Type.Object(
-    { month: Type.String({ description: 'UTC month, YYYY-MM' }), used: Type.Integer(), limit: Type.Integer() },
-    { description: "Payloads created this month against the plan's monthly limit" },
-  ),
-  limits: Type.Object({
-    requestsPerMinute: Type.Integer(),
-    minPollIntervalMs: Type.Integer(),
-    maxExpiresInSeconds: Type.Integer(),
-    monthlyPayloads: Type.Integer(),
-  }),
-})
-
-const KeySummary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  prefix: Type.String({ description: 'The start of the key, enough to recognise it; the full key is shown only at creation' }),
-  createdAt: Timestamp(),
-  lastUsedAt: NullableTimestamp('Updated at most once a minute'),
-  revokedAt: NullableTimestamp('Set once the key is revoked'),
-})
-
-const CreatedKey = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  prefix: Type.String(),
-  apiKey: Type.String({ description: 'The full key: shown only in this response' }),
-  createdAt: Timestamp(),
-})
-
-const AnalyticsQuery = Type.Object(
-  {
-    period: Type.Optional(
-      Type.String({ enum: [...ANALYTICS_PERIODS], default: DEFAULT_ANALYTICS_PERIOD, description: '30d (default) or 7d' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-const Count = Type.Integer({ minimum: 0 })
-const AnalyticsBody = Type.Object({
-  period: Type.String({ enum: [...ANALYTICS_PERIODS] }),
-  totals: Type.Object(
-    {
-      total: Count,
-      signed: Count,
-      rejected: Count,
-      expired: Count,
-      pending: Count,
-      signingRate: Type.Integer({ description: 'round(100 * signed / (signed + rejected + expired)); 0 when none is resolved' }),
-    },
-    { description: 'Payloads created in the period, by current status' },
-  ),
-  walletBreakdown: Type.Array(Type.Object({ walletAdapter: Type.String(), count: Count }), {
-    description: 'Signed payloads of the period by wallet, largest first',
-  }),
-  daily: Type.Array(
-    Type.Object({ day: Type.String({ description: 'UTC day, YYYY-MM-DD' }), total: Count, signed: Count, rejected: Count, expired: Count }),
-    { description: 'One entry per UTC day of the period, oldest first; days without payloads are zeros' },
-  ),
-})
-
-const PayloadListQuery = Type.Object(
-  {
-    ...PageQuery('Payloads'),
-    status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
-    type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
-  },
-  { additionalProperties: false },
-)
-const PayloadView = Type.Object(PayloadViewSchema.properties)
-const PayloadDetail = Type.Object({
-  ...PayloadViewSchema.properties,
-  transaction: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The requested transaction' }),
-  message: Type.Union([Type.String(), Type.Null()], { description: 'signMessage: the message to sign' }),
-  customInstructions: Type.Union([Type.String(), Type.Null()]),
-  returnUrl: Type.Union([Type.String(), Type.Null()]),
-})
-
-const toProjectSummary = (project: Project) => ({
+const toProjectSummary = (project: Project): ProjectSummary => ({
   id: project.id,
   name: project.name,
   plan: project.plan,
   createdAt: toIso(project.createdAtMs),
 })
 
-const toKeySummary = (key: ApiKeyRecord) => ({
+const toKeySummary = (key: ApiKeyRecord): ApiKeySummary => ({
   id: key.id,
   name: key.name,
   prefix: key.prefix,
@@ -136,7 +48,7 @@ const toKeySummary = (key: ApiKeyRecord) => ({
   revokedAt: key.revokedAtMs === null ? null : toIso(key.revokedAtMs),
 })
 
-const toPayloadDetail = (payload: Payload) => ({
+const toPayloadDetail = (payload: Payload): PayloadDetail => ({
   ...toPayloadView(payload),
   transaction: payload.transaction,
   message: payload.message,
@@ -148,7 +60,7 @@ export interface ProjectRoutesDeps {
   projects: AccountProjects
 }
 
-export async function projectRoutes(app: FastifyInstance, { projects }: ProjectRoutesDeps): Promise<void> {
+export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async (app, { projects }) => {
   const accountOf = (request: Parameters<typeof sessionOf>[0]) => sessionOf(request).account.id
 
   app.post(
@@ -160,13 +72,13 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         tags: TAGS,
         body: CreateProjectBody,
         response: {
-          201: Type.Object({ id: Type.String(), name: Type.String(), apiKey: Type.String() }),
+          201: CreatedProject,
           ...errorResponses(400, 401, 403, 422),
         },
       },
     },
     async (request, reply) => {
-      const { name } = request.body as typeof CreateProjectBody.static
+      const { name } = request.body
       const { project, key } = await projects.create(accountOf(request), name)
       return reply.code(201).send({ id: project.id, name: project.name, apiKey: key.apiKey })
     },
@@ -197,7 +109,7 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string }
+      const { id } = request.params
       const overview = await projects.overview(accountOf(request), id)
       const { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads } = overview.limits
       return {
@@ -216,11 +128,11 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         description: `Keys are listed by prefix; a full key is never shown again after its creation. ${SESSION_NOTE}`,
         tags: TAGS,
         params: ProjectParams,
-        response: { 200: Type.Object({ keys: Type.Array(KeySummary) }), ...errorResponses(401, 404) },
+        response: { 200: Type.Object({ keys: Type.Array(ApiKeySummary) }), ...errorResponses(401, 404) },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string }
+      const { id } = request.params
       return { keys: (await projects.keys(accountOf(request), id)).map(toKeySummary) }
     },
   )
@@ -234,7 +146,7 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         tags: TAGS,
         params: ProjectParams,
         body: CreateKeyBody,
-        response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404, 422) },
+        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404, 422) },
       },
       // Every field is optional, so no body at all is an empty one.
       preValidation: async (request) => {
@@ -242,8 +154,8 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string }
-      const { name } = request.body as typeof CreateKeyBody.static
+      const { id } = request.params
+      const { name } = request.body
       const key = await projects.createKey(accountOf(request), id, name ?? DEFAULT_API_KEY_NAME)
       return reply.code(201).send({ id: key.id, name: key.name, prefix: key.prefix, apiKey: key.apiKey, createdAt: toIso(key.createdAtMs) })
     },
@@ -257,11 +169,11 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         description: `The key gets 401 at once on this instance and within 5 seconds on every other. Revoking twice keeps the first time. ${SESSION_NOTE}`,
         tags: TAGS,
         params: KeyParams,
-        response: { 200: Type.Object({ id: Type.String(), revokedAt: Timestamp() }), ...errorResponses(401, 403, 404) },
+        response: { 200: RevokedApiKey, ...errorResponses(401, 403, 404) },
       },
     },
     async (request) => {
-      const { id, keyId } = request.params as { id: string; keyId: string }
+      const { id, keyId } = request.params
       const key = await projects.revokeKey(accountOf(request), id, keyId)
       return { id: key.id, revokedAt: toIso(key.revokedAtMs as number) }
     },
@@ -276,12 +188,12 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         tags: TAGS,
         params: ProjectParams,
         querystring: AnalyticsQuery,
-        response: { 200: AnalyticsBody, ...errorResponses(401, 404, 422) },
+        response: { 200: Analytics, ...errorResponses(401, 404, 422) },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string }
-      const { period } = request.query as { period: AnalyticsPeriod }
+      const { id } = request.params
+      const { period = DEFAULT_ANALYTICS_PERIOD } = request.query
       return projects.analytics(accountOf(request), id, period)
     },
   )
@@ -295,17 +207,15 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         tags: TAGS,
         params: ProjectParams,
         querystring: PayloadListQuery,
-        response: {
-          200: Type.Object({ payloads: Type.Array(PayloadView), ...PageFields }),
-          ...errorResponses(401, 404, 422),
-        },
+        response: { 200: PayloadList, ...errorResponses(401, 404, 422) },
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string }
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
-      const payloads = await projects.payloads(accountOf(request), id, query)
-      return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
+      const { id } = request.params
+      const { status, type } = request.query
+      const page = pageOf(request.query)
+      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type })
+      return { payloads: payloads.map(toPayloadView), ...page }
     },
   )
 
@@ -316,12 +226,12 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
         summary: 'A payload with what was requested',
         description: `The payload as GET /payloads/{uuid} shows it, plus the request's transaction, message, customInstructions and returnUrl. ${SESSION_NOTE}`,
         tags: TAGS,
-        params: PayloadParams,
+        params: ProjectPayloadParams,
         response: { 200: PayloadDetail, ...errorResponses(401, 404) },
       },
     },
     async (request) => {
-      const { id, uuid } = request.params as { id: string; uuid: string }
+      const { id, uuid } = request.params
       return toPayloadDetail(await projects.payload(accountOf(request), id, uuid))
     },
   )

@@ -1,5 +1,6 @@
-// TypeBox schemas shared by several routes: one schema gives validation, types and the OpenAPI document.
-import { type TSchema, Type } from '@sinclair/typebox'
+// TypeBox schemas and helpers shared by every feature's schemas: one schema gives validation, the handler's types
+// (through the TypeBox type provider), the OpenAPI document and the SDK's types.
+import { type Static, type TSchema, Type } from 'typebox'
 
 export const ErrorBody = Type.Object(
   { error: Type.String({ description: 'What went wrong, in a sentence a developer can act on' }) },
@@ -19,16 +20,54 @@ export const ValidationErrorBody = Type.Object(
   { $id: 'ValidationErrorBody', description: '422: the request parsed but broke a rule' },
 )
 
+/**
+ * A string from a fixed list. Written as `{type: "string", enum}` (not a union of literals) so that a wrong value is
+ * one 422 detail, "must be one of a, b", and the OpenAPI document shows an enum; typed as the union of the values.
+ */
+export const StringEnum = <const Values extends readonly string[]>(
+  values: Values,
+  options: { description?: string; default?: Values[number] } = {},
+) => Type.Unsafe<Values[number]>({ type: 'string', enum: [...values], ...options })
+
+/** A reference to a schema the app adds under its $id (one component in the OpenAPI document), typed as that schema. */
+export function RefTo<Schema extends TSchema>(schema: Schema) {
+  const { $id } = schema as { $id?: unknown }
+  if (typeof $id !== 'string') throw new Error('A referenced schema needs an $id')
+  return Type.Unsafe<Static<Schema>>(Type.Ref($id))
+}
+
+export const Nullable = <Schema extends TSchema>(schema: Schema, description?: string) =>
+  Type.Union([schema, Type.Null()], description === undefined ? {} : { description })
+
 /** An instant, as every response writes it. */
 export const Timestamp = (description = 'ISO 8601 UTC, millisecond precision') => Type.String({ format: 'date-time', description })
 
 export const NullableTimestamp = (description: string) => Type.Union([Timestamp(), Type.Null()], { description })
 
+/** Any JSON object (a transaction's fields). */
+export const AnyObject = (description?: string) =>
+  Type.Unsafe<Record<string, unknown>>(
+    Type.Object({}, { additionalProperties: true, ...(description === undefined ? {} : { description }) }),
+  )
+
+const PAGE_DEFAULTS = { limit: 20, offset: 0 }
+
 /** The paging fields of a list's query string; `skipped` names what the offset counts. */
 export const PageQuery = (skipped: string) => ({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: `${skipped} to skip` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: PAGE_DEFAULTS.limit, description: 'Page size, 1 to 100' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: PAGE_DEFAULTS.offset, description: `${skipped} to skip` })),
 })
+
+/** A page of a list: how many items, after how many. */
+export interface Page {
+  limit: number
+  offset: number
+}
+
+/** The page a list query asks for (validation has filled in the defaults; the types cannot know it). */
+export function pageOf(query: Partial<Page>): Page {
+  return { limit: query.limit ?? PAGE_DEFAULTS.limit, offset: query.offset ?? PAGE_DEFAULTS.offset }
+}
 
 /** The paging a list answered with, beside its items. */
 export const PageFields = { limit: Type.Integer(), offset: Type.Integer() }
@@ -40,9 +79,13 @@ export const ApiKeyQuery = { api_key: Type.Optional(Type.String({ description: '
 
 export const ApiKeyOnlyQuery = Type.Object(ApiKeyQuery, { additionalProperties: false })
 
+type ErrorResponses<Codes extends number> = { [Code in Codes]: Code extends 422 ? typeof ValidationErrorRef : typeof ErrorRef }
+const ErrorRef = RefTo(ErrorBody)
+const ValidationErrorRef = RefTo(ValidationErrorBody)
+
 /** Error responses a route documents; the status codes it may return beside its successes. */
-export function errorResponses(...codes: number[]): Record<number, TSchema> {
+export function errorResponses<const Codes extends number>(...codes: Codes[]): ErrorResponses<Codes> {
   const responses: Record<number, TSchema> = {}
-  for (const code of codes) responses[code] = code === 422 ? Type.Ref(ValidationErrorBody) : Type.Ref(ErrorBody)
-  return responses
+  for (const code of codes) responses[code] = code === 422 ? ValidationErrorRef : ErrorRef
+  return responses as ErrorResponses<Codes>
 }

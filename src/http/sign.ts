@@ -1,15 +1,15 @@
 // The wallet-facing API (DESIGN.md, docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import { notFound, tooManyRequests } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
-import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../domain/payloads.js'
-import { toResolution, WALLET_ADAPTERS, type WalletAdapterName } from '../domain/sign-view.js'
-import { MAX_SIGNED_BLOB_BYTES } from '../domain/xrpl/signed-blob.js'
+import { toResolution } from '../domain/sign-view.js'
+import { AccountFill, AccountParams, ApproveBody, RejectBody, Resolution, SignView, XamanStart } from '../features/signing/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE } from '../services/payloads.js'
 import type { SigningService } from '../services/signing.js'
-import { errorResponses, Timestamp, UuidParams } from './schemas.js'
+import { errorResponses, UuidParams } from './schemas.js'
 
 /**
  * Requests per payload uuid per minute, all wallet-facing routes together. The page polls every 2 seconds (30 a
@@ -18,63 +18,6 @@ import { errorResponses, Timestamp, UuidParams } from './schemas.js'
  */
 export const SIGN_REQUESTS_PER_MINUTE = 120
 const RATE_WINDOW_MS = 60_000
-
-const WalletAdapterSchema = Type.String({ enum: [...WALLET_ADAPTERS], description: 'gemwallet, crossmark, ledger, xaman or developer' })
-const AnyObject = Type.Object({}, { additionalProperties: true })
-
-const SignViewSchema = Type.Object({
-  uuid: Type.String({ format: 'uuid' }),
-  type: Type.String({ enum: [...PAYLOAD_TYPES] }),
-  status: Type.String({ enum: [...PAYLOAD_STATUSES] }),
-  expiresAt: Timestamp(),
-  network: Type.String({ description: 'XRPL_NETWORK, e.g. testnet or mainnet' }),
-  project: Type.Object({ name: Type.String() }),
-  transaction: Type.Optional({ ...AnyObject, description: 'sign, signAndSubmit: the requested transaction' }),
-  message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
-  challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
-  customInstructions: Type.Optional(Type.String()),
-  wallets: Type.Object(
-    {
-      xaman: Type.Boolean({ description: 'The operator configured Xaman' }),
-      developer: Type.Boolean({ description: 'The developer wallet is offered (never on mainnet)' }),
-    },
-    { description: 'The wallets that need the service: browser extensions and Ledger need nothing from it' },
-  ),
-  signerAddress: Type.Optional(Type.String()),
-  txHash: Type.Optional(Type.String()),
-  walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Type.Optional(Timestamp()),
-  redirectUrl: Type.Optional(Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid} and {txHash} filled in" })),
-})
-
-const ResolutionSchema = Type.Object({
-  uuid: Type.String({ format: 'uuid' }),
-  status: Type.String({ enum: ['signed', 'rejected'] }),
-  signerAddress: Type.Optional(Type.String()),
-  txHash: Type.Optional(Type.String()),
-  walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Timestamp(),
-  redirectUrl: Type.Optional(Type.String()),
-})
-
-const ApproveBody = Type.Object(
-  {
-    walletAdapter: WalletAdapterSchema,
-    signedTransaction: Type.Optional(
-      Type.String({
-        maxLength: MAX_SIGNED_BLOB_BYTES * 2,
-        description: 'sign, signAndSubmit; connect from a wallet that signs only transactions (Ledger): the signed blob, hex',
-      }),
-    ),
-    publicKey: Type.Optional(Type.String({ maxLength: 200, description: 'signMessage, connect: the signing public key, hex' })),
-    signature: Type.Optional(
-      Type.String({ maxLength: 300, description: 'signMessage, connect: the signature over the UTF-8 bytes of the text, hex' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-const RejectBody = Type.Object({ walletAdapter: Type.Optional(WalletAdapterSchema) }, { additionalProperties: false })
 
 export interface SignRequestHookDeps {
   rateLimiter: RateLimiter
@@ -91,7 +34,7 @@ export function signRequestHook(deps: SignRequestHookDeps) {
     // The service's clock, not the host's, dates these answers: the page counts down to expiresAt on it.
     reply.header('date', new Date(nowMs).toUTCString())
     reply.header('cache-control', 'no-store')
-    const { uuid } = request.params as { uuid?: string }
+    const uuid = uuidOf(request.params)
     if (uuid === undefined || !isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
     const decision = await deps.rateLimiter.consume(`sign:${uuid.toLowerCase()}`, SIGN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS)
     if (!decision.allowed) {
@@ -104,12 +47,18 @@ export function signRequestHook(deps: SignRequestHookDeps) {
   }
 }
 
+/** The uuid path parameter, before any route schema has checked the parameters (the hook runs first). */
+function uuidOf(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null || !('uuid' in params)) return undefined
+  return typeof params.uuid === 'string' ? params.uuid : undefined
+}
+
 export interface SignRoutesDeps {
   signing: SigningService
 }
 
 /** Registered under signRequestHook. */
-export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Promise<void> {
+export const signRoutes: FastifyPluginAsyncTypebox<SignRoutesDeps> = async (app, deps) => {
   app.get(
     '/sign/:uuid',
     {
@@ -118,10 +67,10 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
         description: 'Public: the uuid is the capability. A pending Xaman request is checked with Xaman first.',
         tags: ['signing'],
         params: UuidParams,
-        response: { 200: SignViewSchema, ...errorResponses(404, 429, 502) },
+        response: { 200: SignView, ...errorResponses(404, 429, 502) },
       },
     },
-    async (request) => deps.signing.view((request.params as { uuid: string }).uuid),
+    async (request) => deps.signing.view(request.params.uuid),
   )
 
   app.post(
@@ -137,16 +86,11 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
         tags: ['signing'],
         params: UuidParams,
         body: ApproveBody,
-        response: { 200: ResolutionSchema, ...errorResponses(400, 403, 404, 409, 410, 413, 415, 422, 429, 502) },
+        response: { 200: Resolution, ...errorResponses(400, 403, 404, 409, 410, 413, 415, 422, 429, 502) },
       },
     },
     async (request) => {
-      const body = request.body as typeof ApproveBody.static
-      const approved = await deps.signing.approve((request.params as { uuid: string }).uuid, {
-        ...body,
-        walletAdapter: body.walletAdapter as WalletAdapterName,
-      })
-      return toResolution(approved)
+      return toResolution(await deps.signing.approve(request.params.uuid, request.body))
     },
   )
 
@@ -158,12 +102,11 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
         tags: ['signing'],
         params: UuidParams,
         body: RejectBody,
-        response: { 200: ResolutionSchema, ...errorResponses(400, 404, 409, 410, 415, 422, 429) },
+        response: { 200: Resolution, ...errorResponses(400, 404, 409, 410, 415, 422, 429) },
       },
     },
     async (request) => {
-      const body = (request.body ?? {}) as typeof RejectBody.static
-      const rejected = await deps.signing.reject((request.params as { uuid: string }).uuid, body.walletAdapter as WalletAdapterName)
+      const rejected = await deps.signing.reject(request.params.uuid, request.body?.walletAdapter)
       return toResolution(rejected)
     },
   )
@@ -175,20 +118,12 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
         summary: 'Fee, Sequence and LastLedgerSequence for a transaction of this account',
         description: 'For wallets without a ledger connection (a Ledger device). 502 without a reachable XRPL node.',
         tags: ['signing'],
-        params: Type.Object({ uuid: Type.String(), address: Type.String({ maxLength: 64 }) }, { additionalProperties: false }),
-        response: {
-          200: Type.Object({
-            fee: Type.String({ description: 'Drops' }),
-            sequence: Type.Integer(),
-            lastLedgerSequence: Type.Integer(),
-            networkId: Type.Optional(Type.Integer()),
-          }),
-          ...errorResponses(404, 409, 410, 422, 429, 502),
-        },
+        params: AccountParams,
+        response: { 200: AccountFill, ...errorResponses(404, 409, 410, 422, 429, 502) },
       },
     },
     async (request) => {
-      const { uuid, address } = request.params as { uuid: string; address: string }
+      const { uuid, address } = request.params
       return deps.signing.transactionDefaults(uuid, address)
     },
   )
@@ -205,16 +140,10 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
           tags: ['signing'],
           params: UuidParams,
           body: Type.Optional(Type.Object({}, { additionalProperties: false })),
-          response: {
-            200: Type.Object({
-              qrUrl: Type.String({ description: 'A PNG of the QR code to scan with Xaman' }),
-              deepLink: Type.String({ description: 'Opens Xaman on a phone, or Xaman’s own page elsewhere' }),
-            }),
-            ...errorResponses(404, 409, 410, 422, 429, 502),
-          },
+          response: { 200: XamanStart, ...errorResponses(404, 409, 410, 422, 429, 502) },
         },
       },
-      async (request) => deps.signing.startXaman((request.params as { uuid: string }).uuid),
+      async (request) => deps.signing.startXaman(request.params.uuid),
     )
   }
 }

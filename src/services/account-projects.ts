@@ -1,14 +1,16 @@
 // Projects as a signed-in account sees them (the dashboard's session endpoints): only its own projects, their
 // keys, usage, analytics and payloads. Another account's project is reported as not found, never as forbidden,
 // so that project ids cannot be probed.
-import { type Analytics, type AnalyticsPeriod, periodDays, summarizeAnalytics } from '../domain/analytics.js'
+import { type AnalyticsPeriod, periodDays, summarizeAnalytics } from '../domain/analytics.js'
 import type { Clock } from '../domain/clock.js'
 import { utcMonth } from '../domain/clock.js'
 import { notFound, unprocessable } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
 import { normalizeName } from '../domain/names.js'
-import type { Payload, PayloadStatus, PayloadType } from '../domain/payloads.js'
+import type { Payload } from '../domain/payloads.js'
 import type { PlanLimits, PlanName } from '../domain/plans.js'
+import type { PayloadPage } from '../features/payloads/schemas.js'
+import type { Analytics } from '../features/projects/schemas.js'
 import { analyticsRepository } from '../storage/analytics-repository.js'
 import { type ApiKeyRecord, apiKeysRepository } from '../storage/api-keys-repository.js'
 import type { Db } from '../storage/database.js'
@@ -91,11 +93,7 @@ export class AccountProjects {
     return summarizeAnalytics(period, days, rows)
   }
 
-  async payloads(
-    accountId: string,
-    projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
-  ): Promise<Payload[]> {
+  async payloads(accountId: string, projectId: string, page: PayloadPage): Promise<Payload[]> {
     const project = await this.owned(accountId, projectId)
     return this.options.payloads.list(project.id, page)
   }

@@ -2,7 +2,7 @@
 // on any instance sees a change made on any other.
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import type { PayloadView } from '../domain/payloads.js'
+import type { PayloadView } from '../features/payloads/schemas.js'
 import { closeRedis, lazyRedis } from '../redis-connection.js'
 
 /**

@@ -5,19 +5,18 @@ import type { Clock } from '../domain/clock.js'
 import { utcDay, utcMonth } from '../domain/clock.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../domain/errors.js'
 import { newPayloadUuid } from '../domain/ids.js'
-import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from '../domain/payload-request.js'
+import { expiresInSeconds, validatePayloadRequest } from '../domain/payload-request.js'
 import {
   eventForStatus,
   type Payload,
   type PayloadEvent,
-  type PayloadStatus,
-  type PayloadType,
   type ResolvedStatus,
   type SignedResolution,
   signingUrl,
 } from '../domain/payloads.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../domain/plans.js'
 import { buildConnectChallenge, newChallengeNonce } from '../domain/xrpl/connect-challenge.js'
+import type { CreatePayloadRequest, PayloadPage } from '../features/payloads/schemas.js'
 import type { Db, Tx } from '../storage/database.js'
 import { payloadsRepository, type TransitionChanges } from '../storage/payloads-repository.js'
 import { usageRepository } from '../storage/usage-repository.js'
@@ -68,7 +67,7 @@ export class PayloadService {
     this.usageWarningHooks.push(hook)
   }
 
-  async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
+  async create(project: CreatingProject, request: CreatePayloadRequest): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
@@ -129,7 +128,7 @@ export class PayloadService {
     return this.expireIfDue(payload)
   }
 
-  async list(projectId: string, page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }): Promise<Payload[]> {
+  async list(projectId: string, page: PayloadPage): Promise<Payload[]> {
     const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
     return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
   }

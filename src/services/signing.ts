@@ -7,12 +7,13 @@ import { isValidClassicAddress } from 'xrpl'
 import type { Clock } from '../domain/clock.js'
 import { AppError, badGateway, conflict, type FieldError, forbidden, tooManyRequests, unprocessable } from '../domain/errors.js'
 import type { Payload, SignedResolution } from '../domain/payloads.js'
-import { isDeveloperWalletAllowed, type SignView, toSignView, type WalletAdapterName } from '../domain/sign-view.js'
+import { isDeveloperWalletAllowed, toSignView, type WalletAdapterName } from '../domain/sign-view.js'
 import { verifyConnectTransaction } from '../domain/xrpl/connect-challenge.js'
 import { SIGNED_FIELD } from '../domain/xrpl/signed-blob.js'
 import { verifyMessageSignature } from '../domain/xrpl/verify-message-signature.js'
 import { type VerifiedTransaction, verifySignedTransaction } from '../domain/xrpl/verify-signed-transaction.js'
 import { verifyXamanSignIn } from '../domain/xrpl/verify-xaman-sign-in.js'
+import type { Approval, SignView, XamanStart } from '../features/signing/schemas.js'
 import type { RateLimiter } from '../rate-limit/rate-limiter.js'
 import type { Db } from '../storage/database.js'
 import { projectsRepository } from '../storage/projects-repository.js'
@@ -21,14 +22,6 @@ import { xamanSignRequestsRepository } from '../storage/xaman-sign-requests-repo
 import { type XamanClient, type XamanSignRequestBody, XamanUnavailableError } from '../xrpl/xaman-client.js'
 import { type TransactionDefaults, type XrplNode, XrplNodeUnavailableError } from '../xrpl/xrpl-node.js'
 import type { PayloadService } from './payloads.js'
-
-/** What a wallet sends to approve (POST /api/v1/sign/{uuid}/approve); which fields a type needs is checked here. */
-export interface Approval {
-  walletAdapter: WalletAdapterName
-  signedTransaction?: string
-  publicKey?: string
-  signature?: string
-}
 
 export interface SigningServiceOptions {
   db: Db
@@ -117,7 +110,7 @@ export class SigningService {
   }
 
   /** POST /api/v1/sign/{uuid}/xaman: creates the Xaman sign request; its result is fetched by view(). */
-  async startXaman(uuid: string): Promise<{ qrUrl: string; deepLink: string }> {
+  async startXaman(uuid: string): Promise<XamanStart> {
     const xaman = this.options.xaman
     if (xaman === undefined) throw new AppError(404, 'Xaman is not configured on this service')
     const payload = await this.options.payloads.assertActionable(uuid)

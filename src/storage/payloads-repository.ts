@@ -2,6 +2,7 @@
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
 import type { Insertable, Selectable } from 'kysely'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
+import type { PayloadPage } from '../features/payloads/schemas.js'
 import type { DbOrTx } from './database.js'
 import { HotQuery } from './hot-query.js'
 import type { PayloadsTable } from './schema.js'
@@ -136,11 +137,7 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  async listForProject(
-    db: DbOrTx,
-    projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
-  ): Promise<Payload[]> {
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadPage): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import type { PayloadRequest } from '../../src/domain/payload-request.js'
+import type { CreatePayloadRequest } from '../../src/features/payloads/schemas.js'
 import { type DashboardClient, signedIn } from '../support/dashboard.js'
 import { forEachDatabase } from '../support/databases.js'
 import { DESTINATION } from '../support/fixtures.js'
@@ -27,7 +27,7 @@ forEachDatabase('project analytics', (dialect) => {
     projectId = own.project.id
     otherProjectId = other.project.id
 
-    const message: PayloadRequest = { type: 'signMessage', message: 'Sign in to Shop', options: { expiresIn: 86_400 } }
+    const message: CreatePayloadRequest = { type: 'signMessage', message: 'Sign in to Shop', options: { expiresIn: 86_400 } }
     const create = async (atMs: number, project = projectId, request = message) => {
       t.clock.set(atMs)
       return (await ctx.payloads.create({ projectId: project, plan: 'pro' }, request)).uuid

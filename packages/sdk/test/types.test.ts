@@ -3,13 +3,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as server from '../../../src/domain/payloads.js'
-import {
-  type DeliveryEvent,
-  payloadEventBody,
-  testEventBody,
-  type WEBHOOK_TEST_EVENT,
-  type WebhookView,
-} from '../../../src/domain/webhooks/webhook.js'
+import { type DeliveryEvent, payloadEventBody, testEventBody, type WEBHOOK_TEST_EVENT } from '../../../src/domain/webhooks/webhook.js'
+import type { PayloadView } from '../../../src/features/payloads/schemas.js'
+import type { WebhookView } from '../../../src/features/webhooks/schemas.js'
 import type {
   CreatedPayload,
   Payload,
@@ -56,7 +52,7 @@ describe("the SDK's types and the server's", () => {
       MutuallyAssignable<PayloadType, server.PayloadType>,
       MutuallyAssignable<PayloadStatus, server.PayloadStatus>,
       MutuallyAssignable<PayloadEvent, server.PayloadEvent>,
-      MutuallyAssignable<Payload, server.PayloadView>,
+      MutuallyAssignable<Payload, PayloadView>,
       MutuallyAssignable<CreatedPayload, ReturnType<typeof server.toCreatedView>>,
       MutuallyAssignable<WebhookPayload, ReturnType<typeof server.toWebhookPayload>>,
       MutuallyAssignable<Webhook, WebhookView>,

@@ -1,4 +1,5 @@
 // Webhooks and their deliveries: the records, what a delivery's body is, and how both are shown to applications.
+import type { DeliveryView, PayloadEventDelivery, WebhookTestDelivery, WebhookView } from '../../features/webhooks/schemas.js'
 import { toIso } from '../clock.js'
 import { PAYLOAD_EVENTS, type Payload, type PayloadEvent, toWebhookPayload } from '../payloads.js'
 
@@ -66,12 +67,14 @@ export function isPayloadEvent(value: string): value is PayloadEvent {
 
 /** The delivery body of a payload event: spec section 6, `{event, payload}`. */
 export function payloadEventBody(event: PayloadEvent, payload: Payload): string {
-  return JSON.stringify({ event, payload: toWebhookPayload(payload) })
+  const body: PayloadEventDelivery = { event, payload: toWebhookPayload(payload) }
+  return JSON.stringify(body)
 }
 
 /** The delivery body of a test: `{event: "webhook.test", webhookId, createdAt}`. */
 export function testEventBody(webhookId: string, nowMs: number): string {
-  return JSON.stringify({ event: WEBHOOK_TEST_EVENT, webhookId, createdAt: toIso(nowMs) })
+  const body: WebhookTestDelivery = { event: WEBHOOK_TEST_EVENT, webhookId, createdAt: toIso(nowMs) }
+  return JSON.stringify(body)
 }
 
 /** A webhook as the API lists it: never its secret; disabledAt and disabledReason only once it is disabled. */
@@ -82,15 +85,6 @@ export function toWebhookView(webhook: Webhook): WebhookView {
     view.disabledReason = webhook.disabledReason
   }
   return view
-}
-
-export interface WebhookView {
-  id: string
-  url: string
-  events: PayloadEvent[]
-  createdAt: string
-  disabledAt?: string
-  disabledReason?: string | null
 }
 
 /** A delivery as the API lists it: its history, not its body. nextAttemptAt only while an attempt is due. */
@@ -108,17 +102,4 @@ export function toDeliveryView(delivery: WebhookDelivery): DeliveryView {
     createdAt: toIso(delivery.createdAtMs),
     completedAt: delivery.completedAtMs === null ? null : toIso(delivery.completedAtMs),
   }
-}
-
-export interface DeliveryView {
-  id: string
-  event: DeliveryEvent
-  payloadUuid: string | null
-  state: DeliveryState
-  attempts: number
-  lastStatusCode: number | null
-  lastError: string | null
-  nextAttemptAt: string | null
-  createdAt: string
-  completedAt: string | null
 }

@@ -1,93 +1,47 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
-import type { Analytics, AnalyticsPeriod, DailyAnalytics } from '../../domain/analytics.js'
-import type { PayloadEvent, PayloadView } from '../../domain/payloads.js'
-import type { DeliveryView, WebhookView } from '../../domain/webhooks/webhook.js'
+import type { AnalyticsPeriod } from '../../domain/analytics.js'
+import type { PayloadEvent } from '../../domain/payloads.js'
+import type { SessionAccount, SignInMethods } from '../../features/accounts/schemas.js'
+import type { PayloadPage, PayloadView } from '../../features/payloads/schemas.js'
+import type {
+  Analytics,
+  ApiKeySummary,
+  CreatedApiKey,
+  CreatedProject,
+  DailyAnalytics,
+  PayloadDetail,
+  ProjectDetail,
+  ProjectSummary,
+} from '../../features/projects/schemas.js'
+import type { CreatedWebhook, DeliveryView, PayloadDeliveryView, WebhookView } from '../../features/webhooks/schemas.js'
 import { callApi } from '../api-client.js'
 
-export interface Account {
-  id: string
-  email: string | null
-  name: string | null
+export type {
+  Analytics,
+  ApiKeySummary,
+  CreatedApiKey,
+  CreatedProject,
+  CreatedWebhook,
+  DeliveryView,
+  PayloadDetail,
+  ProjectDetail,
+  ProjectSummary,
+  WebhookView,
 }
-
-export interface ProjectSummary {
-  id: string
-  name: string
-  plan: string
-  createdAt: string
-}
-
-export interface ProjectDetail extends ProjectSummary {
-  usage: { month: string; used: number; limit: number }
-  limits: { requestsPerMinute: number; minPollIntervalMs: number; maxExpiresInSeconds: number; monthlyPayloads: number }
-}
-
-export interface CreatedProject {
-  id: string
-  name: string
-  apiKey: string
-}
-
-export interface ApiKeySummary {
-  id: string
-  name: string
-  prefix: string
-  createdAt: string
-  lastUsedAt: string | null
-  revokedAt: string | null
-}
-
-export interface CreatedApiKey {
-  id: string
-  name: string
-  prefix: string
-  apiKey: string
-  createdAt: string
-}
-
+export type Account = SessionAccount
 export type Period = AnalyticsPeriod
 export type DailyCounts = DailyAnalytics
-export type { Analytics }
-
-/** A payload as the list and detail show it: the payload API's own view. */
 export type PayloadSummary = PayloadView
-
-export interface PayloadDetail extends PayloadSummary {
-  transaction: Record<string, unknown> | null
-  message: string | null
-  customInstructions: string | null
-  returnUrl: string | null
-}
-
-export interface PayloadFilter {
-  limit: number
-  offset: number
-  status?: string
-  type?: string
-}
-
-/** A webhook and a delivery as the webhook API shows them. */
-export type { DeliveryView, WebhookView }
-
-export interface CreatedWebhook {
-  id: string
-  url: string
-  secret: string
-  events: PayloadEvent[]
-}
-
-/** A delivery listed under its payload: which webhook it went to as well. */
-export interface PayloadDelivery extends DeliveryView {
-  webhookId: string
-}
+export type PayloadDelivery = PayloadDeliveryView
+export type PayloadFilter = PayloadPage
 
 const project = (id: string) => `/api/v1/projects/${encodeURIComponent(id)}`
 const webhook = (projectId: string, webhookId: string) => `${project(projectId)}/webhooks/${encodeURIComponent(webhookId)}`
 
 export const api = {
   session: () => get<{ account: Account }>('/api/v1/session'),
-  signInMethods: () => get<{ oidc: boolean; localLink: boolean }>('/auth/methods'),
+  signInMethods: () => get<SignInMethods>('/auth/methods'),
 
   projects: async () => (await get<{ projects: ProjectSummary[] }>('/api/v1/projects')).projects,
   createProject: (name: string) => send<CreatedProject>('POST', '/api/v1/projects', { name }),

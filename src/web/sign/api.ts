@@ -1,32 +1,18 @@
 // The wallet-facing API (DESIGN.md) as the signing page calls it: the only server the page talks to.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../domain/payloads.js'
-import type { Resolution, SignView, WalletAdapterName } from '../../domain/sign-view.js'
+import type { WalletAdapterName } from '../../domain/sign-view.js'
+import type { AccountFill, Approval, Resolution, SignView, XamanStart } from '../../features/signing/schemas.js'
 import { ApiError, callApi } from '../api-client.js'
 
 /** GET /api/v1/sign/{uuid}: what the page shows and what the wallets sign (the server's own view type). */
 export type SignRequest = SignView
 
-/** The body of POST /api/v1/sign/{uuid}/approve, per payload type. */
+/** The body of POST /api/v1/sign/{uuid}/approve, as each kind of wallet sends it. */
 export type ApproveBody =
-  | { walletAdapter: WalletAdapterName; signedTransaction: string }
-  | { walletAdapter: WalletAdapterName; publicKey: string; signature: string }
+  | Required<Pick<Approval, 'walletAdapter' | 'signedTransaction'>>
+  | Required<Pick<Approval, 'walletAdapter' | 'publicKey' | 'signature'>>
 
-/** The 200 answer of approve and reject. */
-export type { Resolution }
-
-/** What POST /api/v1/sign/{uuid}/xaman answers: the Xaman sign request the service created. */
-export interface XamanStart {
-  qrUrl: string
-  deepLink: string
-}
-
-/** What GET /api/v1/sign/{uuid}/account/{address} answers: the fields a wallet without a ledger connection needs. */
-export interface AccountFill {
-  fee: string
-  sequence: number
-  lastLedgerSequence: number
-  networkId?: number
-}
+export type { AccountFill, Resolution, XamanStart }
 
 export interface FetchedSignRequest {
   request: SignRequest

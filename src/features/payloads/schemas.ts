@@ -1,0 +1,106 @@
+// The payload API's shapes (docs/api.md): what POST /payloads accepts and what the payload endpoints answer. The
+// route validates with them, the service and the browser code take their types from them, the SDK's are generated.
+import { type Static, Type } from 'typebox'
+import { MAX_CUSTOM_INSTRUCTIONS_CHARS, PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../domain/payloads.js'
+import {
+  AnyObject,
+  ApiKeyQuery,
+  Nullable,
+  NullableTimestamp,
+  type Page,
+  PageFields,
+  PageQuery,
+  RefTo,
+  StringEnum,
+  Timestamp,
+} from '../../http/schemas.js'
+
+export const PayloadTypeSchema = StringEnum(PAYLOAD_TYPES, { description: 'connect, sign, signAndSubmit or signMessage' })
+export const PayloadStatusSchema = StringEnum(PAYLOAD_STATUSES)
+
+export const CreatePayloadBody = Type.Object(
+  {
+    type: PayloadTypeSchema,
+    transaction: Type.Optional(AnyObject('Raw XRPL transaction fields; required for sign and signAndSubmit')),
+    message: Type.Optional(Type.String({ description: 'UTF-8 text to sign; required for signMessage; at most 4096 bytes, no U+0000' })),
+    options: Type.Optional(
+      Type.Object(
+        {
+          expiresIn: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              description:
+                "TTL in seconds; default 300, or the plan's maximum when that is lower; at most the plan's maximum (Free 300, Pro 86400)",
+            }),
+          ),
+          returnUrl: Type.Optional(
+            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
+          ),
+          customInstructions: Type.Optional(
+            Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type CreatePayloadRequest = Static<typeof CreatePayloadBody>
+
+export const CreatedPayload = Type.Object({
+  uuid: Type.String({ format: 'uuid' }),
+  type: PayloadTypeSchema,
+  status: PayloadStatusSchema,
+  signingUrl: Type.String({ format: 'uri', description: 'The page to send the user to' }),
+  expiresAt: Timestamp(),
+  createdAt: Timestamp(),
+})
+export type CreatedPayload = Static<typeof CreatedPayload>
+
+export const PayloadView = Type.Object(
+  {
+    uuid: Type.String({ format: 'uuid' }),
+    type: PayloadTypeSchema,
+    status: PayloadStatusSchema,
+    signerAddress: Nullable(Type.String({ description: 'XRPL address of the signer; set once signed' })),
+    txHash: Nullable(Type.String({ description: 'Hash of the signed transaction (sign, signAndSubmit); set once signed' })),
+    walletAdapter: Nullable(Type.String({ description: 'Wallet used to resolve the payload' })),
+    expiresAt: Timestamp(),
+    createdAt: Timestamp(),
+    resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
+    txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
+    publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
+    signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
+    submission: Type.Optional(
+      Type.Object(
+        {
+          engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
+          validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
+          ledgerIndex: Nullable(Type.Integer(), 'Ledger that validated the transaction'),
+        },
+        { description: 'signAndSubmit only: what happened on the ledger' },
+      ),
+    ),
+  },
+  { $id: 'Payload' },
+)
+export type PayloadView = Static<typeof PayloadView>
+
+const PayloadFilters = {
+  ...PageQuery('Payloads'),
+  status: Type.Optional(StringEnum(PAYLOAD_STATUSES, { description: 'Only payloads in this status' })),
+  type: Type.Optional(StringEnum(PAYLOAD_TYPES, { description: 'Only payloads of this type' })),
+}
+
+/** GET /payloads (API key) and GET /projects/{id}/payloads (session). */
+export const PayloadListQuery = Type.Object(PayloadFilters, { additionalProperties: false })
+export type PayloadListQuery = Static<typeof PayloadListQuery>
+/** A page of payloads, with the list's filters. */
+export type PayloadPage = Omit<PayloadListQuery, keyof Page> & Page
+export const ApiKeyPayloadListQuery = Type.Object({ ...ApiKeyQuery, ...PayloadFilters }, { additionalProperties: false })
+
+export const PayloadList = Type.Object({ payloads: Type.Array(RefTo(PayloadView)), ...PageFields })
+export type PayloadList = Static<typeof PayloadList>
+
+export const CancelledPayload = Type.Object({ uuid: Type.String({ format: 'uuid' }), status: Type.Literal('expired') })

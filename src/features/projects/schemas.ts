@@ -1,0 +1,118 @@
+// The project endpoints' shapes (docs/api.md, "Projects"): projects, API keys, usage and analytics, and the
+// dashboard's view of a payload. The dashboard's code takes its types from them.
+import { type Static, Type } from 'typebox'
+import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from '../../domain/analytics.js'
+import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from '../../domain/names.js'
+import { PLAN_NAMES } from '../../domain/plans.js'
+import { AnyObject, Nullable, NullableTimestamp, StringEnum, Timestamp } from '../../http/schemas.js'
+import { PayloadView } from '../payloads/schemas.js'
+
+const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
+
+export const ProjectParams = Type.Object({ id: Type.String({ description: 'Project id, proj_...' }) }, { additionalProperties: false })
+export const KeyParams = Type.Object(
+  { id: Type.String(), keyId: Type.String({ description: 'API key id, key_...' }) },
+  { additionalProperties: false },
+)
+export const ProjectPayloadParams = Type.Object(
+  { id: Type.String(), uuid: Type.String({ description: 'Payload UUID' }) },
+  { additionalProperties: false },
+)
+
+export const CreateProjectBody = Type.Object({ name: Name('Project name') }, { additionalProperties: false })
+export const CreateKeyBody = Type.Object(
+  { name: Type.Optional(Name(`Key name (default "${DEFAULT_API_KEY_NAME}")`)) },
+  { additionalProperties: false },
+)
+
+export const CreatedProject = Type.Object({ id: Type.String(), name: Type.String(), apiKey: Type.String() })
+export type CreatedProject = Static<typeof CreatedProject>
+
+export const ProjectSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  plan: StringEnum(PLAN_NAMES),
+  createdAt: Timestamp(),
+})
+export type ProjectSummary = Static<typeof ProjectSummary>
+
+export const ProjectDetail = Type.Object({
+  ...ProjectSummary.properties,
+  usage: Type.Object(
+    { month: Type.String({ description: 'UTC month, YYYY-MM' }), used: Type.Integer(), limit: Type.Integer() },
+    { description: "Payloads created this month against the plan's monthly limit" },
+  ),
+  limits: Type.Object({
+    requestsPerMinute: Type.Integer(),
+    minPollIntervalMs: Type.Integer(),
+    maxExpiresInSeconds: Type.Integer(),
+    monthlyPayloads: Type.Integer(),
+  }),
+})
+export type ProjectDetail = Static<typeof ProjectDetail>
+
+export const ApiKeySummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The start of the key, enough to recognise it; the full key is shown only at creation' }),
+  createdAt: Timestamp(),
+  lastUsedAt: NullableTimestamp('Updated at most once a minute'),
+  revokedAt: NullableTimestamp('Set once the key is revoked'),
+})
+export type ApiKeySummary = Static<typeof ApiKeySummary>
+
+export const CreatedApiKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  prefix: Type.String(),
+  apiKey: Type.String({ description: 'The full key: shown only in this response' }),
+  createdAt: Timestamp(),
+})
+export type CreatedApiKey = Static<typeof CreatedApiKey>
+
+export const RevokedApiKey = Type.Object({ id: Type.String(), revokedAt: Timestamp() })
+
+export const AnalyticsQuery = Type.Object(
+  { period: Type.Optional(StringEnum(ANALYTICS_PERIODS, { default: DEFAULT_ANALYTICS_PERIOD, description: '30d (default) or 7d' })) },
+  { additionalProperties: false },
+)
+
+const Count = Type.Integer({ minimum: 0 })
+export const DailyAnalytics = Type.Object({
+  day: Type.String({ description: 'UTC day, YYYY-MM-DD' }),
+  total: Count,
+  signed: Count,
+  rejected: Count,
+  expired: Count,
+})
+export type DailyAnalytics = Static<typeof DailyAnalytics>
+
+export const Analytics = Type.Object({
+  period: StringEnum(ANALYTICS_PERIODS),
+  totals: Type.Object(
+    {
+      total: Count,
+      signed: Count,
+      rejected: Count,
+      expired: Count,
+      pending: Count,
+      signingRate: Type.Integer({ description: 'round(100 * signed / (signed + rejected + expired)); 0 when none is resolved' }),
+    },
+    { description: 'Payloads created in the period, by current status' },
+  ),
+  walletBreakdown: Type.Array(Type.Object({ walletAdapter: Type.String(), count: Count }), {
+    description: 'Signed payloads of the period by wallet, largest first',
+  }),
+  daily: Type.Array(DailyAnalytics, { description: 'One entry per UTC day of the period, oldest first; days without payloads are zeros' }),
+})
+export type Analytics = Static<typeof Analytics>
+
+/** A payload with what was requested: the dashboard's detail view. */
+export const PayloadDetail = Type.Object({
+  ...PayloadView.properties,
+  transaction: Nullable(AnyObject(), 'The requested transaction'),
+  message: Nullable(Type.String(), 'signMessage: the message to sign'),
+  customInstructions: Nullable(Type.String()),
+  returnUrl: Nullable(Type.String()),
+})
+export type PayloadDetail = Static<typeof PayloadDetail>
