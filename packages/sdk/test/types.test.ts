@@ -2,9 +2,9 @@
 // soon as a restated type and the server's drift apart in either direction.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import * as server from '../../../src/domain/payloads.js'
-import { type DeliveryEvent, payloadEventBody, testEventBody, type WEBHOOK_TEST_EVENT } from '../../../src/domain/webhooks/webhook.js'
+import * as server from '../../../src/features/payloads/model.js'
 import type { PayloadView } from '../../../src/features/payloads/schemas.js'
+import { type DeliveryEvent, payloadEventBody, testEventBody, type WEBHOOK_TEST_EVENT } from '../../../src/features/webhooks/model.js'
 import type { WebhookView } from '../../../src/features/webhooks/schemas.js'
 import type {
   CreatedPayload,

@@ -1,7 +1,6 @@
 // The payload API's shapes (docs/api.md): what POST /payloads accepts and what the payload endpoints answer. The
 // route validates with them, the service and the browser code take their types from them, the SDK's are generated.
 import { type Static, Type } from 'typebox'
-import { MAX_CUSTOM_INSTRUCTIONS_CHARS, PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../domain/payloads.js'
 import {
   AnyObject,
   ApiKeyQuery,
@@ -13,7 +12,8 @@ import {
   RefTo,
   StringEnum,
   Timestamp,
-} from '../../http/schemas.js'
+} from '../../platform/http/schemas.js'
+import { MAX_CUSTOM_INSTRUCTIONS_CHARS, PAYLOAD_STATUSES, PAYLOAD_TYPES } from './model.js'
 
 export const PayloadTypeSchema = StringEnum(PAYLOAD_TYPES, { description: 'connect, sign, signAndSubmit or signMessage' })
 export const PayloadStatusSchema = StringEnum(PAYLOAD_STATUSES)

@@ -1,11 +1,11 @@
 // The project endpoints' shapes (docs/api.md, "Projects"): projects, API keys, usage and analytics, and the
 // dashboard's view of a payload. The dashboard's code takes its types from them.
 import { type Static, Type } from 'typebox'
-import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from '../../domain/analytics.js'
-import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from '../../domain/names.js'
-import { PLAN_NAMES } from '../../domain/plans.js'
-import { AnyObject, Nullable, NullableTimestamp, StringEnum, Timestamp } from '../../http/schemas.js'
+import { AnyObject, Nullable, NullableTimestamp, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { PayloadView } from '../payloads/schemas.js'
+import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
+import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from './names.js'
+import { PLAN_NAMES } from './plans.js'
 
 const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
 

@@ -1,10 +1,10 @@
 // The wallet-facing API's shapes (docs/signing.md): what the signing page reads and what a wallet sends. The signing
 // page's code takes its types from them.
 import { type Static, Type } from 'typebox'
-import { WALLET_ADAPTERS } from '../../domain/sign-view.js'
-import { MAX_SIGNED_BLOB_BYTES } from '../../domain/xrpl/signed-blob.js'
-import { AnyObject, StringEnum, Timestamp } from '../../http/schemas.js'
+import { AnyObject, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { MAX_SIGNED_BLOB_BYTES } from './verify/signed-blob.js'
+import { WALLET_ADAPTERS } from './view.js'
 
 const WalletAdapterSchema = StringEnum(WALLET_ADAPTERS, { description: 'gemwallet, crossmark, ledger, xaman or developer' })
 

@@ -1,11 +1,20 @@
 // The webhook API's shapes (docs/webhooks.md): webhooks, their deliveries, and the bodies a receiver gets. Routes
 // validate with them, the domain and the dashboard take their types from them, the SDK's are generated from them.
 import { type Static, Type } from 'typebox'
-import { PAYLOAD_EVENTS } from '../../domain/payloads.js'
-import { DELIVERY_STATES, WEBHOOK_TEST_EVENT } from '../../domain/webhooks/webhook.js'
-import { ApiKeyQuery, Nullable, NullableTimestamp, PageFields, PageQuery, RefTo, StringEnum, Timestamp } from '../../http/schemas.js'
-import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/assert-webhook-url.js'
+import {
+  ApiKeyQuery,
+  Nullable,
+  NullableTimestamp,
+  PageFields,
+  PageQuery,
+  RefTo,
+  StringEnum,
+  Timestamp,
+} from '../../platform/http/schemas.js'
+import { PAYLOAD_EVENTS } from '../payloads/model.js'
 import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { DELIVERY_STATES, WEBHOOK_TEST_EVENT } from './model.js'
+import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 export const PayloadEventSchema = StringEnum(PAYLOAD_EVENTS, { description: 'payload.signed, payload.rejected or payload.expired' })
 const Events = (description: string) => Type.Array(PayloadEventSchema, { minItems: 1, uniqueItems: true, description })

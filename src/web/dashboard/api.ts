@@ -1,9 +1,10 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
-import type { AnalyticsPeriod } from '../../domain/analytics.js'
-import type { PayloadEvent } from '../../domain/payloads.js'
+
 import type { SessionAccount, SignInMethods } from '../../features/accounts/schemas.js'
+import type { PayloadEvent } from '../../features/payloads/model.js'
 import type { PayloadPage, PayloadView } from '../../features/payloads/schemas.js'
+import type { AnalyticsPeriod } from '../../features/projects/analytics.js'
 import type {
   Analytics,
   ApiKeySummary,
@@ -15,7 +16,7 @@ import type {
   ProjectSummary,
 } from '../../features/projects/schemas.js'
 import type { CreatedWebhook, DeliveryView, PayloadDeliveryView, WebhookView } from '../../features/webhooks/schemas.js'
-import { callApi } from '../api-client.js'
+import { callApi } from '../shared/api-client.js'
 
 export type {
   Analytics,

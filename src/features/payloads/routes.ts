@@ -1,0 +1,111 @@
+// The payload API for applications (spec section 4): create, read, cancel and list payloads.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { isUuid } from '../../platform/crypto/ids.js'
+import { notFound, tooManyRequests } from '../../platform/errors.js'
+import { principalOf } from '../../platform/http/api-key-auth.js'
+import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from '../../platform/http/schemas.js'
+import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
+import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
+import { toCreatedView, toPayloadView } from './model.js'
+import { ApiKeyPayloadListQuery, CancelledPayload, CreatedPayload, CreatePayloadBody, PayloadList, PayloadView } from './schemas.js'
+import { NOT_FOUND_MESSAGE, type PayloadService } from './service.js'
+
+export interface PayloadRoutesDeps {
+  payloads: PayloadService
+  pollGate: RateLimiter
+  limits: Record<PlanName, PlanLimits>
+  publicUrl: string
+  now: () => number
+}
+
+export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async (app, deps) => {
+  app.post(
+    '/payloads',
+    {
+      schema: {
+        summary: 'Create a payload',
+        tags: ['payloads'],
+        querystring: ApiKeyOnlyQuery,
+        body: CreatePayloadBody,
+        response: { 201: CreatedPayload, ...errorResponses(400, 401, 403, 413, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const payload = await deps.payloads.create(principalOf(request), request.body)
+      return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
+    },
+  )
+
+  app.get(
+    '/payloads/:uuid',
+    {
+      schema: {
+        summary: 'Get a payload',
+        description: "Polling faster than the plan's minimum interval (Free 3 s, Pro 1 s) per payload is refused with 429 and Retry-After.",
+        tags: ['payloads'],
+        params: UuidParams,
+        querystring: ApiKeyOnlyQuery,
+        response: { 200: RefTo(PayloadView), ...errorResponses(401, 404, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request)
+      const { uuid } = request.params
+      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
+      const intervalMs = deps.limits[principal.plan].minPollIntervalMs
+      // 0 means no poll gate (config takes 0 or whole seconds). The limiter is not asked: Redis would make 0 a 1 s gate.
+      if (intervalMs > 0) {
+        const gate = await deps.pollGate.consume(`poll:${principal.projectId}:${uuid}`, 1, intervalMs)
+        if (!gate.allowed) {
+          const retryAfter = retryAfterSeconds(gate, deps.now())
+          throw tooManyRequests(
+            `Polling too fast: the ${PLAN_LABELS[principal.plan]} plan allows one GET of a payload every ${intervalMs / 1000} s; ` +
+              `retry after ${retryAfter} s, or use webhooks or the live stream`,
+            retryAfter,
+          )
+        }
+      }
+      return toPayloadView(await deps.payloads.getForProject(principal.projectId, uuid))
+    },
+  )
+
+  app.delete(
+    '/payloads/:uuid',
+    {
+      schema: {
+        summary: 'Cancel a pending payload',
+        description: 'The payload becomes expired. 409 when it is not pending.',
+        tags: ['payloads'],
+        params: UuidParams,
+        querystring: ApiKeyOnlyQuery,
+        response: { 200: CancelledPayload, ...errorResponses(401, 404, 409, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request)
+      const { uuid } = request.params
+      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
+      const payload = await deps.payloads.cancel(principal.projectId, uuid)
+      return { uuid: payload.uuid, status: 'expired' as const }
+    },
+  )
+
+  app.get(
+    '/payloads',
+    {
+      schema: {
+        summary: "List the project's payloads, newest first",
+        tags: ['payloads'],
+        querystring: ApiKeyPayloadListQuery,
+        response: { 200: PayloadList, ...errorResponses(401, 422, 429) },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request)
+      const { status, type } = request.query
+      const page = pageOf(request.query)
+      const payloads = await deps.payloads.list(principal.projectId, { ...page, status, type })
+      return { payloads: payloads.map(toPayloadView), ...page }
+    },
+  )
+}
