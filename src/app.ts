@@ -28,6 +28,7 @@ import { DELIVERY_BODY_SCHEMAS, DeliveryView, WebhookView } from './features/web
 import { projectWebhookRoutes } from './features/webhooks/session-routes.js'
 import { badRequest } from './platform/errors.js'
 import { apiKeyAuthHook } from './platform/http/api-key-auth.js'
+import { registerCookies } from './platform/http/cookies.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
@@ -54,6 +55,7 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   })
 
   registerJsonParser(app)
+  await registerCookies(app)
   registerErrorHandling(app)
   app.decorateRequest('principal', null)
 

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { deriveStateKey, openState, sealState } from '../../platform/crypto/signed-state.js'
 import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
-import { clearedCookie, readCookie, serializeCookie } from '../../platform/http/cookies.js'
+import { cookieAttributes } from '../../platform/http/cookies.js'
 import { errorResponses } from '../../platform/http/schemas.js'
 import { assertSameOrigin, SESSION_COOKIE, sessionCookieOptions, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
 import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
@@ -37,8 +37,8 @@ export interface AuthRoutesDeps {
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
   const { oidc, publicUrl } = deps
   const dashboardUrl = `${publicUrl}/dashboard`
-  const sessionCookie = sessionCookieOptions(publicUrl)
-  const flowCookie = { path: '/auth', secure: sessionCookie.secure, maxAgeSeconds: FLOW_TTL_MS / 1000 }
+  const sessionCookie = cookieAttributes(sessionCookieOptions(publicUrl))
+  const flowCookie = cookieAttributes({ path: '/auth', secure: sessionCookie.secure === true, maxAgeSeconds: FLOW_TTL_MS / 1000 })
   const flowKey = deriveStateKey(deps.serverSecret, 'oidc-flow')
   const publicOrigin = new URL(publicUrl).origin
 
@@ -48,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   /** Signs the account in: a new session and cookie, the browser's previous session ended, then on to the dashboard. */
   async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<FastifyReply> {
     const session = await deps.sessions.start(accountId, sessionTokenOf(request))
-    reply.header('set-cookie', serializeCookie(SESSION_COOKIE, session.token, sessionCookie))
+    reply.setCookie(SESSION_COOKIE, session.token, sessionCookie)
     return reply.redirect(dashboardUrl, 303)
   }
 
@@ -62,7 +62,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     const flow = oidc.newFlow()
     const authorizationUrl = await oidc.authorizationUrl(flow)
-    reply.header('set-cookie', serializeCookie(FLOW_COOKIE, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie))
+    reply.setCookie(FLOW_COOKIE, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie)
     return reply.redirect(authorizationUrl, 302)
   })
 
@@ -70,8 +70,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
     // callback fails even with the cookie replayed alongside it.
-    reply.header('set-cookie', clearedCookie(FLOW_COOKIE, flowCookie))
-    const sealed = readCookie(request.headers.cookie, FLOW_COOKIE)
+    reply.clearCookie(FLOW_COOKIE, flowCookie)
+    const sealed = request.cookies[FLOW_COOKIE]
     const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
     if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
     const queryStart = request.url.indexOf('?')
@@ -98,7 +98,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
     await deps.sessions.end(sessionTokenOf(request))
-    reply.header('set-cookie', clearedCookie(SESSION_COOKIE, sessionCookie))
+    reply.clearCookie(SESSION_COOKIE, sessionCookie)
     return reply.redirect(dashboardUrl, 303)
   })
 }

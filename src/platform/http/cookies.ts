@@ -1,37 +1,22 @@
-// Reading the Cookie header and writing Set-Cookie headers (RFC 6265), for the few cookies the service sets.
-// Values the service sets are base64url and dot only, so they need no quoting or encoding.
+// The cookies the service sets (the dashboard session, the sign-in flow), through @fastify/cookie: registered once,
+// every cookie HttpOnly and SameSite=Lax, so that scripts never read it and cross-site subrequests never carry it.
+import fastifyCookie, { type CookieSerializeOptions } from '@fastify/cookie'
+import type { FastifyInstance } from 'fastify'
 
 export interface CookieOptions {
   path: string
   /** Only over https; set when PUBLIC_URL is https. */
   secure: boolean
-  /** Seconds until the browser drops it; 0 deletes it. */
+  /** Seconds until the browser drops it. */
   maxAgeSeconds: number
 }
 
-const COOKIE_VALUE = /^[A-Za-z0-9._-]*$/
-
-/** The value of cookie `name` in a Cookie request header; the first one when the browser sent several. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined
-  for (const pair of header.split(';')) {
-    const separator = pair.indexOf('=')
-    if (separator === -1 || pair.slice(0, separator).trim() !== name) continue
-    const value = pair.slice(separator + 1).trim()
-    return value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value
-  }
-  return undefined
+/** Parses the Cookie header of every request into request.cookies, and adds reply.setCookie and reply.clearCookie. */
+export async function registerCookies(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyCookie)
 }
 
-/** A Set-Cookie value: always HttpOnly and SameSite=Lax, so scripts never read it and cross-site subrequests never carry it. */
-export function serializeCookie(name: string, value: string, options: CookieOptions): string {
-  if (!COOKIE_VALUE.test(value)) throw new Error(`Cookie ${name} has a value with characters that need encoding`)
-  const parts = [`${name}=${value}`, `Path=${options.path}`, `Max-Age=${options.maxAgeSeconds}`, 'HttpOnly', 'SameSite=Lax']
-  if (options.secure) parts.push('Secure')
-  return parts.join('; ')
-}
-
-/** A Set-Cookie value that makes the browser forget cookie `name`. */
-export function clearedCookie(name: string, options: Omit<CookieOptions, 'maxAgeSeconds'>): string {
-  return serializeCookie(name, '', { ...options, maxAgeSeconds: 0 })
+/** The attributes of a cookie the service sets. */
+export function cookieAttributes(options: CookieOptions): CookieSerializeOptions {
+  return { path: options.path, secure: options.secure, maxAge: options.maxAgeSeconds, httpOnly: true, sameSite: 'lax' }
 }

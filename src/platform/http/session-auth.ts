@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { SESSION_ABSOLUTE_TTL_MS } from '../../features/accounts/session-tokens.js'
 import type { ActiveSession, SessionService } from '../../features/accounts/sessions.js'
 import { forbidden, unauthorized } from '../errors.js'
-import { type CookieOptions, readCookie } from './cookies.js'
+import type { CookieOptions } from './cookies.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,7 +22,7 @@ export function sessionCookieOptions(publicUrl: string): CookieOptions {
 }
 
 export function sessionTokenOf(request: FastifyRequest): string | undefined {
-  return readCookie(request.headers.cookie, SESSION_COOKIE)
+  return request.cookies[SESSION_COOKIE]
 }
 
 /** 403 unless a state-changing request comes from a page of this service. */

@@ -5,6 +5,7 @@ import { TestBrowser } from '../../support/browser.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/oidc-provider.js'
 import { startTestService, type TestService } from '../../support/service.js'
+import { parseSetCookie } from '../../support/set-cookie.js'
 
 const PUBLIC_URL = 'http://countersign.test'
 const REDIRECT_URI = `${PUBLIC_URL}/auth/callback`
@@ -43,14 +44,18 @@ forEachDatabase('dashboard sign-in with OpenID Connect', (dialect) => {
     assert.equal(authorization.searchParams.get('code_challenge_method'), 'S256')
     assert.match(authorization.searchParams.get('state') ?? '', /^[\w-]{20,}$/)
     assert.match(authorization.searchParams.get('nonce') ?? '', /^[\w-]{20,}$/)
-    assert.match(start.setCookies[0] ?? '', /^cs_oidc_flow=[\w.-]+; Path=\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/)
+    const flowCookie = parseSetCookie(start.setCookies[0])
+    assert.equal(flowCookie.name, 'cs_oidc_flow')
+    assert.match(flowCookie.value, /^[\w.-]+$/)
+    assert.deepEqual(flowCookie.attributes, ['HttpOnly', 'Max-Age=600', 'Path=/auth', 'SameSite=Lax'])
 
     const callback = await browser.signInAtProvider(authorization, 'alice', isCallback)
     const signedIn = await browser.request(callback)
     assert.equal(signedIn.status, 303)
     assert.equal(signedIn.location?.href, `${PUBLIC_URL}/dashboard`)
-    const sessionCookie = signedIn.setCookies.find((c) => c.startsWith('cs_session='))
-    assert.match(sessionCookie ?? '', /^cs_session=[\w-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/)
+    const sessionCookie = parseSetCookie(signedIn.setCookies.find((c) => c.startsWith('cs_session=')))
+    assert.match(sessionCookie.value, /^[\w-]{43}$/)
+    assert.deepEqual(sessionCookie.attributes, ['HttpOnly', 'Max-Age=2592000', 'Path=/', 'SameSite=Lax'])
     assert.ok(
       signedIn.setCookies.some((c) => /^cs_oidc_flow=; .*Max-Age=0/.test(c)),
       'the flow cookie is cleared',

@@ -1,33 +1,33 @@
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
-import { clearedCookie, readCookie, serializeCookie } from '../../../src/platform/http/cookies.js'
+import { after, before, it } from 'node:test'
+import { dashboardClient, signedIn } from '../../support/dashboard.js'
+import { forEachDatabase } from '../../support/databases.js'
+import { startTestService, type TestService } from '../../support/service.js'
 
-it('reads one cookie from a Cookie header, whatever surrounds it', () => {
-  const header = 'theme=dark; cs_session=abc_DEF-123;other=1;  cs_session_old=zzz'
-  assert.equal(readCookie(header, 'cs_session'), 'abc_DEF-123')
-  assert.equal(readCookie(header, 'other'), '1')
-  assert.equal(readCookie(header, 'cs'), undefined)
-  assert.equal(readCookie('cs_session="quoted"', 'cs_session'), 'quoted')
-  assert.equal(readCookie('cs_session=first; cs_session=second', 'cs_session'), 'first')
-  assert.equal(readCookie('novalue; cs_session=', 'cs_session'), '')
-  assert.equal(readCookie(undefined, 'cs_session'), undefined)
-})
+forEachDatabase('cookies', (dialect) => {
+  let t: TestService
+  let token: string
+  before(async () => {
+    t = await startTestService(dialect, { listen: true })
+    token = (await signedIn(t, 'cookie-reader')).cookie.replace('cs_session=', '')
+  })
+  after(() => t.stop())
 
-it('writes HttpOnly, SameSite=Lax cookies, Secure when asked, and clears them with Max-Age=0', () => {
-  assert.equal(
-    serializeCookie('cs_session', 'abc', { path: '/', secure: false, maxAgeSeconds: 60 }),
-    'cs_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Lax',
-  )
-  assert.equal(
-    serializeCookie('cs_session', 'abc', { path: '/', secure: true, maxAgeSeconds: 60 }),
-    'cs_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure',
-  )
-  assert.equal(
-    clearedCookie('cs_oidc_flow', { path: '/auth', secure: true }),
-    'cs_oidc_flow=; Path=/auth; Max-Age=0; HttpOnly; SameSite=Lax; Secure',
-  )
-})
+  it('finds the session cookie among the cookies other pages of the domain set', async () => {
+    const client = dashboardClient(t, `theme=dark; cs_session=${token};other=1;  cs_session_old=zzz`)
+    assert.equal((await client.get('/api/v1/session')).status, 200)
+  })
 
-it('refuses a value that would need encoding rather than emit a header an attacker could extend', () => {
-  assert.throws(() => serializeCookie('cs_session', 'a; Domain=evil.example', { path: '/', secure: false, maxAgeSeconds: 1 }))
+  it('takes the first of two session cookies, as the browser sends the most specific first', async () => {
+    assert.equal((await dashboardClient(t, `cs_session=${token}; cs_session=forged`).get('/api/v1/session')).status, 200)
+    assert.equal((await dashboardClient(t, `cs_session=forged; cs_session=${token}`).get('/api/v1/session')).status, 401)
+  })
+
+  it('treats a malformed Cookie header as no session, not as an error', async () => {
+    for (const cookie of ['cs_session', 'cs_session=%E0%A4%A', ';;=;', `cs_session="${token}`]) {
+      const response = await dashboardClient(t, cookie).get('/api/v1/session')
+      assert.equal(response.status, 401, cookie)
+      assert.match(response.body.error, /^Not signed in/)
+    }
+  })
 })
