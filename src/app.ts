@@ -32,6 +32,7 @@ import { registerCookies } from './platform/http/cookies.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
+import { registerPageSecurityHeaders } from './platform/http/security-headers.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
 import { redactUrl } from './platform/logger.js'
 
@@ -140,8 +141,12 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   )
-  await app.register(signPageRoutes, {})
-  await app.register(dashboardRoutes, {})
+  // The browser pages and their assets, under the pages' security headers.
+  await app.register(async (pages) => {
+    await registerPageSecurityHeaders(pages)
+    await pages.register(signPageRoutes, {})
+    await pages.register(dashboardRoutes, {})
+  })
 
   // Dashboard sign-in, and the session-authenticated endpoints (never opened by an API key).
   await app.register(authRoutes, {

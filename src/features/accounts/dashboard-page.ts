@@ -2,7 +2,8 @@
 // in the browser. Its bundle is served under /assets/ by the static files of the signing page (features/signing/page.ts).
 import type { FastifyInstance } from 'fastify'
 import { htmlShellHandler } from '../../platform/http/html-shell.js'
-import { DASHBOARD_CSP, renderDashboardHtml } from '../../web/dashboard/page-html.js'
+import { pageHeaders } from '../../platform/http/security-headers.js'
+import { renderDashboardHtml } from '../../web/dashboard/page-html.js'
 import { DEFAULT_WEB_ROOT } from '../signing/page.js'
 
 export interface DashboardDeps {
@@ -13,13 +14,13 @@ export interface DashboardDeps {
 export async function dashboardRoutes(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const serveShell = htmlShellHandler({
     html: renderDashboardHtml({ scriptSrc: '/assets/dashboard.js', styleHref: '/assets/dashboard.css' }),
-    contentSecurityPolicy: DASHBOARD_CSP,
-    referrerPolicy: 'same-origin',
     webRoot: deps.webRoot ?? DEFAULT_WEB_ROOT,
     bundleFile: 'dashboard.js',
     pageName: 'dashboard',
     log: app.log,
   })
-  app.get('/dashboard', { schema: { hide: true } }, serveShell)
-  app.get('/dashboard/*', { schema: { hide: true } }, serveShell)
+  // Its links within the dashboard may carry the path; other sites learn nothing.
+  const headers = pageHeaders({ referrerPolicy: 'same-origin' })
+  app.get('/dashboard', { schema: { hide: true }, helmet: headers }, serveShell)
+  app.get('/dashboard/*', { schema: { hide: true }, helmet: headers }, serveShell)
 }

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
 import { htmlShellHandler } from '../../platform/http/html-shell.js'
-import { renderSigningPageHtml, SIGNING_PAGE_CSP } from '../../web/sign/page-html.js'
+import { pageHeaders, SIGNING_PAGE_CSP } from '../../platform/http/security-headers.js'
+import { renderSigningPageHtml } from '../../web/sign/page-html.js'
 
 /** dist/web beside the repository root: the same directory whether this runs from src/ (tsx) or dist/ (the build). */
 export const DEFAULT_WEB_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist', 'web')
@@ -24,14 +25,12 @@ export async function signPageRoutes(app: FastifyInstance, deps: SignPageDeps): 
   // The shell holds no payload data: one document for every uuid, and the script fetches the rest.
   const serveShell = htmlShellHandler({
     html: renderSigningPageHtml({ title: 'Countersign', scriptSrc: '/assets/sign.js', styleHref: '/assets/sign.css' }),
-    contentSecurityPolicy: SIGNING_PAGE_CSP,
-    referrerPolicy: 'no-referrer',
     webRoot,
     bundleFile: 'sign.js',
     pageName: 'signing page',
     log: app.log,
   })
-  app.get('/sign/:uuid', { schema: { hide: true } }, serveShell)
+  app.get('/sign/:uuid', { schema: { hide: true }, helmet: pageHeaders({ csp: SIGNING_PAGE_CSP }) }, serveShell)
 
   await app.register(fastifyStatic, {
     root: webRoot,

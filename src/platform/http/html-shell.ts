@@ -6,8 +6,6 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 
 export interface HtmlShell {
   html: string
-  contentSecurityPolicy: string
-  referrerPolicy: string
   /** The directory the web build wrote (scripts/build-web.mjs); only checked, to warn when the page's bundle is missing. */
   webRoot: string
   /** The page's entry file in webRoot, e.g. sign.js. */
@@ -24,10 +22,8 @@ export function htmlShellHandler(shell: HtmlShell) {
   const etag = `"${createHash('sha256').update(shell.html).digest('base64url').slice(0, 27)}"`
 
   return async function serveHtmlShell(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    // The security headers come from the pages' scope (security-headers.ts).
     reply.headers({
-      'content-security-policy': shell.contentSecurityPolicy,
-      'x-frame-options': 'DENY',
-      'referrer-policy': shell.referrerPolicy,
       // The entry files keep their names across builds: caches revalidate the shell on every load.
       'cache-control': 'no-cache',
       etag,

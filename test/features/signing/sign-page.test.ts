@@ -3,7 +3,8 @@ import { readdirSync } from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DEFAULT_WEB_ROOT } from '../../../src/features/signing/page.js'
-import { SIGNING_PAGE_CSP } from '../../../src/web/sign/page-html.js'
+import { SIGNING_PAGE_CSP } from '../../../src/platform/http/security-headers.js'
+import { cspDirectives } from '../../support/csp.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { ensureWebBuild } from '../../support/web-build.js'
 
@@ -21,7 +22,7 @@ describe('the signing page and its assets', () => {
     for (const response of [known, unknown]) {
       assert.equal(response.statusCode, 200)
       assert.equal(response.headers['content-type'], 'text/html; charset=utf-8')
-      assert.equal(response.headers['content-security-policy'], SIGNING_PAGE_CSP)
+      assert.deepEqual(cspDirectives(response.headers['content-security-policy']), SIGNING_PAGE_CSP)
       assert.equal(response.headers['x-frame-options'], 'DENY')
       assert.equal(response.headers['referrer-policy'], 'no-referrer')
       assert.equal(response.headers['x-content-type-options'], 'nosniff')

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { cspDirectives } from '../../support/csp.js'
 import { type DashboardClient, dashboardClient, signedIn } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { startTestService, type TestService } from '../../support/service.js'
@@ -164,8 +165,11 @@ describe('the dashboard shell', () => {
     for (const page of pages) {
       assert.equal(page.statusCode, 200)
       assert.match(String(page.headers['content-type']), /^text\/html/)
-      assert.match(String(page.headers['content-security-policy']), /default-src 'none'; script-src 'self'; style-src 'self'/)
+      const csp = cspDirectives(page.headers['content-security-policy'])
+      assert.deepEqual([csp['default-src'], csp['script-src'], csp['style-src']], [["'none'"], ["'self'"], ["'self'"]])
       assert.equal(page.headers['x-frame-options'], 'DENY')
+      assert.equal(page.headers['referrer-policy'], 'same-origin')
+      assert.equal(page.headers['cross-origin-opener-policy'], 'same-origin')
       assert.equal(page.body, pages[0]?.body)
     }
     const body = pages[0]?.body ?? ''

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, it } from 'node:test'
-import { renderSigningPageHtml, SIGNING_PAGE_CSP } from '../../../src/web/sign/page-html.js'
+import { SIGNING_PAGE_CSP } from '../../../src/platform/http/security-headers.js'
+import { renderSigningPageHtml } from '../../../src/web/sign/page-html.js'
 
 const options = { title: 'Sign request · Countersign', scriptSrc: '/assets/sign.js', styleHref: '/assets/sign.css' }
 
@@ -27,16 +28,11 @@ describe('the signing page shell', () => {
   })
 
   it('sends a policy without inline or eval script and without framing', () => {
-    const directives = new Map(
-      SIGNING_PAGE_CSP.split(';')
-        .map((part) => part.trim().split(/\s+/) as [string, ...string[]])
-        .map(([name, ...values]) => [name, values]),
-    )
-    assert.deepEqual(directives.get('default-src'), ["'none'"])
-    assert.deepEqual(directives.get('script-src'), ["'self'"])
-    assert.deepEqual(directives.get('style-src'), ["'self'"])
-    assert.deepEqual(directives.get('frame-ancestors'), ["'none'"])
-    assert.deepEqual(directives.get('connect-src'), ["'self'"])
+    assert.deepEqual(SIGNING_PAGE_CSP['default-src'], ["'none'"])
+    assert.deepEqual(SIGNING_PAGE_CSP['script-src'], ["'self'"])
+    assert.deepEqual(SIGNING_PAGE_CSP['style-src'], ["'self'"])
+    assert.deepEqual(SIGNING_PAGE_CSP['frame-ancestors'], ["'none'"])
+    assert.deepEqual(SIGNING_PAGE_CSP['connect-src'], ["'self'"])
   })
 })
 
