@@ -1,4 +1,4 @@
-// Payloads: their types, states, and how they are shown to applications (spec sections 2-4, DESIGN.md).
+// Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
 import type { WebhookPayload } from '../webhooks/schemas.js'
 import type { CreatedPayload, PayloadView } from './schemas.js'
@@ -65,7 +65,7 @@ export function signingUrl(publicUrl: string, uuid: string): string {
   return `${publicUrl}/sign/${uuid}`
 }
 
-/** The 201 body of POST /payloads: exactly the spec's fields. */
+/** The 201 body of POST /payloads: exactly the fields of docs/interface.md §4. */
 export function toCreatedView(payload: Payload, publicUrl: string): CreatedPayload {
   return {
     uuid: payload.uuid,
@@ -78,7 +78,7 @@ export function toCreatedView(payload: Payload, publicUrl: string): CreatedPaylo
 }
 
 /**
- * A payload as GET /payloads/{uuid} and the list show it. Every field of the spec is always present
+ * A payload as GET /payloads/{uuid} and the list show it. Every field of docs/interface.md §2 is always present
  * (null until it has a value), and each type adds what it produces: the signed blob for transactions,
  * the key and signature for messages and connect, the ledger outcome for signAndSubmit.
  */
@@ -109,7 +109,7 @@ export function toPayloadView(payload: Payload): PayloadView {
   return view
 }
 
-/** The payload object of a webhook delivery: spec section 6, null for fields a payload does not have. */
+/** The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. */
 export function toWebhookPayload(payload: Payload): WebhookPayload {
   return {
     uuid: payload.uuid,

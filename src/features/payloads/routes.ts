@@ -1,4 +1,4 @@
-// The payload API for applications (spec section 4): create, read, cancel and list payloads.
+// The payload API for applications (docs/interface.md §4, docs/api.md): create, read, cancel and list payloads.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'

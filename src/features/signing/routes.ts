@@ -1,4 +1,4 @@
-// The wallet-facing API (DESIGN.md, docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
+// The wallet-facing API (docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'

@@ -1,4 +1,4 @@
-// The webhook API for applications (spec section 4, and the delivery endpoints documented in docs/webhooks.md).
+// The webhook API for applications (docs/interface.md §4, and the delivery endpoints documented in docs/webhooks.md).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { principalOf } from '../../platform/http/api-key-auth.js'
