@@ -1,6 +1,11 @@
 // The in-memory rate limiter: the embedded default and the tests. Counts live in this process only.
+//
+// Not rate-limiter-flexible's RateLimiterMemory (which the Redis limiter uses while Redis is away): that one reads
+// Date.now() and arms a timer per key, while every window here runs on the injected clock, so that limits, poll gates
+// and their headers are tested by moving the clock rather than by waiting minutes. The windows are the Redis ones,
+// rounded the same way (windowSeconds), and one behaviour test runs against both.
 import type { Clock } from '../clock.js'
-import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
+import { type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
 
 interface Window {
   count: number
@@ -21,7 +26,7 @@ export class MemoryRateLimiter implements RateLimiter {
     let window = this.windows.get(key)
     if (!window || window.resetAtMs <= nowMs) {
       if (this.windows.size >= this.pruneAtSize) this.prune(nowMs)
-      window = { count: 0, resetAtMs: nowMs + windowMs }
+      window = { count: 0, resetAtMs: nowMs + windowSeconds(windowMs) * 1000 }
       this.windows.set(key, window)
     }
     const allowed = window.count < limit

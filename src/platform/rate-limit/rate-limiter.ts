@@ -1,4 +1,5 @@
-// Fixed-window counters behind one small interface: in memory for one process, in Redis for many.
+// Fixed-window counters behind one small interface: in memory for one process, in Redis for many, with one
+// behaviour (the same tests run against both).
 
 export interface RateLimitDecision {
   allowed: boolean
@@ -10,9 +11,20 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimiter {
-  /** Counts one request against `key`; at most `limit` are allowed per window of `windowMs`, which starts at the key's first request. */
+  /**
+   * Counts one request against `key`; at most `limit` are allowed per window, which starts at the key's first request
+   * and lasts `windowMs` rounded up to whole seconds (windowSeconds), whichever store counts.
+   */
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision>
   close(): Promise<void>
+}
+
+/**
+ * The length of a window in whole seconds, at least 1: Redis expires keys by the second (rate-limiter-flexible's
+ * `duration`), and the memory store counts the same windows so that a limit behaves alike with and without Redis.
+ */
+export function windowSeconds(windowMs: number): number {
+  return Math.max(1, Math.ceil(windowMs / 1000))
 }
 
 /** Whole seconds from `nowMs` until `resetAtMs`, rounded up; 0 once it has passed (X-RateLimit-Reset). */

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Clock } from '../clock.js'
 import { closeRedis, connectedWithin, lazyRedis } from '../redis.js'
-import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
+import { type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
 
 export interface RedisRateLimiterOptions {
   redisUrl: string
@@ -23,7 +23,7 @@ const WARN_EVERY_MS = 30_000
 
 /**
  * Fixed windows in Redis (rate-limiter-flexible's RateLimiterRedis): a window starts at its key's first request and
- * lasts `windowMs` rounded up to whole seconds. When Redis cannot be reached (connection lost, a command times out)
+ * lasts `windowMs` rounded up to whole seconds (windowSeconds). When Redis cannot be reached (connection lost, a command times out)
  * the request is counted by an in-memory limiter of this instance instead, and a warning is logged: the API keeps
  * answering, and for that time each instance enforces the limits on its own share of the traffic (fail open).
  */
@@ -66,7 +66,7 @@ export class RedisRateLimiter implements RateLimiter {
       const shape: IRateLimiterOptions = {
         keyPrefix: this.options.keyPrefix ?? 'countersign:rate',
         points: limit,
-        duration: Math.max(1, Math.ceil(windowMs / 1000)),
+        duration: windowSeconds(windowMs),
       }
       limiter = new RateLimiterRedis({
         ...shape,

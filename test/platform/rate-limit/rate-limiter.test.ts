@@ -17,7 +17,7 @@ interface Subject {
   pass(ms: number): Promise<void>
 }
 
-/** The same behaviour, whichever store counts. Redis windows are whole seconds, so windows here are 1 s. */
+/** The same behaviour, whichever store counts (windows are whole seconds in both). */
 function rateLimiterBehaviour(name: string, skip: string | false, make: () => Subject): void {
   describe(name, { skip }, () => {
     const subjects: Subject[] = []
@@ -58,6 +58,16 @@ function rateLimiterBehaviour(name: string, skip: string | false, make: () => Su
       const again = await limiter.consume('gate', 1, 1000)
       assert.equal(again.allowed, true, 'the window began at the first request, not at the refused one')
       assert.equal(again.remaining, 0)
+    })
+
+    it('rounds a window up to whole seconds, as Redis keeps it', async () => {
+      const { limiter, clock, pass } = subject()
+      const first = await limiter.consume('half-second', 1, 1500)
+      assert.ok(first.resetAtMs > clock.now() + 1500 && first.resetAtMs <= clock.now() + 2000, 'the window lasts 2 s')
+      await pass(1700)
+      assert.equal((await limiter.consume('half-second', 1, 1500)).allowed, false, 'still inside the 2-second window')
+      await pass(400)
+      assert.equal((await limiter.consume('half-second', 1, 1500)).allowed, true)
     })
   })
 }
