@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from 'kysely'
 import pg from 'pg'
-import { registerSqliteConnection, type SqliteConnection } from './hot-query.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
@@ -34,9 +33,7 @@ function openSqlite(path: string): Storage {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const connection = withStatementCache(sqlite)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
-  registerSqliteConnection(db, connection)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }
 
@@ -45,10 +42,9 @@ const STATEMENT_CACHE_SIZE = 500
 /**
  * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small set of
  * query shapes, so each SQL text is prepared once and kept. Kysely needs only prepare() and close() of the
- * database (hot queries also ask whether a transaction is open). Should the shapes ever outgrow the cache, it
- * starts afresh.
+ * database. Should the shapes ever outgrow the cache, it starts afresh.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase & SqliteConnection {
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>()
   return {
     prepare(sql: string) {
@@ -61,9 +57,6 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase & SqliteCon
       return statement
     },
     close: () => sqlite.close(),
-    get inTransaction() {
-      return sqlite.inTransaction
-    },
   }
 }
 
