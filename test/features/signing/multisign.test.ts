@@ -8,9 +8,9 @@ import { hashes, Wallet } from 'xrpl'
 import { type RunningService, startService } from '../../../src/main.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { forEachDatabase } from '../../support/databases.js'
-import { openSse } from '../../support/sse.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
+import { openSse } from '../../support/sse.js'
 
 const DESTINATION = 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe'
 
@@ -39,7 +39,10 @@ forEachDatabase('multisigned requests', (dialect) => {
     const account = Wallet.generate()
     const signers = weights.map(() => Wallet.generate())
     rippled.setAccount(account.classicAddress, {
-      signerList: { quorum, entries: signers.map((signer, index) => ({ account: signer.classicAddress, weight: weights[index] as number })) },
+      signerList: {
+        quorum,
+        entries: signers.map((signer, index) => ({ account: signer.classicAddress, weight: weights[index] as number })),
+      },
     })
     return { account, signers }
   }
@@ -85,7 +88,13 @@ forEachDatabase('multisigned requests', (dialect) => {
       assert.deepEqual(view.multisign, {
         quorum: 2,
         weight: 0,
-        signers: setup.signers.map((signer) => ({ account: signer.classicAddress, weight: 1, signed: false, signedAt: null, rejectedAt: null })),
+        signers: setup.signers.map((signer) => ({
+          account: signer.classicAddress,
+          weight: 1,
+          signed: false,
+          signedAt: null,
+          rejectedAt: null,
+        })),
       })
       const { transaction } = await signView(uuid)
       assert.equal(transaction.Sequence, 1)
@@ -112,7 +121,11 @@ forEachDatabase('multisigned requests', (dialect) => {
       )
       assert.deepEqual(await refused({ type: 'signMessage', message: 'hello', options: { multisign: true } }), ['options.multisign'])
       assert.deepEqual(
-        await refused({ type: 'sign', transaction: { TransactionType: 'Payment', Destination: DESTINATION, Amount: '1' }, options: { multisign: true } }),
+        await refused({
+          type: 'sign',
+          transaction: { TransactionType: 'Payment', Destination: DESTINATION, Amount: '1' },
+          options: { multisign: true },
+        }),
         ['transaction.Account'],
       )
 
@@ -165,7 +178,10 @@ forEachDatabase('multisigned requests', (dialect) => {
       assert.equal(combined.SigningPubKey, '')
       const accounts = combined.Signers.map((entry) => entry.Signer.Account)
       assert.deepEqual(new Set(accounts), new Set([alice.classicAddress, bob.classicAddress]))
-      assert.deepEqual(accounts, [...accounts].sort((a, b) => accountIdOrder(a, b)))
+      assert.deepEqual(
+        accounts,
+        [...accounts].sort((a, b) => accountIdOrder(a, b)),
+      )
       assert.equal(hashes.hashSignedTx(done.txBlob), done.txHash)
       assert.deepEqual(rippled.submitted.includes(done.txBlob), false, 'sign never submits')
     })
@@ -398,4 +414,3 @@ function accountIdOrder(a: string, b: string): number {
   const id = (address: string) => Buffer.from(decodeAccountID(address)).toString('hex')
   return id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0
 }
-
