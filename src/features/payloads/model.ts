@@ -1,6 +1,7 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
-import { type MultisignState, type MultisignView, toMultisignView } from '../signing/multisign/model.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { type MultisignView, toMultisignView } from '../signing/multisign/view.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
 export type PayloadType = (typeof PAYLOAD_TYPES)[number]

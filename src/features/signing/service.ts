@@ -12,15 +12,8 @@ import { type TransactionDefaults, type XrplNode, XrplNodeUnavailableError } fro
 import type { Payload, SignedResolution } from '../payloads/model.js'
 import type { PayloadService } from '../payloads/service.js'
 import { projectsRepository } from '../projects/repository.js'
-import {
-  combineSignatures,
-  hasQuorum,
-  type MultisignState,
-  quorumReachable,
-  withoutSignature,
-  withRejection,
-  withSignature,
-} from './multisign/model.js'
+import { combineSignatures } from './multisign/combine.js'
+import { hasQuorum, type MultisignState, quorumReachable, withoutSignature, withRejection, withSignature } from './multisign/model.js'
 import { verifyMultisignSignature } from './multisign/verify-multisign-signature.js'
 import { submissionClaimsRepository } from './submission-claims-repository.js'
 import { verifyConnectTransaction } from './verify/connect-challenge.js'

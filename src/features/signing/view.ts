@@ -3,7 +3,7 @@
 import { toIso } from '../../platform/clock.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
 import { fillReturnUrl } from '../payloads/payload-request.js'
-import { type MultisignView, toMultisignView } from './multisign/model.js'
+import { type MultisignView, toMultisignView } from './multisign/view.js'
 
 export const WALLET_ADAPTERS = ['gemwallet', 'crossmark', 'ledger', 'xaman', 'developer'] as const
 export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]

@@ -1,6 +1,6 @@
 // A multisigned request on the signing page: how much of the quorum is signed, who has answered, and which signer
 // a rejection is for. Every value is inserted as text.
-import type { MultisignView } from '../../features/signing/multisign/model.js'
+import type { MultisignView } from '../../features/signing/multisign/view.js'
 import { h } from '../shared/dom.js'
 
 export class MultisignProgress {

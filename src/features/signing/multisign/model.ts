@@ -1,9 +1,9 @@
 // A multisigned request (options.multisign): the signer list read from the ledger at creation, and each signer's
 // signature or rejection as it arrives. Pure functions over one JSON value kept on the payload's row, so that every
 // change is one compare-and-set of that row, on SQLite and PostgreSQL alike (docs/signing.md, "Multisigned requests").
-import { multisign } from 'xrpl'
 import { conflict, unprocessable } from '../../../platform/errors.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
+import { signedWeight } from './view.js'
 
 /** The ledger allows 32 entries in a SignerList (the ExpandedSignerList amendment). */
 export const MAX_SIGNER_ENTRIES = 32
@@ -28,14 +28,6 @@ export interface MultisignState {
   signers: MultisignSigner[]
 }
 
-/** What reads, the live stream and webhook bodies show: who is on the list, who signed, never the signatures. */
-export interface MultisignView {
-  quorum: number
-  /** The weight of the signatures collected so far. */
-  weight: number
-  signers: Array<{ account: string; weight: number; signed: boolean; signedAt: string | null; rejectedAt: string | null }>
-}
-
 export function newMultisignState(list: SignerList): MultisignState {
   return {
     quorum: list.quorum,
@@ -48,10 +40,6 @@ export function newMultisignState(list: SignerList): MultisignState {
       walletAdapter: null,
     })),
   }
-}
-
-export function signedWeight(state: MultisignState): number {
-  return state.signers.reduce((sum, signer) => sum + (signer.signedBlob === null ? 0 : signer.weight), 0)
 }
 
 export function hasQuorum(state: MultisignState): boolean {
@@ -104,29 +92,6 @@ export function withRejection(
     throw unprocessable([{ field: 'signerAccount', message: `${rejection.account} has already answered this request` }], 'Already answered')
   }
   return replaceSigner(state, { ...signer, rejectedAtMs: rejection.nowMs, walletAdapter: rejection.walletAdapter })
-}
-
-/**
- * The signatures combined into one transaction, Signers sorted as the ledger requires (by account ID), with xrpl's
- * own `multisign`, which also refuses blobs that are not the same transaction.
- */
-export function combineSignatures(state: MultisignState): string {
-  const blobs = state.signers.flatMap((signer) => (signer.signedBlob === null ? [] : [signer.signedBlob]))
-  return multisign(blobs).toUpperCase()
-}
-
-export function toMultisignView(state: MultisignState, toIso: (ms: number) => string): MultisignView {
-  return {
-    quorum: state.quorum,
-    weight: signedWeight(state),
-    signers: state.signers.map((signer) => ({
-      account: signer.account,
-      weight: signer.weight,
-      signed: signer.signedBlob !== null,
-      signedAt: signer.signedAtMs === null ? null : toIso(signer.signedAtMs),
-      rejectedAt: signer.rejectedAtMs === null ? null : toIso(signer.rejectedAtMs),
-    })),
-  }
 }
 
 function findSigner(state: MultisignState, account: string, field = `${SIGNED_FIELD}.Signers[0].Signer.Account`): MultisignSigner {
