@@ -13,7 +13,10 @@ import { DELIVERY_STATES, MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookVie
 import type { ProjectScope, WebhookService } from './service.js'
 import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
-const EventName = Type.String({ enum: [...PAYLOAD_EVENTS], description: 'payload.signed, payload.rejected or payload.expired' })
+const EventName = Type.String({
+  enum: [...PAYLOAD_EVENTS],
+  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+})
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
 
