@@ -15,6 +15,10 @@ export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
 export const MAX_CUSTOM_INSTRUCTIONS_CHARS = 200
 export const MAX_RETURN_URL_CHARS = 2048
+/** options.externalId: the application's own id for a payload, unique per project. */
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$'
+/** options.metadata: at most this many bytes of UTF-8 once serialized as JSON. */
+export const MAX_METADATA_BYTES = 2048
 
 export interface Payload {
   uuid: string
@@ -38,6 +42,8 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
 }
 
 /** What resolving a payload as signed records. */
@@ -91,6 +97,8 @@ export function toPayloadView(payload: Payload): PayloadView {
     expiresAt: toIso(payload.expiresAtMs),
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
   if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
   else {
@@ -117,6 +125,8 @@ export interface PayloadView {
   expiresAt: string
   createdAt: string
   resolvedAt: string | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
   txBlob?: string | null
   publicKey?: string | null
   signature?: string | null
@@ -135,5 +145,7 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
 }

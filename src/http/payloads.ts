@@ -4,10 +4,11 @@ import type { FastifyInstance } from 'fastify'
 import { notFound, tooManyRequests } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
 import {
+  EXTERNAL_ID_PATTERN,
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
+  MAX_METADATA_BYTES,
   PAYLOAD_STATUSES,
   PAYLOAD_TYPES,
-  type PayloadStatus,
   type PayloadType,
   toCreatedView,
   toPayloadView,
@@ -15,6 +16,7 @@ import {
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../domain/plans.js'
 import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
+import type { PayloadListQuery } from '../storage/payloads-repository.js'
 import { principalOf } from './api-key-auth.js'
 import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp, UuidParams } from './schemas.js'
 
@@ -43,10 +45,26 @@ const CreatePayloadBody = Type.Object(
             }),
           ),
           returnUrl: Type.Optional(
-            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
+            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid}, {txHash} and {externalId} are filled in' }),
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+          externalId: Type.Optional(
+            Type.String({
+              pattern: EXTERNAL_ID_PATTERN,
+              description:
+                "The application's own id, 1-64 characters of A-Z a-z 0-9 . _ : -; unique per project (409 with the existing uuid)",
+            }),
+          ),
+          metadata: Type.Optional(
+            Type.Object(
+              {},
+              {
+                additionalProperties: true,
+                description: `Any JSON object, at most ${MAX_METADATA_BYTES} bytes serialized; returned on reads and in webhook bodies`,
+              },
+            ),
           ),
         },
         { additionalProperties: false },
@@ -76,6 +94,10 @@ export const PayloadViewSchema = Type.Object(
     expiresAt: Timestamp(),
     createdAt: Timestamp(),
     resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
+    externalId: Nullable(Type.String({ description: 'options.externalId, null when not given' })),
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'options.metadata, null when not given',
+    }),
     txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
@@ -99,6 +121,7 @@ const ListQuery = Type.Object(
     ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
+    externalId: Type.Optional(Type.String({ description: 'Only the payload with this externalId' })),
   },
   { additionalProperties: false },
 )
@@ -122,7 +145,20 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
         tags: ['payloads'],
         querystring: ApiKeyOnlyQuery,
         body: CreatePayloadBody,
-        response: { 201: CreatedPayload, ...errorResponses(400, 401, 403, 413, 415, 422, 429) },
+        response: {
+          201: CreatedPayload,
+          ...errorResponses(400, 401, 403, 413, 415, 422, 429),
+          409: Type.Object(
+            {
+              error: Type.String(),
+              uuid: Type.Optional(Type.String({ format: 'uuid', description: 'The payload that already has this externalId' })),
+            },
+            {
+              description:
+                'options.externalId is taken (uuid names its payload), or the Idempotency-Key is in use by a request still running',
+            },
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -204,7 +240,7 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
     },
     async (request) => {
       const principal = principalOf(request)
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
+      const query = request.query as PayloadListQuery
       const payloads = await deps.payloads.list(principal.projectId, query)
       return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
     },
