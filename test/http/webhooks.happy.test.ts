@@ -83,6 +83,8 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
       walletAdapter: null,
       createdAt: iso(createdAtMs),
       resolvedAt: iso(resolvedAt),
+      externalId: null,
+      metadata: null,
       ...extra,
     })
     // Field order as the specification lists it; the bytes received must be exactly these.
