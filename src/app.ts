@@ -15,11 +15,12 @@ import Fastify, {
 import secureJson from 'secure-json-parse'
 import type { ServiceContext } from './context.js'
 import { badRequest } from './domain/errors.js'
-import { apiKeyAuthHook } from './http/api-key-auth.js'
+import { apiKeyAuthHook, requestCounter } from './http/api-key-auth.js'
 import { authRoutes, sessionRoutes, signInHint } from './http/auth.js'
 import { dashboardRoutes } from './http/dashboard.js'
 import { registerErrorHandling } from './http/errors.js'
 import { registerHealthRoutes } from './http/health.js'
+import { idempotencyHooks } from './http/idempotency.js'
 import { liveStreamsFor } from './http/live-streams.js'
 import { payloadEventRoutes, signEventRoutes } from './http/payload-events.js'
 import { payloadRoutes } from './http/payloads.js'
@@ -103,15 +104,17 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
-      api.addHook(
-        'onRequest',
-        apiKeyAuthHook({
-          authenticator: ctx.authenticator,
-          rateLimiter: ctx.rateLimiter,
-          limits: ctx.config.limits,
-          now: () => ctx.clock.now(),
-        }),
-      )
+      const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
+      api.addHook('onRequest', apiKeyAuthHook({ authenticator: ctx.authenticator, ...rate }))
+      const idempotency = idempotencyHooks({
+        db: ctx.storage.db,
+        secretBox: ctx.secretBox,
+        now: () => ctx.clock.now(),
+        countRequest: requestCounter(rate),
+      })
+      api.decorateRequest('idempotency', null)
+      api.addHook('preValidation', idempotency.checkIdempotencyKey)
+      api.addHook('onSend', idempotency.releaseUnfinished)
       await api.register(payloadRoutes, {
         payloads: ctx.payloads,
         pollGate: ctx.rateLimiter,

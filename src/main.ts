@@ -11,6 +11,7 @@ import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
 import { loadServerSecret } from './storage/settings-repository.js'
 import { startExpirySweeper } from './workers/expiry-sweeper.js'
+import { startIdempotencyKeySweeper } from './workers/idempotency-key-sweeper.js'
 import { startMailer } from './workers/mailer.js'
 import type { PeriodicTask } from './workers/periodic-task.js'
 import { startWebhookDispatcher } from './workers/webhook-dispatcher.js'
@@ -54,7 +55,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   })
   const app = await buildApp(ctx)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
-  const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
+  const workers: PeriodicTask[] =
+    options.workers === false
+      ? []
+      : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx)]
 
   let url: string | undefined
   if (options.listen !== false) {

@@ -18,6 +18,7 @@ import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../services/payloads.js'
 import type { PayloadListQuery } from '../storage/payloads-repository.js'
 import { principalOf } from './api-key-auth.js'
+import { IdempotencyKeyHeaders } from './idempotency.js'
 import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp, UuidParams } from './schemas.js'
 
 const PayloadTypeSchema = Type.Union(
@@ -140,9 +141,11 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
   app.post(
     '/payloads',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Create a payload',
         tags: ['payloads'],
+        headers: IdempotencyKeyHeaders,
         querystring: ApiKeyOnlyQuery,
         body: CreatePayloadBody,
         response: {
@@ -163,7 +166,12 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
     },
     async (request, reply) => {
       const body = request.body as typeof CreatePayloadBody.static
-      const payload = await deps.payloads.create(principalOf(request), { ...body, type: body.type as PayloadType })
+      const idempotency = request.idempotency
+      const payload = await deps.payloads.create(
+        principalOf(request),
+        { ...body, type: body.type as PayloadType },
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, toCreatedView(created, deps.publicUrl)) : undefined,
+      )
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },
   )

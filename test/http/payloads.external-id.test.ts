@@ -22,13 +22,19 @@ forEachDatabase('payload externalId and metadata', (dialect) => {
     await t.stop()
   })
 
-  const create = (apiKey: string, body: object) => t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
+  const create = (apiKey: string, body: object) =>
+    t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
   const withOptions = (options: object) => ({ ...payloadBodies.signMessage, options })
   const payloadCount = async (projectId: string) =>
     (await t.service.ctx.storage.db.selectFrom('payloads').select('uuid').where('project_id', '=', projectId).execute()).length
   const monthlyUsage = async (projectId: string) =>
-    (await t.service.ctx.storage.db.selectFrom('project_usage').select('payload_count').where('project_id', '=', projectId).executeTakeFirst())
-      ?.payload_count
+    (
+      await t.service.ctx.storage.db
+        .selectFrom('project_usage')
+        .select('payload_count')
+        .where('project_id', '=', projectId)
+        .executeTakeFirst()
+    )?.payload_count
 
   it('returns externalId and metadata on reads, null when not given, and filters the list by externalId', async () => {
     const { apiKey } = await t.createProject('pro')
