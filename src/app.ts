@@ -30,6 +30,7 @@ import { ErrorBody, ValidationErrorBody } from './http/schemas.js'
 import { sessionAuthHook } from './http/session-auth.js'
 import { signRequestHook, signRoutes } from './http/sign.js'
 import { signPageRoutes } from './http/sign-page.js'
+import { signQrRoutes } from './http/sign-qr.js'
 import { webhookRoutes } from './http/webhooks.js'
 import { redactUrl } from './logger.js'
 
@@ -137,6 +138,10 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   )
+  await app.register(async (page) => {
+    page.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
+    await page.register(signQrRoutes, { payloads: ctx.payloads })
+  })
   await app.register(signPageRoutes, {})
   await app.register(dashboardRoutes, {})
 
