@@ -128,7 +128,11 @@ describe('countersign help', () => {
         assert.match(stdout, new RegExp(`^Usage: countersign ${command}`), command)
         assert.equal(stdout, outputs[0]?.stdout)
         assert.equal(stderr, '')
-        assert.doesNotMatch(stdout, /listening on|auth\/local\?token=|Database schema is up to date|cs_[A-Za-z0-9_-]{43}/, `${command} --help does nothing`)
+        assert.doesNotMatch(
+          stdout,
+          /listening on|auth\/local\?token=|Database schema is up to date|cs_[A-Za-z0-9_-]{43}/,
+          `${command} --help does nothing`,
+        )
       }
     }
     // Help wins over anything else on the line, even arguments that would be refused.
