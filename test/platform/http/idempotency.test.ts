@@ -96,6 +96,18 @@ forEachDatabase('Idempotency-Key', (dialect) => {
     assert.notEqual(fromA.json().uuid, fromB.json().uuid)
   })
 
+  it("never hands one project another's kept response: the same key and body from another project registers its own webhook", async () => {
+    const victim = await t.createProject('pro')
+    const attacker = await t.createProject('pro')
+    const body = { url: 'http://127.0.0.1:9/victim-hook' }
+    const original = (await post(victim.apiKey, '/webhooks', body, 'predictable-key')).json()
+    const stolen = await post(attacker.apiKey, '/webhooks', body, 'predictable-key')
+    assert.equal(stolen.statusCode, 201)
+    assert.equal(stolen.headers['idempotent-replayed'], undefined)
+    assert.notEqual(stolen.json().id, original.id)
+    assert.notEqual(stolen.json().secret, original.secret, "the victim's webhook secret is not replayed to another project")
+  })
+
   it('replays a webhook registration with the same id and secret, and stores the response sealed', async () => {
     const { apiKey, projectId } = await t.createProject('pro')
     const body = { url: 'http://127.0.0.1:9/hook', events: ['payload.signed'] }
