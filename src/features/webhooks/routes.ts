@@ -5,6 +5,7 @@ import { type TProperties, type TString, Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { notFound } from '../../platform/errors.js'
 import { principalOf } from '../../platform/http/api-key-auth.js'
+import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import { ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp } from '../../platform/http/schemas.js'
 import { sessionOf } from '../../platform/http/session-auth.js'
 import { PAYLOAD_EVENTS } from '../payloads/model.js'
@@ -82,6 +83,8 @@ export interface WebhookScope {
   tags: string[]
   /** Ends every route's description in the OpenAPI document. */
   note: string
+  /** Whether creations honour an Idempotency-Key (docs/api.md): under the API-key scope, whose hooks implement it. */
+  idempotent: boolean
   /** The project the request acts for, with its plan (webhooks are a Pro feature). */
   projectOf(request: FastifyRequest): ProjectScope | Promise<ProjectScope>
 }
@@ -93,6 +96,7 @@ export const apiKeyScope: WebhookScope = {
   errors: [401, 429],
   tags: ['webhooks'],
   note: 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.',
+  idempotent: true,
   projectOf: principalOf,
 }
 
@@ -106,6 +110,7 @@ export function sessionScope(projects: AccountProjects): WebhookScope {
     note:
       'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL. ' +
       'Webhooks are a Pro plan feature: a Free project gets 403.',
+    idempotent: false,
     projectOf: (request) => accountProject(projects, request, projectIdOf(request.params)),
   }
 }
@@ -146,12 +151,14 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, scope }: W
   app.post(
     '/webhooks',
     {
+      config: { idempotent: scope.idempotent },
       schema: {
         ...describe(
           'Register a webhook',
           `The signing secret is in this response only. A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks (409 beyond). ` +
             'URLs on loopback, private, link-local or metadata addresses are refused (422).',
         ),
+        ...(scope.idempotent ? { headers: IdempotencyKeyHeaders } : {}),
         params: ProjectParams,
         ...query,
         body: CreateWebhookBody,
@@ -160,8 +167,19 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, scope }: W
     },
     async (request, reply) => {
       const body = request.body as typeof CreateWebhookBody.static
-      const { webhook, secret } = await webhooks.create(await scope.projectOf(request), body)
-      return reply.code(201).send({ id: webhook.id, url: webhook.url, secret, events: webhook.events })
+      const idempotency = request.idempotency
+      const view = ({ webhook, secret }: { webhook: { id: string; url: string; events: string[] }; secret: string }) => ({
+        id: webhook.id,
+        url: webhook.url,
+        secret,
+        events: webhook.events,
+      })
+      const created = await webhooks.create(
+        await scope.projectOf(request),
+        body,
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, view(created)) : undefined,
+      )
+      return reply.code(201).send(view(created))
     },
   )
 
