@@ -24,6 +24,7 @@ const SHAPES: Record<string, string | { query: string } | { anyOf: string[]; des
   PayloadType: '#/components/schemas/Payload/properties/type',
   PayloadStatus: '#/components/schemas/Payload/properties/status',
   PayloadEvent: '#/components/schemas/PayloadEventDelivery/properties/event',
+  Multisign: '#/components/schemas/Payload/properties/multisign',
   CreatePayloadRequest: `${api('/api/v1/payloads')}/post/requestBody${json}`,
   CreatedPayload: `${api('/api/v1/payloads')}/post/responses/201${json}`,
   Payload: '#/components/schemas/Payload',

@@ -7,14 +7,40 @@
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
 /**
- * payload.signed, payload.rejected or payload.expired
+ * payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
  */
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added'
 /**
  * The body of a webhook delivery: check `event` before reading `payload`, which a test event does not have
  */
 export type WebhookDelivery = PayloadEventDelivery | WebhookTestDelivery
 
+/**
+ * options.multisign only: the signer list of the Account and who has answered
+ */
+export interface Multisign {
+  /**
+   * The signer list's quorum
+   */
+  quorum: number
+  /**
+   * The weight of the signatures collected so far
+   */
+  weight: number
+  signers: {
+    account: string
+    weight: number
+    signed: boolean
+    /**
+     * When this signer signed
+     */
+    signedAt: string | null
+    /**
+     * When this signer rejected
+     */
+    rejectedAt: string | null
+  }[]
+}
 export interface CreatePayloadRequest {
   /**
    * connect, sign, signAndSubmit or signMessage
@@ -36,13 +62,27 @@ export interface CreatePayloadRequest {
      */
     expiresIn?: number
     /**
-     * http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in
+     * http(s) URL to send the user to afterwards; {uuid}, {txHash} and {externalId} are filled in
      */
     returnUrl?: string
     /**
      * Shown to the user on the signing page
      */
     customInstructions?: string
+    /**
+     * sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum
+     */
+    multisign?: boolean
+    /**
+     * The application's own id, 1-64 characters of A-Z a-z 0-9 . _ : -; unique per project (409 with the existing uuid)
+     */
+    externalId?: string
+    /**
+     * Any JSON object, at most 2048 bytes serialized; returned on reads and in webhook bodies
+     */
+    metadata?: {
+      [k: string]: unknown
+    }
   }
 }
 export interface CreatedPayload {
@@ -97,6 +137,16 @@ export interface Payload {
    */
   resolvedAt: string | null
   /**
+   * options.externalId, null when not given
+   */
+  externalId: string | null
+  /**
+   * options.metadata, null when not given
+   */
+  metadata: {
+    [k: string]: unknown
+  } | null
+  /**
    * sign, signAndSubmit: the signed transaction blob, hex
    */
   txBlob?: string | null
@@ -125,6 +175,32 @@ export interface Payload {
      */
     ledgerIndex: number | null
   }
+  /**
+   * options.multisign only: the signer list of the Account and who has answered
+   */
+  multisign?: {
+    /**
+     * The signer list's quorum
+     */
+    quorum: number
+    /**
+     * The weight of the signatures collected so far
+     */
+    weight: number
+    signers: {
+      account: string
+      weight: number
+      signed: boolean
+      /**
+       * When this signer signed
+       */
+      signedAt: string | null
+      /**
+       * When this signer rejected
+       */
+      rejectedAt: string | null
+    }[]
+  }
 }
 export interface ListPayloadsOptions {
   /**
@@ -143,6 +219,10 @@ export interface ListPayloadsOptions {
    * Only payloads of this type
    */
   type?: PayloadType
+  /**
+   * Only the payload with this externalId
+   */
+  externalId?: string
 }
 export interface PayloadList {
   payloads: Payload[]
@@ -155,11 +235,11 @@ export interface CreateWebhookRequest {
    */
   url: string
   /**
-   * The events to receive, a non-empty subset without repeats; all three when omitted
+   * The events to receive, a non-empty subset without repeats; the three resolutions when omitted
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected or payload.expired
+   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
    */
   events?: PayloadEvent[]
 }
@@ -174,7 +254,7 @@ export interface Webhook {
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected or payload.expired
+   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
    */
   events: PayloadEvent[]
   /**
@@ -205,7 +285,7 @@ export interface CreatedWebhook {
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected or payload.expired
+   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
    */
   events: PayloadEvent[]
 }
@@ -228,13 +308,49 @@ export interface WebhookPayload {
    * ISO 8601 UTC, millisecond precision
    */
   resolvedAt: string | null
+  /**
+   * options.multisign only: the signer list of the Account and who has answered
+   */
+  multisign?: {
+    /**
+     * The signer list's quorum
+     */
+    quorum: number
+    /**
+     * The weight of the signatures collected so far
+     */
+    weight: number
+    signers: {
+      account: string
+      weight: number
+      signed: boolean
+      /**
+       * When this signer signed
+       */
+      signedAt: string | null
+      /**
+       * When this signer rejected
+       */
+      rejectedAt: string | null
+    }[]
+  }
+  /**
+   * options.externalId, null when not given
+   */
+  externalId: string | null
+  /**
+   * options.metadata, null when not given
+   */
+  metadata: {
+    [k: string]: unknown
+  } | null
 }
 /**
  * A delivery telling that a payload was signed, rejected or expired
  */
 export interface PayloadEventDelivery {
   /**
-   * payload.signed, payload.rejected or payload.expired
+   * payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
    */
   event: PayloadEvent
   payload: WebhookPayload

@@ -1,5 +1,7 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { toMultisignView } from '../signing/multisign/view.js'
 import type { WebhookPayload } from '../webhooks/schemas.js'
 import type { CreatedPayload, PayloadView } from './schemas.js'
 
@@ -10,13 +12,20 @@ export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as 
 export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
 export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
-export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** The events a resolution causes: what a webhook receives when it names no events. */
+export const RESOLUTION_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** Every event a webhook can subscribe to: the resolutions, and each signature of a multisigned request (opt-in). */
+export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
 export const MAX_CUSTOM_INSTRUCTIONS_CHARS = 200
 export const MAX_RETURN_URL_CHARS = 2048
+/** options.externalId: the application's own id for a payload, unique per project. */
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$'
+/** options.metadata: at most this many bytes of UTF-8 once serialized as JSON. */
+export const MAX_METADATA_BYTES = 2048
 
 export interface Payload {
   uuid: string
@@ -40,6 +49,10 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /** options.multisign: the signer list and what each signer answered; null for other payloads. */
+  multisign: MultisignState | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
 }
 
 /** What resolving a payload as signed records. */
@@ -57,7 +70,7 @@ export function isTransactionType(type: PayloadType): boolean {
   return type === 'sign' || type === 'signAndSubmit'
 }
 
-export function eventForStatus(status: ResolvedStatus): PayloadEvent {
+export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENTS)[number] {
   return `payload.${status}`
 }
 
@@ -93,6 +106,8 @@ export function toPayloadView(payload: Payload): PayloadView {
     expiresAt: toIso(payload.expiresAtMs),
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
   if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
   else {
@@ -106,6 +121,7 @@ export function toPayloadView(payload: Payload): PayloadView {
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return view
 }
 
@@ -121,5 +137,8 @@ export function toWebhookPayload(payload: Payload): WebhookPayload {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
 }

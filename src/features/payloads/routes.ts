@@ -3,11 +3,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'
 import { principalOf } from '../../platform/http/api-key-auth.js'
+import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from '../../platform/http/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import { toCreatedView, toPayloadView } from './model.js'
-import { ApiKeyPayloadListQuery, CancelledPayload, CreatedPayload, CreatePayloadBody, PayloadList, PayloadView } from './schemas.js'
+import {
+  ApiKeyPayloadListQuery,
+  CancelledPayload,
+  CreateConflict,
+  CreatedPayload,
+  CreatePayloadBody,
+  PayloadList,
+  PayloadView,
+} from './schemas.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from './service.js'
 
 export interface PayloadRoutesDeps {
@@ -22,16 +31,23 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
   app.post(
     '/payloads',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Create a payload',
         tags: ['payloads'],
+        headers: IdempotencyKeyHeaders,
         querystring: ApiKeyOnlyQuery,
         body: CreatePayloadBody,
-        response: { 201: CreatedPayload, ...errorResponses(400, 401, 403, 413, 415, 422, 429) },
+        response: { 201: CreatedPayload, ...errorResponses(400, 401, 403, 413, 415, 422, 429), 409: CreateConflict },
       },
     },
     async (request, reply) => {
-      const payload = await deps.payloads.create(principalOf(request), request.body)
+      const idempotency = request.idempotency
+      const payload = await deps.payloads.create(
+        principalOf(request),
+        request.body,
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, toCreatedView(created, deps.publicUrl)) : undefined,
+      )
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },
   )
@@ -102,9 +118,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
     },
     async (request) => {
       const principal = principalOf(request)
-      const { status, type } = request.query
+      const { status, type, externalId } = request.query
       const page = pageOf(request.query)
-      const payloads = await deps.payloads.list(principal.projectId, { ...page, status, type })
+      const payloads = await deps.payloads.list(principal.projectId, { ...page, status, type, externalId })
       return { payloads: payloads.map(toPayloadView), ...page }
     },
   )

@@ -13,7 +13,8 @@ import {
   StringEnum,
   Timestamp,
 } from '../../platform/http/schemas.js'
-import { MAX_CUSTOM_INSTRUCTIONS_CHARS, PAYLOAD_STATUSES, PAYLOAD_TYPES } from './model.js'
+import { MultisignViewSchema } from '../signing/multisign/schema.js'
+import { EXTERNAL_ID_PATTERN, MAX_CUSTOM_INSTRUCTIONS_CHARS, MAX_METADATA_BYTES, PAYLOAD_STATUSES, PAYLOAD_TYPES } from './model.js'
 
 export const PayloadTypeSchema = StringEnum(PAYLOAD_TYPES, { description: 'connect, sign, signAndSubmit or signMessage' })
 export const PayloadStatusSchema = StringEnum(PAYLOAD_STATUSES)
@@ -34,10 +35,26 @@ export const CreatePayloadBody = Type.Object(
             }),
           ),
           returnUrl: Type.Optional(
-            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
+            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid}, {txHash} and {externalId} are filled in' }),
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+          multisign: Type.Optional(
+            Type.Boolean({
+              description:
+                "sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum",
+            }),
+          ),
+          externalId: Type.Optional(
+            Type.String({
+              pattern: EXTERNAL_ID_PATTERN,
+              description:
+                "The application's own id, 1-64 characters of A-Z a-z 0-9 . _ : -; unique per project (409 with the existing uuid)",
+            }),
+          ),
+          metadata: Type.Optional(
+            AnyObject(`Any JSON object, at most ${MAX_METADATA_BYTES} bytes serialized; returned on reads and in webhook bodies`),
           ),
         },
         { additionalProperties: false },
@@ -69,6 +86,8 @@ export const PayloadView = Type.Object(
     expiresAt: Timestamp(),
     createdAt: Timestamp(),
     resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
+    externalId: Nullable(Type.String(), 'options.externalId, null when not given'),
+    metadata: Nullable(AnyObject(), 'options.metadata, null when not given'),
     txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
@@ -82,6 +101,7 @@ export const PayloadView = Type.Object(
         { description: 'signAndSubmit only: what happened on the ledger' },
       ),
     ),
+    multisign: Type.Optional(MultisignViewSchema),
   },
   { $id: 'Payload' },
 )
@@ -91,6 +111,7 @@ const PayloadFilters = {
   ...PageQuery('Payloads'),
   status: Type.Optional(StringEnum(PAYLOAD_STATUSES, { description: 'Only payloads in this status' })),
   type: Type.Optional(StringEnum(PAYLOAD_TYPES, { description: 'Only payloads of this type' })),
+  externalId: Type.Optional(Type.String({ description: 'Only the payload with this externalId' })),
 }
 
 /** GET /payloads (API key) and GET /projects/{id}/payloads (session). */
@@ -102,5 +123,14 @@ export const ApiKeyPayloadListQuery = Type.Object({ ...ApiKeyQuery, ...PayloadFi
 
 export const PayloadList = Type.Object({ payloads: Type.Array(RefTo(PayloadView)), ...PageFields })
 export type PayloadList = Static<typeof PayloadList>
+
+/** 409 of POST /payloads: the externalId is taken (uuid names its payload), or the Idempotency-Key is in use. */
+export const CreateConflict = Type.Object(
+  {
+    error: Type.String(),
+    uuid: Type.Optional(Type.String({ format: 'uuid', description: 'The payload that already has this externalId' })),
+  },
+  { description: 'options.externalId is taken (uuid names its payload), or the Idempotency-Key is in use by a request still running' },
+)
 
 export const CancelledPayload = Type.Object({ uuid: Type.String({ format: 'uuid' }), status: Type.Literal('expired') })

@@ -106,7 +106,7 @@ export const signRoutes: FastifyPluginAsyncTypebox<SignRoutesDeps> = async (app,
       },
     },
     async (request) => {
-      const rejected = await deps.signing.reject(request.params.uuid, request.body?.walletAdapter)
+      const rejected = await deps.signing.reject(request.params.uuid, request.body?.walletAdapter, request.body?.signerAccount)
       return toResolution(rejected)
     },
   )

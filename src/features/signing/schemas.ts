@@ -3,6 +3,7 @@
 import { type Static, Type } from 'typebox'
 import { AnyObject, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { MultisignViewSchema } from './multisign/schema.js'
 import { MAX_SIGNED_BLOB_BYTES } from './verify/signed-blob.js'
 import { WALLET_ADAPTERS } from './view.js'
 
@@ -14,7 +15,9 @@ const Outcome = Type.Object({
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
   resolvedAt: Type.Optional(Timestamp()),
-  redirectUrl: Type.Optional(Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid} and {txHash} filled in" })),
+  redirectUrl: Type.Optional(
+    Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid}, {txHash} and {externalId} filled in" }),
+  ),
 })
 export type Outcome = Static<typeof Outcome>
 
@@ -37,14 +40,17 @@ export const SignView = Type.Object({
     { description: 'The wallets that need the service: browser extensions and Ledger need nothing from it' },
   ),
   ...Outcome.properties,
+  multisign: Type.Optional(MultisignViewSchema),
 })
 export type SignView = Static<typeof SignView>
 
 export const Resolution = Type.Object({
   uuid: Type.String({ format: 'uuid' }),
-  status: StringEnum(['signed', 'rejected']),
+  status: StringEnum(['signed', 'rejected', 'pending'], {
+    description: 'pending: a multisigned request that recorded this signer’s answer and needs more; resolvedAt is then absent',
+  }),
   ...Outcome.properties,
-  resolvedAt: Timestamp(),
+  multisign: Type.Optional(MultisignViewSchema),
 })
 export type Resolution = Static<typeof Resolution>
 
@@ -67,7 +73,13 @@ export const ApproveBody = Type.Object(
 /** What a wallet sends to approve; which fields a payload type needs is checked by the signing service. */
 export type Approval = Static<typeof ApproveBody>
 
-export const RejectBody = Type.Object({ walletAdapter: Type.Optional(WalletAdapterSchema) }, { additionalProperties: false })
+export const RejectBody = Type.Object(
+  {
+    walletAdapter: Type.Optional(WalletAdapterSchema),
+    signerAccount: Type.Optional(Type.String({ maxLength: 35, description: 'Multisigned requests only: the signer who rejects' })),
+  },
+  { additionalProperties: false },
+)
 export type Rejection = Static<typeof RejectBody>
 
 export const AccountParams = Type.Object({ uuid: Type.String(), address: Type.String({ maxLength: 64 }) }, { additionalProperties: false })

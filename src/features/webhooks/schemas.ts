@@ -1,22 +1,16 @@
 // The webhook API's shapes (docs/webhooks.md): webhooks, their deliveries, and the bodies a receiver gets. Routes
 // validate with them, the domain and the dashboard take their types from them, the SDK's are generated from them.
 import { type Static, Type } from 'typebox'
-import {
-  ApiKeyQuery,
-  Nullable,
-  NullableTimestamp,
-  PageFields,
-  PageQuery,
-  RefTo,
-  StringEnum,
-  Timestamp,
-} from '../../platform/http/schemas.js'
+import { AnyObject, Nullable, NullableTimestamp, PageFields, RefTo, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { PAYLOAD_EVENTS } from '../payloads/model.js'
 import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import { DELIVERY_STATES, WEBHOOK_TEST_EVENT } from './model.js'
 import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
-export const PayloadEventSchema = StringEnum(PAYLOAD_EVENTS, { description: 'payload.signed, payload.rejected or payload.expired' })
+export const PayloadEventSchema = StringEnum(PAYLOAD_EVENTS, {
+  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+})
 const Events = (description: string) => Type.Array(PayloadEventSchema, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
 
@@ -26,7 +20,7 @@ export const CreateWebhookBody = Type.Object(
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: 'Absolute http(s) URL that receives the deliveries; it must resolve to public addresses',
     }),
-    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; all three when omitted')),
+    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; the three resolutions when omitted')),
   },
   { additionalProperties: false },
 )
@@ -54,7 +48,7 @@ export const WebhookView = Type.Object(
 export type WebhookView = Static<typeof WebhookView>
 
 export const DeliveryEventSchema = StringEnum([...PAYLOAD_EVENTS, WEBHOOK_TEST_EVENT], {
-  description: `payload.signed, payload.rejected, payload.expired, or ${WEBHOOK_TEST_EVENT}`,
+  description: `payload.signed, payload.rejected, payload.expired, payload.signature_added, or ${WEBHOOK_TEST_EVENT}`,
 })
 
 export const DeliveryView = Type.Object(
@@ -90,9 +84,6 @@ export const DeliveryList = Type.Object({ deliveries: Type.Array(RefTo(DeliveryV
 export const PayloadDeliveryList = Type.Object({ deliveries: Type.Array(PayloadDeliveryView) })
 export const DeletedWebhook = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 
-export const ApiKeyDeliveriesQuery = Type.Object({ ...ApiKeyQuery, ...PageQuery('Deliveries') }, { additionalProperties: false })
-export const DeliveriesQuery = Type.Object(PageQuery('Deliveries'), { additionalProperties: false })
-
 /** The payload object of a payload event's delivery (docs/webhooks.md): null for fields the payload does not have. */
 export const WebhookPayload = Type.Object(
   {
@@ -105,6 +96,9 @@ export const WebhookPayload = Type.Object(
     walletAdapter: Nullable(Type.String()),
     createdAt: Timestamp(),
     resolvedAt: Nullable(Timestamp()),
+    multisign: Type.Optional(MultisignViewSchema),
+    externalId: Nullable(Type.String(), 'options.externalId, null when not given'),
+    metadata: Nullable(AnyObject(), 'options.metadata, null when not given'),
   },
   { $id: 'WebhookPayload' },
 )
