@@ -170,7 +170,7 @@ function parseLimits(name: string, value: string | undefined, defaults: PlanLimi
     }
     if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 0)
       throw new ConfigError(`${name}: ${key} must be a non-negative integer`)
-    // The Redis poll gate counts whole seconds while the in-memory one is exact: only whole seconds behave the same on both.
+    // Rate-limit windows are whole seconds (windowSeconds): any other interval would be silently rounded up.
     if (key === 'minPollIntervalMs' && raw % 1000 !== 0) {
       throw new ConfigError(`${name}: minPollIntervalMs must be 0 (no poll gate) or a multiple of 1000, got ${raw}`)
     }
