@@ -144,8 +144,8 @@ async function generate(): Promise<string> {
           : { anyOf: source.anyOf.map((shape) => ({ $ref: `#/definitions/${shape}` })), description: source.description }
     definitions[name] = { ...(toJsonSchema(schema, componentNames) as Schema), title: name }
   }
-  const named = namedEnums(definitions)
-  for (const [name, definition] of Object.entries(definitions)) definitions[name] = referToEnums(definition, named) as Schema
+  const named = namedShapes(definitions)
+  for (const [name, definition] of Object.entries(definitions)) definitions[name] = referToNamed(definition, named) as Schema
   const root: JSONSchema = { title: 'ApiShapes', type: 'object', additionalProperties: false, definitions } as JSONSchema
   const typescript = await compile(root, 'ApiShapes', {
     bannerComment: BANNER,
@@ -162,24 +162,26 @@ async function generate(): Promise<string> {
     .replace(/ \*\n \* This interface was referenced by .*\n \* via the `definition` ".*"\.\n/g, '')
 }
 
-/** The shapes that are lists of values (PayloadType...), by their values. */
-function namedEnums(definitions: Record<string, Schema>): Map<string, string> {
+/** A schema's identity as a shape: everything but its name and descriptions. */
+function shapeKey(node: unknown): string {
+  return JSON.stringify(node, (key, value) => (key === 'title' || key === 'description' ? undefined : value))
+}
+
+/** Every shape the SDK names (PayloadType, Multisign...), by its identity. */
+function namedShapes(definitions: Record<string, Schema>): Map<string, string> {
   const named = new Map<string, string>()
-  for (const [name, definition] of Object.entries(definitions)) {
-    const values = definition.enum
-    if (Array.isArray(values)) named.set(JSON.stringify(values), name)
-  }
+  for (const [name, definition] of Object.entries(definitions)) named.set(shapeKey(definition), name)
   return named
 }
 
-/** Every list of values that is one of the named ones becomes a reference to it, so that Payload.type reads PayloadType. */
-function referToEnums(node: unknown, named: Map<string, string>, isRoot = true): unknown {
-  if (Array.isArray(node)) return node.map((item) => referToEnums(item, named, false))
+/** Every part of a definition that is another named shape becomes a reference to it, so that Payload.type reads PayloadType. */
+function referToNamed(node: unknown, named: Map<string, string>, isRoot = true): unknown {
+  if (Array.isArray(node)) return node.map((item) => referToNamed(item, named, false))
   if (typeof node !== 'object' || node === null) return node
   const schema = node as Schema
-  const name = Array.isArray(schema.enum) ? named.get(JSON.stringify(schema.enum)) : undefined
-  if (name && !isRoot) return { tsType: name, ...(schema.description ? { description: schema.description } : {}) }
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, referToEnums(value, named, false)]))
+  const name = isRoot ? undefined : named.get(shapeKey(schema))
+  if (name) return { tsType: name, ...(schema.description ? { description: schema.description } : {}) }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, referToNamed(value, named, false)]))
 }
 
 /** The project's formatter, so that the file reads like the rest and the check compares like with like. */

@@ -178,29 +178,7 @@ export interface Payload {
   /**
    * options.multisign only: the signer list of the Account and who has answered
    */
-  multisign?: {
-    /**
-     * The signer list's quorum
-     */
-    quorum: number
-    /**
-     * The weight of the signatures collected so far
-     */
-    weight: number
-    signers: {
-      account: string
-      weight: number
-      signed: boolean
-      /**
-       * When this signer signed
-       */
-      signedAt: string | null
-      /**
-       * When this signer rejected
-       */
-      rejectedAt: string | null
-    }[]
-  }
+  multisign?: Multisign
 }
 export interface ListPayloadsOptions {
   /**
@@ -311,29 +289,7 @@ export interface WebhookPayload {
   /**
    * options.multisign only: the signer list of the Account and who has answered
    */
-  multisign?: {
-    /**
-     * The signer list's quorum
-     */
-    quorum: number
-    /**
-     * The weight of the signatures collected so far
-     */
-    weight: number
-    signers: {
-      account: string
-      weight: number
-      signed: boolean
-      /**
-       * When this signer signed
-       */
-      signedAt: string | null
-      /**
-       * When this signer rejected
-       */
-      rejectedAt: string | null
-    }[]
-  }
+  multisign?: Multisign
   /**
    * options.externalId, null when not given
    */
