@@ -1,7 +1,6 @@
 // The project endpoints (docs/interface.md §4-5), authenticated by the dashboard session: projects, API keys,
 // usage, analytics, and read access to payloads for the dashboard.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import { toIso } from '../../platform/clock.js'
 import { errorResponses, pageOf } from '../../platform/http/schemas.js'
 import { sessionOf } from '../../platform/http/session-auth.js'
@@ -15,7 +14,8 @@ import type { Project } from './repository.js'
 import {
   Analytics,
   AnalyticsQuery,
-  ApiKeySummary,
+  ApiKeyList,
+  type ApiKeySummary,
   CreatedApiKey,
   CreatedProject,
   CreateKeyBody,
@@ -23,9 +23,10 @@ import {
   KeyParams,
   PayloadDetail,
   ProjectDetail,
+  ProjectList,
   ProjectParams,
   ProjectPayloadParams,
-  ProjectSummary,
+  type ProjectSummary,
   RevokedApiKey,
 } from './schemas.js'
 
@@ -91,7 +92,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
         summary: "List the account's projects",
         description: SESSION_NOTE,
         tags: TAGS,
-        response: { 200: Type.Object({ projects: Type.Array(ProjectSummary) }), ...errorResponses(401) },
+        response: { 200: ProjectList, ...errorResponses(401) },
       },
     },
     async (request) => ({ projects: (await projects.list(accountOf(request))).map(toProjectSummary) }),
@@ -128,7 +129,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
         description: `Keys are listed by prefix; a full key is never shown again after its creation. ${SESSION_NOTE}`,
         tags: TAGS,
         params: ProjectParams,
-        response: { 200: Type.Object({ keys: Type.Array(ApiKeySummary) }), ...errorResponses(401, 404) },
+        response: { 200: ApiKeyList, ...errorResponses(401, 404) },
       },
     },
     async (request) => {

@@ -36,6 +36,9 @@ export const ProjectSummary = Type.Object({
 })
 export type ProjectSummary = Static<typeof ProjectSummary>
 
+export const ProjectList = Type.Object({ projects: Type.Array(ProjectSummary) })
+export type ProjectList = Static<typeof ProjectList>
+
 export const ProjectDetail = Type.Object({
   ...ProjectSummary.properties,
   usage: Type.Object(
@@ -61,6 +64,9 @@ export const ApiKeySummary = Type.Object({
 })
 export type ApiKeySummary = Static<typeof ApiKeySummary>
 
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKeySummary) })
+export type ApiKeyList = Static<typeof ApiKeyList>
+
 export const CreatedApiKey = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -71,6 +77,7 @@ export const CreatedApiKey = Type.Object({
 export type CreatedApiKey = Static<typeof CreatedApiKey>
 
 export const RevokedApiKey = Type.Object({ id: Type.String(), revokedAt: Timestamp() })
+export type RevokedApiKey = Static<typeof RevokedApiKey>
 
 export const AnalyticsQuery = Type.Object(
   { period: Type.Optional(StringEnum(ANALYTICS_PERIODS, { default: DEFAULT_ANALYTICS_PERIOD, description: '30d (default) or 7d' })) },

@@ -80,9 +80,13 @@ export const PayloadDeliveryView = Type.Object({
 export type PayloadDeliveryView = Static<typeof PayloadDeliveryView>
 
 export const WebhookList = Type.Object({ webhooks: Type.Array(RefTo(WebhookView)) })
+export type WebhookList = Static<typeof WebhookList>
 export const DeliveryList = Type.Object({ deliveries: Type.Array(RefTo(DeliveryView)), ...PageFields })
+export type DeliveryList = Static<typeof DeliveryList>
 export const PayloadDeliveryList = Type.Object({ deliveries: Type.Array(PayloadDeliveryView) })
+export type PayloadDeliveryList = Static<typeof PayloadDeliveryList>
 export const DeletedWebhook = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
+export type DeletedWebhook = Static<typeof DeletedWebhook>
 
 /** The payload object of a payload event's delivery (docs/webhooks.md): null for fields the payload does not have. */
 export const WebhookPayload = Type.Object(

@@ -1,21 +1,33 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
 
-import type { SessionAccount, SignInMethods } from '../../features/accounts/schemas.js'
+import type { SessionAccount, SessionView, SignInMethods } from '../../features/accounts/schemas.js'
 import type { PayloadEvent } from '../../features/payloads/model.js'
-import type { PayloadPage, PayloadView } from '../../features/payloads/schemas.js'
+import type { PayloadList, PayloadPage, PayloadView } from '../../features/payloads/schemas.js'
 import type { AnalyticsPeriod } from '../../features/projects/analytics.js'
 import type {
   Analytics,
+  ApiKeyList,
   ApiKeySummary,
   CreatedApiKey,
   CreatedProject,
   DailyAnalytics,
   PayloadDetail,
   ProjectDetail,
+  ProjectList,
   ProjectSummary,
+  RevokedApiKey,
 } from '../../features/projects/schemas.js'
-import type { CreatedWebhook, DeliveryView, PayloadDeliveryView, WebhookView } from '../../features/webhooks/schemas.js'
+import type {
+  CreatedWebhook,
+  DeletedWebhook,
+  DeliveryList,
+  DeliveryView,
+  PayloadDeliveryList,
+  PayloadDeliveryView,
+  WebhookList,
+  WebhookView,
+} from '../../features/webhooks/schemas.js'
 import { callApi } from '../shared/api-client.js'
 
 export type {
@@ -41,35 +53,34 @@ const project = (id: string) => `/api/v1/projects/${encodeURIComponent(id)}`
 const webhook = (projectId: string, webhookId: string) => `${project(projectId)}/webhooks/${encodeURIComponent(webhookId)}`
 
 export const api = {
-  session: () => get<{ account: Account }>('/api/v1/session'),
+  session: () => get<SessionView>('/api/v1/session'),
   signInMethods: () => get<SignInMethods>('/auth/methods'),
 
-  projects: async () => (await get<{ projects: ProjectSummary[] }>('/api/v1/projects')).projects,
+  projects: async () => (await get<ProjectList>('/api/v1/projects')).projects,
   createProject: (name: string) => send<CreatedProject>('POST', '/api/v1/projects', { name }),
   project: (id: string) => get<ProjectDetail>(project(id)),
   analytics: (id: string, period: Period) => get<Analytics>(`${project(id)}/analytics?period=${period}`),
 
-  keys: async (id: string) => (await get<{ keys: ApiKeySummary[] }>(`${project(id)}/keys`)).keys,
+  keys: async (id: string) => (await get<ApiKeyList>(`${project(id)}/keys`)).keys,
   createKey: (id: string, name: string) => send<CreatedApiKey>('POST', `${project(id)}/keys`, { name }),
-  revokeKey: (id: string, keyId: string) =>
-    send<{ id: string; revokedAt: string }>('DELETE', `${project(id)}/keys/${encodeURIComponent(keyId)}`),
+  revokeKey: (id: string, keyId: string) => send<RevokedApiKey>('DELETE', `${project(id)}/keys/${encodeURIComponent(keyId)}`),
 
   payloads: async (id: string, filter: PayloadFilter) => {
     const query = new URLSearchParams({ limit: String(filter.limit), offset: String(filter.offset) })
     if (filter.status) query.set('status', filter.status)
     if (filter.type) query.set('type', filter.type)
-    return (await get<{ payloads: PayloadSummary[] }>(`${project(id)}/payloads?${query}`)).payloads
+    return (await get<PayloadList>(`${project(id)}/payloads?${query}`)).payloads
   },
   payload: (id: string, uuid: string) => get<PayloadDetail>(`${project(id)}/payloads/${encodeURIComponent(uuid)}`),
   payloadDeliveries: async (id: string, uuid: string) =>
-    (await get<{ deliveries: PayloadDelivery[] }>(`${project(id)}/payloads/${encodeURIComponent(uuid)}/deliveries`)).deliveries,
+    (await get<PayloadDeliveryList>(`${project(id)}/payloads/${encodeURIComponent(uuid)}/deliveries`)).deliveries,
 
-  webhooks: async (id: string) => (await get<{ webhooks: WebhookView[] }>(`${project(id)}/webhooks`)).webhooks,
+  webhooks: async (id: string) => (await get<WebhookList>(`${project(id)}/webhooks`)).webhooks,
   createWebhook: (id: string, url: string, events: PayloadEvent[]) =>
     send<CreatedWebhook>('POST', `${project(id)}/webhooks`, { url, events }),
-  deleteWebhook: (id: string, webhookId: string) => send<{ id: string }>('DELETE', webhook(id, webhookId)),
+  deleteWebhook: (id: string, webhookId: string) => send<DeletedWebhook>('DELETE', webhook(id, webhookId)),
   deliveries: async (id: string, webhookId: string) =>
-    (await get<{ deliveries: DeliveryView[] }>(`${webhook(id, webhookId)}/deliveries?limit=50`)).deliveries,
+    (await get<DeliveryList>(`${webhook(id, webhookId)}/deliveries?limit=50`)).deliveries,
   retryDelivery: (id: string, webhookId: string, deliveryId: string) =>
     send<DeliveryView>('POST', `${webhook(id, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
   sendTest: (id: string, webhookId: string) => send<DeliveryView>('POST', `${webhook(id, webhookId)}/test`),
