@@ -25,6 +25,7 @@ import { payloadEventRoutes, signEventRoutes } from './http/payload-events.js'
 import { payloadRoutes } from './http/payloads.js'
 import { projectWebhookRoutes } from './http/project-webhooks.js'
 import { projectRoutes } from './http/projects.js'
+import { refuseNulCharacters } from './http/refuse-nul-characters.js'
 import { ErrorBody, ValidationErrorBody } from './http/schemas.js'
 import { sessionAuthHook } from './http/session-auth.js'
 import { signRequestHook, signRoutes } from './http/sign.js'
@@ -53,6 +54,7 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
 
   registerJsonParser(app)
   registerErrorHandling(app)
+  app.addHook('preValidation', refuseNulCharacters)
   app.decorateRequest('principal', null)
 
   app.addHook('onRequest', async (request, reply) => {
