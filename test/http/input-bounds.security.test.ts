@@ -30,7 +30,7 @@ forEachDatabase('input a database cannot take', (dialect) => {
       method: 'POST',
       url: '/api/v1/webhooks',
       headers: bearer(apiKey),
-      payload: { url: 'https://receiver.example/hook' },
+      payload: { url: 'http://127.0.0.1:9/hook' },
     })
     webhookId = webhook.json().id
   })
@@ -108,7 +108,7 @@ forEachDatabase('input a database cannot take', (dialect) => {
         method: 'POST',
         url: '/api/v1/webhooks',
         headers: bearer(apiKey),
-        payload: { url: 'https://receiver.example/\u0000' },
+        payload: { url: 'http://127.0.0.1:9/\u0000' },
       },
       { field: 'name', method: 'POST', url: '/api/v1/projects', headers: session(), payload: { name: 'Evil\u0000Corp' } },
       { field: 'name', method: 'POST', url: `/api/v1/projects/${projectId}/keys`, headers: session(), payload: { name: 'k\u0000' } },
@@ -118,7 +118,7 @@ forEachDatabase('input a database cannot take', (dialect) => {
         method: 'POST',
         url: `/api/v1/projects/${projectId}/webhooks`,
         headers: session(),
-        payload: { url: 'https://r.example/\u0000' },
+        payload: { url: 'http://127.0.0.1:9/\u0000' },
       },
     ]
     for (const attempt of attempts) {
