@@ -8,6 +8,7 @@ import { isPlanName, PLAN_NAMES } from './domain/plans.js'
 import { localSignInUrl } from './domain/session-tokens.js'
 import { createLogger } from './logger.js'
 import { startService } from './main.js'
+import { rotateServerSecret, SecretRotationError } from './services/rotate-server-secret.js'
 import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
 import { loadServerSecret } from './storage/settings-repository.js'
@@ -24,6 +25,9 @@ Commands:
   project set-plan ID free|pro            move a project to another plan
   login-link                              print a one-time dashboard sign-in link for the local admin
                                           (without OIDC configured; valid once, for 15 minutes)
+  rotate-secret                           re-seal every webhook secret under SESSION_SECRET (the new one);
+                                          the old one is OLD_SESSION_SECRET, or the generated one in the
+                                          database, which is then removed. Stop every instance first
 
 Configuration comes from environment variables; see docs/configuration.md.`
 
@@ -54,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       return withContext(config, async (ctx) => {
         process.stdout.write(`${await createLoginLink(ctx)}\n`)
       })
+    case 'rotate-secret':
+      return rotateSecret(config)
     default:
       throw new UsageError(`Unknown command "${command}"`)
   }
@@ -71,16 +77,46 @@ async function serve(config: Config): Promise<number> {
     `Countersign is listening on ${service.url} (public URL ${base})\n` +
       `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n`,
   )
-  if (!config.oidc) {
+  if (!config.oidc) process.stdout.write(await signInLine(config, service.ctx))
+  if (!config.sessionSecret) {
     process.stdout.write(
-      `  Sign in:   ${await createLoginLink(service.ctx)}\n` +
-        '             (one-time link for the local admin, valid 15 minutes; `countersign login-link` prints a fresh one)\n',
+      '  Secrets:   SESSION_SECRET is not set, so a generated one is kept in the database: a copy of the database\n' +
+        '             alone opens every webhook secret. Fine for a quick start; in production set SESSION_SECRET\n' +
+        '             (at least 32 bytes) and run `countersign rotate-secret` once (docs/deployment.md).\n',
     )
   }
   const signal = await signalled
   service.ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests')
   await service.stop()
   return 0
+}
+
+/**
+ * The one-time sign-in link is a credential: it is printed only to a person at a terminal, never into a log that
+ * others may read (standard output redirected or collected), and never in production.
+ */
+async function signInLine(config: Config, ctx: ServiceContext): Promise<string> {
+  if (config.production || !process.stdout.isTTY) {
+    const why = config.production ? 'never printed in production' : 'not printed: standard output is not a terminal'
+    return `  Sign in:   run \`countersign login-link\` for a one-time link (${why})\n`
+  }
+  return (
+    `  Sign in:   ${await createLoginLink(ctx)}\n` +
+    '             (one-time link for the local admin, valid 15 minutes; `countersign login-link` prints a fresh one)\n'
+  )
+}
+
+async function rotateSecret(config: Config): Promise<number> {
+  const newSecret = config.sessionSecret
+  if (newSecret === undefined) throw new UsageError('Set SESSION_SECRET to the new secret (at least 32 bytes) to rotate to it')
+  return withContext(config, async (ctx) => {
+    const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret)
+    process.stdout.write(
+      `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
+        (rotation.removedGenerated ? 'The generated secret was removed from the database.\n' : '') +
+        'Start every instance with the new SESSION_SECRET.\n',
+    )
+  })
 }
 
 async function project(config: Config, args: string[]): Promise<number> {
@@ -149,7 +185,12 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof SecretRotationError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`countersign: ${(error as Error).message}\n`)
       process.exitCode = 2
     } else {

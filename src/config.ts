@@ -13,7 +13,12 @@ export interface Config {
   oidc:
     | { issuer: string; clientId: string; clientSecret: string; tokenAuthMethod: 'client_secret_basic' | 'client_secret_post' }
     | undefined
+  /** NODE_ENV=production: SESSION_SECRET is required, and the one-time sign-in link is never printed. */
+  production: boolean
+  /** SESSION_SECRET, at least 32 bytes; required in production, generated into the database otherwise. */
   sessionSecret: string | undefined
+  /** OLD_SESSION_SECRET: what `countersign rotate-secret` re-seals from; the generated one in the database when unset. */
+  oldSessionSecret: string | undefined
   smtpUrl: string | undefined
   emailFrom: string
   xrplNodeUrl: string | undefined
@@ -47,6 +52,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (oidcIssuer && (!env.OIDC_CLIENT_ID || !env.OIDC_CLIENT_SECRET)) {
     throw new ConfigError('OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required too')
   }
+  const production = env.NODE_ENV === 'production'
+  const sessionSecret = parseSessionSecret('SESSION_SECRET', nonEmpty(env.SESSION_SECRET))
+  if (production && sessionSecret === undefined) {
+    throw new ConfigError(
+      'SESSION_SECRET is required when NODE_ENV=production: set it to at least 32 random bytes (e.g. `openssl rand -base64 48`) kept outside the database; see docs/deployment.md',
+    )
+  }
   if (env.XAMAN_API_KEY && !env.XAMAN_API_SECRET) {
     throw new ConfigError('XAMAN_API_KEY is set: XAMAN_API_SECRET is required too')
   }
@@ -65,7 +77,9 @@ export function loadConfig(env: Env = process.env): Config {
           tokenAuthMethod,
         }
       : undefined,
-    sessionSecret: nonEmpty(env.SESSION_SECRET),
+    production,
+    sessionSecret,
+    oldSessionSecret: parseSessionSecret('OLD_SESSION_SECRET', nonEmpty(env.OLD_SESSION_SECRET)),
     smtpUrl: parseSmtpUrl(nonEmpty(env.SMTP_URL)),
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
     xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
@@ -88,6 +102,21 @@ export function loadConfig(env: Env = process.env): Config {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value
+}
+
+/** A server secret must be at least this long: it keys HMACs and AES-256 through HKDF. */
+export const MIN_SESSION_SECRET_BYTES = 32
+
+/** Never repeats the value: it is a secret. */
+function parseSessionSecret(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const bytes = Buffer.byteLength(value, 'utf8')
+  if (bytes < MIN_SESSION_SECRET_BYTES) {
+    throw new ConfigError(
+      `${name} must be at least ${MIN_SESSION_SECRET_BYTES} bytes, got ${bytes}: generate one with \`openssl rand -base64 48\``,
+    )
+  }
+  return value
 }
 
 function parsePort(value: string): number {

@@ -9,7 +9,7 @@ import { createLogger } from './logger.js'
 import type { RateLimiter } from './rate-limit/rate-limiter.js'
 import { openStorage } from './storage/database.js'
 import { migrateToLatest } from './storage/migrations.js'
-import { loadServerSecret } from './storage/settings-repository.js'
+import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './storage/settings-repository.js'
 import { startExpirySweeper } from './workers/expiry-sweeper.js'
 import { startMailer } from './workers/mailer.js'
 import type { PeriodicTask } from './workers/periodic-task.js'
@@ -40,6 +40,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await migrateToLatest(storage.db)
     serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
+      logger.warn(
+        'SESSION_SECRET is set, but the database still holds the secret generated before it: webhook secrets sealed under that one cannot be opened until `countersign rotate-secret` re-seals them (docs/deployment.md)',
+      )
+    }
   } catch (error) {
     await storage.close()
     throw error

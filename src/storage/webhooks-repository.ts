@@ -114,6 +114,16 @@ export const webhooksRepository = {
     return result.numUpdatedRows > 0n
   },
 
+  /** Every webhook's sealed secret, deleted ones too, for re-sealing under a new server secret. */
+  async listSealedSecrets(db: DbOrTx): Promise<Array<{ id: string; secretCiphertext: string }>> {
+    const rows = await db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).orderBy('id').execute()
+    return rows.map((row) => ({ id: row.id, secretCiphertext: row.secret_ciphertext }))
+  },
+
+  async replaceSealedSecret(db: DbOrTx, id: string, secretCiphertext: string): Promise<void> {
+    await db.updateTable('webhooks').set({ secret_ciphertext: secretCiphertext }).where('id', '=', id).execute()
+  },
+
   /** Disables a webhook once; a second call keeps the first time and reason. */
   async disable(db: DbOrTx, id: string, nowMs: number, reason: string): Promise<void> {
     await db
