@@ -1,33 +1,35 @@
 // The service's parts, built once per process from configuration and shared by the HTTP app and the workers.
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
-import type { Clock } from './domain/clock.js'
-import { toPayloadView } from './domain/payloads.js'
-import { createSecretBox, type SecretBox } from './domain/webhooks/secret-box.js'
-import { MemoryRateLimiter } from './rate-limit/memory-rate-limiter.js'
-import type { RateLimiter } from './rate-limit/rate-limiter.js'
-import { RedisRateLimiter } from './rate-limit/redis-rate-limiter.js'
-import { AccountProjects } from './services/account-projects.js'
-import { AccountService } from './services/accounts.js'
-import { ApiKeyAuthenticator } from './services/api-key-authenticator.js'
-import { EmailOutbox } from './services/emails.js'
-import { createLiveEvents, type LiveEvents } from './services/live-events.js'
-import { OidcSignIn } from './services/oidc-sign-in.js'
-import { PayloadService, type PayloadTransition } from './services/payloads.js'
-import { ProjectService } from './services/projects.js'
-import { SessionService } from './services/sessions.js'
-import { SigningService } from './services/signing.js'
-import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from './services/stream-slots.js'
-import { WebhookService } from './services/webhooks.js'
-import type { Storage } from './storage/database.js'
-import { createXamanClient } from './xrpl/xaman-client.js'
-import { createXrplNode, type XrplNode } from './xrpl/xrpl-node.js'
+import { ServiceEvents, wireEvents } from './events.js'
+import { OidcSignIn } from './features/accounts/oidc-sign-in.js'
+import { AccountService } from './features/accounts/service.js'
+import { SessionService } from './features/accounts/sessions.js'
+import { EmailOutbox } from './features/email/service.js'
+import { createLiveEvents, type LiveEvents } from './features/payloads/live/live-events.js'
+import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from './features/payloads/live/stream-slots.js'
+import { PayloadService } from './features/payloads/service.js'
+import { AccountProjects } from './features/projects/account-projects.js'
+import { ApiKeyAuthenticator } from './features/projects/api-key-authenticator.js'
+import { ProjectService } from './features/projects/service.js'
+import { SigningService } from './features/signing/service.js'
+import { createXamanClient } from './features/signing/xaman/xaman-client.js'
+import { createSecretBox, type SecretBox } from './features/webhooks/secret-box.js'
+import { WebhookService } from './features/webhooks/service.js'
+import type { Clock } from './platform/clock.js'
+import type { Storage } from './platform/db/database.js'
+import { MemoryRateLimiter } from './platform/rate-limit/memory-rate-limiter.js'
+import type { RateLimiter } from './platform/rate-limit/rate-limiter.js'
+import { RedisRateLimiter } from './platform/rate-limit/redis-rate-limiter.js'
+import { createXrplNode, type XrplNode } from './platform/xrpl/xrpl-node.js'
 
 export interface ServiceContext {
   config: Config
   storage: Storage
   clock: Clock
   logger: Logger
+  /** The service's events and their listeners (events.ts). */
+  events: ServiceEvents
   /** SESSION_SECRET, or the secret generated on first start: signs sessions, seals webhook secrets. */
   serverSecret: string
   /** Seals webhook secrets at rest, under a key derived from serverSecret: the webhook service and the dispatcher share it. */
@@ -70,8 +72,16 @@ export function createContext(options: ContextOptions): ServiceContext {
   const { config, storage, clock, logger } = options
   const db = storage.db
   const secretBox = createSecretBox(options.serverSecret)
+  const events = new ServiceEvents()
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use'))
-  const payloads = new PayloadService({ db, clock, publicUrl: config.publicUrl, network: config.xrplNetwork, limits: config.limits })
+  const payloads = new PayloadService({
+    db,
+    clock,
+    events,
+    publicUrl: config.publicUrl,
+    network: config.xrplNetwork,
+    limits: config.limits,
+  })
   const projects = new ProjectService(db, clock)
   const xrplNode = config.xrplNodeUrl ? createXrplNode(config.xrplNodeUrl) : undefined
   const rateLimiter =
@@ -81,19 +91,13 @@ export function createContext(options: ContextOptions): ServiceContext {
     db,
     dialect: storage.dialect,
     clock,
+    events,
     secretBox,
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   })
   const emails = new EmailOutbox({ db, clock, publicUrl: config.publicUrl })
-  // Outbox rows are written in the transaction of the change that causes them, so they commit or roll back with it.
-  payloads.onTransition((tx, transition) => webhooks.enqueueForTransition(tx, transition))
-  payloads.onUsageWarning((tx, warning) => emails.enqueueUsageWarning(tx, warning))
   const liveEvents = createLiveEvents(config.redisUrl, logger)
-  payloads.events.on('transition', ({ payload }: PayloadTransition) => {
-    liveEvents
-      .publish(toPayloadView(payload))
-      .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
-  })
+  wireEvents({ events, webhooks, emails, liveEvents, logger })
   // A lease outlives a few missed heartbeats, so that only a stream whose instance is gone loses its slot.
   const streamSlots = config.redisUrl
     ? new RedisStreamSlots(config.redisUrl, { clock, leaseMs: config.liveHeartbeatMs * 4, logger })
@@ -103,6 +107,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     storage,
     clock,
     logger,
+    events,
     serverSecret: options.serverSecret,
     secretBox,
     rateLimiter,
