@@ -28,6 +28,7 @@ import { badRequest } from './platform/errors.js'
 import { apiKeyAuthHook } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
+import type { Metrics } from './platform/http/metrics.js'
 import { refuseNulCharacters } from './platform/http/refuse-nul-characters.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
@@ -38,7 +39,7 @@ type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 export const BODY_LIMIT_BYTES = 64 * 1024
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
 
-export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
+export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -85,14 +86,14 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   app.addSchema(ValidationErrorBody)
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-  const observeRequest = registerHealthRoutes(app, ctx)
+  registerHealthRoutes(app, ctx, metrics)
   // One hook for the log line and the metrics (a root hook reaches every plugin, those registered before it too).
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     )
-    observeRequest(request, reply)
+    metrics.observeRequest(request, reply)
     done()
   })
   const liveStreams = liveStreamsFor(app, {

@@ -75,7 +75,8 @@ async function serve(config: Config): Promise<number> {
   const base = config.publicUrl
   process.stdout.write(
     `Countersign is listening on ${service.url} (public URL ${base})\n` +
-      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n`,
+      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n` +
+      (service.metricsUrl ? `  Metrics:   ${service.metricsUrl}/metrics\n` : ''),
   )
   if (!config.oidc) process.stdout.write(await signInLine(config, service.ctx))
   if (!config.sessionSecret) {

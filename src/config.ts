@@ -25,6 +25,11 @@ export interface Config {
   /** XRPL_NETWORK, lower-cased: "mainnet" turns off the developer wallet however the operator spelled it. */
   xrplNetwork: string
   webhookAllowPrivateTargets: boolean
+  /**
+   * Where Prometheus metrics are served: METRICS_TOKEN requires `Authorization: Bearer <token>`; METRICS_PORT serves
+   * them on a listener of their own (METRICS_HOST, default 127.0.0.1) and not on the public one. Neither: not served.
+   */
+  metrics: { token: string | undefined; host: string; port: number | undefined }
   logLevel: LogLevel
   limits: Record<PlanName, PlanLimits>
   /** The Xaman platform API (XAMAN_API_KEY, XAMAN_API_SECRET); apiUrl is XAMAN_API_URL, default https://xumm.app. */
@@ -42,7 +47,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 type Env = Record<string, string | undefined>
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = parsePort(env.PORT ?? '3000')
+  const port = parsePort('PORT', env.PORT ?? '3000')
   const publicUrl = parsePublicUrl(env.PUBLIC_URL ?? `http://localhost:${port}`)
   const oidcIssuer = env.OIDC_ISSUER
   const tokenAuthMethod = env.OIDC_TOKEN_AUTH_METHOD ?? 'client_secret_basic'
@@ -84,6 +89,11 @@ export function loadConfig(env: Env = process.env): Config {
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
     xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
     xrplNetwork: (env.XRPL_NETWORK ?? 'testnet').toLowerCase(),
+    metrics: {
+      token: parseMetricsToken(nonEmpty(env.METRICS_TOKEN)),
+      host: env.METRICS_HOST ?? '127.0.0.1',
+      port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : parsePort('METRICS_PORT', env.METRICS_PORT),
+    },
     webhookAllowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'false'),
     logLevel: parseLogLevel(env.LOG_LEVEL ?? 'info'),
     limits: {
@@ -119,10 +129,23 @@ function parseSessionSecret(name: string, value: string | undefined): string | u
   return value
 }
 
-function parsePort(value: string): number {
+function parsePort(name: string, value: string): number {
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`${name} must be an integer from 0 to 65535, got "${value}"`)
   return port
+}
+
+const MIN_METRICS_TOKEN_CHARS = 16
+
+/** Never repeats the value: it is a credential. */
+function parseMetricsToken(value: string | undefined): string | undefined {
+  if (value !== undefined && value.length < MIN_METRICS_TOKEN_CHARS) {
+    throw new ConfigError(
+      `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_CHARS} characters: generate one with \`openssl rand -hex 24\``,
+    )
+  }
+  return value
 }
 
 function parseHttpUrl(name: string, value: string): URL {

@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './platform/db/settings-repository.js'
+import { createMetrics, listenForMetrics, type MetricsListener } from './platform/http/metrics.js'
 import { createLogger } from './platform/logger.js'
 import type { PeriodicTask } from './platform/periodic-task.js'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js'
@@ -20,6 +21,8 @@ export interface RunningService {
   app: FastifyInstance
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000 (undefined when not listening). */
   url: string | undefined
+  /** Base URL of the metrics listener (METRICS_PORT); undefined without one or when not listening. */
+  metricsUrl: string | undefined
   stop(): Promise<void>
 }
 
@@ -57,13 +60,17 @@ export async function startService(config: Config, options: StartOptions = {}): 
     serverSecret,
     rateLimiter: options.rateLimiter,
   })
-  const app = await buildApp(ctx)
+  const metrics = createMetrics()
+  const app = await buildApp(ctx, metrics)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
   const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
 
   let url: string | undefined
+  let metricsListener: MetricsListener | undefined
   if (options.listen !== false) {
     await app.listen({ port: config.port, host: config.host })
+    if (config.metrics.port !== undefined)
+      metricsListener = await listenForMetrics(metrics, { ...config.metrics, port: config.metrics.port })
     const address = app.server.address()
     if (address && typeof address === 'object')
       url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
@@ -76,6 +83,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     stopping ??= (async () => {
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
+      await metricsListener?.close()
       // Closing the node client ends the follows of submitted transactions; then they are waited for.
       await ctx.xrplNode?.close()
       await ctx.signing.stop()
@@ -85,5 +93,5 @@ export async function startService(config: Config, options: StartOptions = {}): 
     })()
     return stopping
   }
-  return { ctx, app, url, stop }
+  return { ctx, app, url, metricsUrl: metricsListener?.url, stop }
 }
