@@ -50,6 +50,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     return503OnClosing: true,
+    trustProxy: ctx.config.trustProxy,
     schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
   })
 
@@ -112,6 +113,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
           authenticator: ctx.authenticator,
           rateLimiter: ctx.rateLimiter,
           limits: ctx.config.limits,
+          authFailuresPerMinute: ctx.config.authFailuresPerMinute,
           now: () => ctx.clock.now(),
         }),
       )

@@ -25,6 +25,13 @@ export interface Config {
   /** XRPL_NETWORK, lower-cased: "mainnet" turns off the developer wallet however the operator spelled it. */
   xrplNetwork: string
   webhookAllowPrivateTargets: boolean
+  /** AUTH_FAILURES_PER_MINUTE: failed API-key authentications a client address may make per minute before 429s. */
+  authFailuresPerMinute: number
+  /**
+   * TRUST_PROXY: the proxies whose X-Forwarded-For names the client address (Fastify's trustProxy), a comma-separated
+   * list of addresses and CIDR ranges; false: the socket's peer is the client.
+   */
+  trustProxy: false | string
   /**
    * Where Prometheus metrics are served: METRICS_TOKEN requires `Authorization: Bearer <token>`; METRICS_PORT serves
    * them on a listener of their own (METRICS_HOST, default 127.0.0.1) and not on the public one. Neither: not served.
@@ -94,6 +101,8 @@ export function loadConfig(env: Env = process.env): Config {
       host: env.METRICS_HOST ?? '127.0.0.1',
       port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : parsePort('METRICS_PORT', env.METRICS_PORT),
     },
+    authFailuresPerMinute: parsePositiveInteger('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE ?? '30'),
+    trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
     webhookAllowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'false'),
     logLevel: parseLogLevel(env.LOG_LEVEL ?? 'info'),
     limits: {
@@ -196,6 +205,24 @@ function parsePositiveInteger(name: string, value: string): number {
   const parsed = Number(value)
   if (!/^\d+$/.test(value) || parsed < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
   return parsed
+}
+
+/**
+ * `true` and hop counts are refused: trusting every hop lets any client name its own address in X-Forwarded-For and so
+ * escape the per-address limits, and a hop count cannot tell a proxy from a client. Name the proxies.
+ */
+function parseTrustProxy(value: string | undefined): false | string {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true' || /^\d+$/.test(value)) {
+    throw new ConfigError(
+      `TRUST_PROXY must list the proxies in front (addresses or CIDR ranges, e.g. 10.0.0.0/8), got "${value}": trusting any hop would let a client choose its own address`,
+    )
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  const valid = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/
+  const wrong = entries.find((entry) => !valid.test(entry))
+  if (wrong !== undefined) throw new ConfigError(`TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "${wrong}"`)
+  return entries.join(',')
 }
 
 function parseBoolean(name: string, value: string): boolean {

@@ -1,5 +1,6 @@
 // Which IP addresses a webhook may never reach: the service's own host, its private network, cloud metadata.
 import { BlockList, isIP } from 'node:net'
+import { expandIpv6 } from '../../platform/ip-address.js'
 
 type Family = 'ipv4' | 'ipv6'
 type Subnet = readonly [network: string, prefix: number, family: Family]
@@ -105,17 +106,4 @@ function isatapIpv4(ipv6: string): string | undefined {
   if (groups[5] !== 0x5efe) return undefined
   const [high = 0, low = 0] = groups.slice(6)
   return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
-}
-
-/** The eight 16-bit groups of a valid IPv6 address, written in any notation (::, a trailing dotted IPv4). */
-function expandIpv6(ipv6: string): number[] {
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(ipv6)
-  const text = dotted
-    ? `${ipv6.slice(0, dotted.index)}${((Number(dotted[1]) << 8) | Number(dotted[2])).toString(16)}:${((Number(dotted[3]) << 8) | Number(dotted[4])).toString(16)}`
-    : ipv6
-  const [head = '', tail] = text.split('::')
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16)))
-  const before = parse(head)
-  const after = tail === undefined ? [] : parse(tail)
-  return [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after]
 }

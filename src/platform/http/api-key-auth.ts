@@ -1,9 +1,11 @@
-// The onRequest hook of every API-key endpoint: who is calling, and may they call again this minute.
+// The onRequest hook of every API-key endpoint: who is calling, and may they call again this minute. Failed
+// authentications are limited per client address, so that guessing keys, or a flood of unknown ones, is cut short.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyAuthenticator } from '../../features/projects/api-key-authenticator.js'
 import type { ApiKeyPrincipal } from '../../features/projects/api-keys-repository.js'
 import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
-import { badRequest, tooManyRequests, unauthorized } from '../errors.js'
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js'
+import { clientAddressKey } from '../ip-address.js'
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
 
 declare module 'fastify' {
@@ -19,12 +21,29 @@ export interface ApiKeyAuthDeps {
   authenticator: ApiKeyAuthenticator
   rateLimiter: RateLimiter
   limits: Record<PlanName, PlanLimits>
+  /** Failed authentications a client address may make per minute; past them, 429 before any key is looked up. */
+  authFailuresPerMinute: number
   now: () => number
 }
 
 export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
   return async function authenticateApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const principal = await deps.authenticator.authenticate(apiKeyOf(request))
+    const failures = `auth-failures:${clientAddressKey(request.ip)}`
+    const failureLimit = deps.authFailuresPerMinute
+    const refuseWhileLimited = async () => {
+      const untilMs = await deps.rateLimiter.exhaustedUntil(failures, failureLimit, RATE_WINDOW_MS)
+      if (untilMs !== undefined) throw tooManyFailures(failureLimit, Math.max(1, secondsUntil(untilMs, deps.now())))
+    }
+    let principal: ApiKeyPrincipal
+    try {
+      principal = await deps.authenticator.authenticate(apiKeyOf(request), refuseWhileLimited)
+    } catch (error) {
+      if (error instanceof AppError && error.statusCode === 401) {
+        const counted = await deps.rateLimiter.consume(failures, failureLimit, RATE_WINDOW_MS)
+        if (!counted.allowed) throw tooManyFailures(failureLimit, retryAfterSeconds(counted, deps.now()))
+      }
+      throw error
+    }
     const limit = deps.limits[principal.plan].requestsPerMinute
     const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
     const nowMs = deps.now()
@@ -37,6 +56,13 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
     }
     request.principal = principal
   }
+}
+
+function tooManyFailures(limit: number, retryAfter: number): AppError {
+  return tooManyRequests(
+    `Too many failed authentications from this address (${limit} per minute): check the API key; retry in ${retryAfter} s`,
+    retryAfter,
+  )
 }
 
 /** The principal set by the hook; routes under the hook always have one. */
