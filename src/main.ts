@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './platform/db/settings-repository.js'
+import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
 import { createMetrics, listenForMetrics, type MetricsListener } from './platform/http/metrics.js'
 import { createLogger } from './platform/logger.js'
 import type { PeriodicTask } from './platform/periodic-task.js'
@@ -63,7 +64,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const metrics = createMetrics()
   const app = await buildApp(ctx, metrics)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
-  const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
+  const workers: PeriodicTask[] =
+    options.workers === false
+      ? []
+      : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx)]
 
   let url: string | undefined
   let metricsListener: MetricsListener | undefined

@@ -8,19 +8,12 @@ import type { Db, Tx } from '../../platform/db/database.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { usageRepository } from '../projects/usage-repository.js'
+import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
+import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
-import {
-  eventForStatus,
-  type Payload,
-  type PayloadEvent,
-  type PayloadStatus,
-  type PayloadType,
-  type ResolvedStatus,
-  type SignedResolution,
-  signingUrl,
-} from './model.js'
+import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { type PayloadListQuery, payloadsRepository, type TransitionChanges } from './repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -37,7 +30,12 @@ export interface PayloadServiceOptions {
   publicUrl: string
   network: string
   limits: Record<PlanName, PlanLimits>
+  /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
+  prepareMultisign?: MultisignPreparer
 }
+
+/** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
+const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export interface CreatingProject {
   projectId: string
@@ -51,11 +49,20 @@ export class PayloadService {
     this.challengeDomain = new URL(options.publicUrl).host
   }
 
-  async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
+  /**
+   * Creates a payload. `alongside` runs inside the creation's transaction once the payload is written, so that what it
+   * records (an idempotent response) commits or rolls back with the payload.
+   */
+  async create(
+    project: CreatingProject,
+    request: PayloadRequest,
+    alongside?: (tx: Tx, payload: Payload) => Promise<void>,
+  ): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
 
+    const multisign = request.options?.multisign === true ? await this.prepareMultisign(request.transaction ?? {}) : undefined
     const nowMs = this.options.clock.now()
     const uuid = newPayloadUuid()
     const expiresAtMs = nowMs + expiresInSeconds(request, limits) * 1000
@@ -64,7 +71,7 @@ export class PayloadService {
       projectId: project.projectId,
       type: request.type,
       status: 'pending',
-      transaction: request.transaction ?? null,
+      transaction: multisign?.transaction ?? request.transaction ?? null,
       message: request.message ?? null,
       challenge: request.type === 'connect' ? this.connectChallenge(uuid, nowMs, expiresAtMs) : null,
       returnUrl: request.options?.returnUrl ?? null,
@@ -81,9 +88,14 @@ export class PayloadService {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      multisign: multisign?.state ?? null,
+      externalId: request.options?.externalId ?? null,
+      metadata: request.options?.metadata ?? null,
     }
     const month = utcMonth(nowMs)
     await this.options.db.transaction().execute(async (tx) => {
+      // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit.
+      if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
       const used = await usageRepository.reserveMonthlyPayload(tx, project.projectId, month, limits.monthlyPayloads)
       if (used === undefined) {
         throw new AppError(
@@ -103,10 +115,19 @@ export class PayloadService {
           })
         }
       }
-      await payloadsRepository.insert(tx, payload)
+      // A concurrent creation may have taken the externalId since the check: then the insert does nothing.
+      if (!(await payloadsRepository.insert(tx, payload)))
+        await this.assertExternalIdFree(tx, project.projectId, payload.externalId as string)
       await usageRepository.addDailyCount(tx, { projectId: project.projectId, day: utcDay(nowMs), status: 'pending', walletAdapter: '' }, 1)
+      if (alongside) await alongside(tx, payload)
     })
     return payload
+  }
+
+  /** 409 naming the project's payload that already has this externalId. */
+  private async assertExternalIdFree(tx: Tx, projectId: string, externalId: string): Promise<void> {
+    const existing = await payloadsRepository.findByExternalId(tx, projectId, externalId)
+    if (existing) throw conflict(`A payload with externalId "${externalId}" already exists in this project`, { uuid: existing.uuid })
   }
 
   /** A project's payload, expired first if its time has passed. */
@@ -116,7 +137,7 @@ export class PayloadService {
     return this.expireIfDue(payload)
   }
 
-  async list(projectId: string, page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }): Promise<Payload[]> {
+  async list(projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
     return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
   }
@@ -157,6 +178,36 @@ export class PayloadService {
     if (payload.status === 'expired') throw gone('Payload has expired')
     if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
     return payload
+  }
+
+  /**
+   * Changes what a pending multisigned request has collected (a signature or a signer's rejection): `change` computes
+   * the next state from the current payload and throws to refuse. Compare-and-set on the payload's row, retried
+   * when another signer's change got there first, so that concurrent answers on any number of instances all count.
+   * A signature also notifies the webhooks that list payload.signature_added, in the same transaction.
+   */
+  async changeMultisign(
+    uuid: string,
+    change: (payload: Payload & { multisign: MultisignState }, nowMs: number) => MultisignState,
+    event?: 'payload.signature_added',
+  ): Promise<Payload> {
+    for (let attempt = 0; attempt < MULTISIGN_ATTEMPTS; attempt++) {
+      const payload = await this.assertActionable(uuid)
+      const expected = payload.multisign
+      if (expected === null) throw conflict('This request is not multisigned')
+      const nowMs = this.options.clock.now()
+      const next = change({ ...payload, multisign: expected }, nowMs)
+      const changed = await this.options.db.transaction().execute(async (tx) => {
+        const updated = await payloadsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
+        if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
+        return updated
+      })
+      if (changed) {
+        this.options.events.emitCommitted('payload.changed', { payload: changed, event: event ?? 'payload.signature_added' })
+        return changed
+      }
+    }
+    throw conflict('Too many signers answered this request at once: try again')
   }
 
   /** The background sweeper's step: expires up to `batchSize` overdue payloads; returns how many. */
@@ -217,6 +268,13 @@ export class PayloadService {
 
   private emit(payload: Payload): void {
     this.options.events.emitCommitted('payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
+  }
+
+  private async prepareMultisign(transaction: Record<string, unknown>): Promise<PreparedMultisign> {
+    if (this.options.prepareMultisign === undefined) {
+      throw unprocessable([{ field: 'options.multisign', message: 'is not available on this service' }])
+    }
+    return this.options.prepareMultisign(transaction)
   }
 
   private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {

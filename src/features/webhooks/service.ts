@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
-import { PAYLOAD_EVENTS, type PayloadEvent } from '../payloads/model.js'
+import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
 import type { PayloadTransition } from '../payloads/service.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
@@ -53,7 +53,12 @@ export interface WebhookServiceOptions {
 export class WebhookService {
   constructor(private readonly options: WebhookServiceOptions) {}
 
-  async create(scope: ProjectScope, input: { url: string; events?: readonly string[] }): Promise<CreatedWebhook> {
+  /** Registers a webhook. `alongside` runs inside the creation's transaction (an idempotent response is recorded there). */
+  async create(
+    scope: ProjectScope,
+    input: { url: string; events?: readonly string[] },
+    alongside?: (tx: Tx, created: CreatedWebhook) => Promise<void>,
+  ): Promise<CreatedWebhook> {
     assertPro(scope)
     const events = validateEvents(input.events)
     await assertWebhookUrl(input.url, { allowPrivateTargets: this.options.allowPrivateTargets })
@@ -73,6 +78,7 @@ export class WebhookService {
         throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
       }
       await webhooksRepository.insert(tx, webhook, this.options.secretBox.seal(secret))
+      if (alongside) await alongside(tx, { webhook, secret })
     })
     return { webhook, secret }
   }
@@ -196,7 +202,7 @@ function assertEnabled(webhook: Webhook): void {
 
 /** A non-empty list of distinct payload events; all three when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
-  if (events === undefined) return [...PAYLOAD_EVENTS]
+  if (events === undefined) return [...RESOLUTION_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')
   if (events.length === 0) throw unprocessable([{ field: 'events', message: `must list at least one of ${allowed}` }])
   const unknown = events.find((event) => !isPayloadEvent(event))

@@ -7,6 +7,10 @@ import { describeForbiddenAddress } from './target-address.js'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
+/** Said with every refusal of a private address: a developer's local receiver is the usual reason to meet one. */
+export const PRIVATE_TARGETS_HINT =
+  ' (for a receiver on this machine or a private network, as in local development, start the service with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)'
+
 export interface AssertWebhookUrlOptions {
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow any address the host resolves to (tests, local development). */
   allowPrivateTargets: boolean
@@ -33,7 +37,7 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   if (options.allowPrivateTargets) return parsed
   for (const address of addresses) {
     const forbidden = describeForbiddenAddress(address)
-    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public`)
+    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
   }
   return parsed
 }

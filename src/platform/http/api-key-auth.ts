@@ -7,6 +7,7 @@ import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js'
 import { clientAddressKey } from '../ip-address.js'
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
+import { countsAfterIdempotencyCheck } from './idempotency.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,12 +22,16 @@ export interface ApiKeyAuthDeps {
   authenticator: ApiKeyAuthenticator
   rateLimiter: RateLimiter
   limits: Record<PlanName, PlanLimits>
-  /** Failed authentications a client address may make per minute; past them, 429 before any key is looked up. */
-  authFailuresPerMinute: number
   now: () => number
 }
 
-export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
+export interface ApiKeyAuthHookDeps extends ApiKeyAuthDeps {
+  /** Failed authentications a client address may make per minute; past them, 429 before any key is looked up. */
+  authFailuresPerMinute: number
+}
+
+export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
+  const countRequest = requestCounter(deps)
   return async function authenticateApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const failures = `auth-failures:${clientAddressKey(request.ip)}`
     const failureLimit = deps.authFailuresPerMinute
@@ -34,9 +39,8 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
       const untilMs = await deps.rateLimiter.exhaustedUntil(failures, failureLimit, RATE_WINDOW_MS)
       if (untilMs !== undefined) throw tooManyFailures(failureLimit, Math.max(1, secondsUntil(untilMs, deps.now())))
     }
-    let principal: ApiKeyPrincipal
     try {
-      principal = await deps.authenticator.authenticate(apiKeyOf(request), refuseWhileLimited)
+      request.principal = await deps.authenticator.authenticate(apiKeyOf(request), refuseWhileLimited)
     } catch (error) {
       if (error instanceof AppError && error.statusCode === 401) {
         const counted = await deps.rateLimiter.consume(failures, failureLimit, RATE_WINDOW_MS)
@@ -44,6 +48,15 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
       }
       throw error
     }
+    // A repeat of an idempotent request is not counted: the idempotency hook counts it once it knows.
+    if (!countsAfterIdempotencyCheck(request)) await countRequest(request, reply)
+  }
+}
+
+/** Counts the authenticated request against its project's rate per minute: the rate headers, or 429. */
+export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limits' | 'now'>) {
+  return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = principalOf(request)
     const limit = deps.limits[principal.plan].requestsPerMinute
     const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
     const nowMs = deps.now()
@@ -54,7 +67,6 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
       const retryAfter = retryAfterSeconds(decision, nowMs)
       throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
     }
-    request.principal = principal
   }
 }
 
