@@ -18,6 +18,7 @@ import { ProjectService } from './services/projects.js'
 import { SessionService } from './services/sessions.js'
 import { SigningService } from './services/signing.js'
 import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from './services/stream-slots.js'
+import { TransactionFollower } from './services/transaction-follower.js'
 import { WebhookService } from './services/webhooks.js'
 import type { Storage } from './storage/database.js'
 import { createXamanClient } from './xrpl/xaman-client.js'
@@ -51,6 +52,8 @@ export interface ServiceContext {
   xrplNode: XrplNode | undefined
   /** The wallet-facing side of payloads: the signing page's reads, approvals and rejections. */
   signing: SigningService
+  /** Follows submitted transactions to their final outcome (the transaction-follower worker runs it). */
+  follower: TransactionFollower
   /** Payload changes for live streams, across instances through Redis when REDIS_URL is set. */
   liveEvents: LiveEvents
   /** Open live streams per project and per payload, for their caps; in Redis when REDIS_URL is set. */
@@ -87,8 +90,11 @@ export function createContext(options: ContextOptions): ServiceContext {
   const emails = new EmailOutbox({ db, clock, publicUrl: config.publicUrl })
   // Outbox rows are written in the transaction of the change that causes them, so they commit or roll back with it.
   payloads.onTransition((tx, transition) => webhooks.enqueueForTransition(tx, transition))
+  const follower = new TransactionFollower({ db, dialect: storage.dialect, clock, payloads, xrplNode, logger })
+  payloads.onTransition((tx, transition) => follower.enqueueForTransition(tx, transition))
   payloads.onUsageWarning((tx, warning) => emails.enqueueUsageWarning(tx, warning))
   const liveEvents = createLiveEvents(config.redisUrl, logger)
+  // Every committed change, payload.finalized included, goes to the live streams.
   payloads.events.on('transition', ({ payload }: PayloadTransition) => {
     liveEvents
       .publish(toPayloadView(payload))
@@ -126,6 +132,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       rateLimiter,
       logger,
     }),
+    follower,
     liveEvents,
     streamSlots,
   }

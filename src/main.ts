@@ -13,6 +13,7 @@ import { loadServerSecret } from './storage/settings-repository.js'
 import { startExpirySweeper } from './workers/expiry-sweeper.js'
 import { startMailer } from './workers/mailer.js'
 import type { PeriodicTask } from './workers/periodic-task.js'
+import { startTransactionFollower } from './workers/transaction-follower.js'
 import { startWebhookDispatcher } from './workers/webhook-dispatcher.js'
 
 export interface RunningService {
@@ -54,7 +55,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   })
   const app = await buildApp(ctx)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
-  const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
+  const workers: PeriodicTask[] =
+    options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startTransactionFollower(ctx)]
 
   let url: string | undefined
   if (options.listen !== false) {
@@ -71,7 +73,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
     stopping ??= (async () => {
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
-      // Closing the node client ends the follows of submitted transactions; then they are waited for.
       await ctx.xrplNode?.close()
       await ctx.signing.stop()
       await ctx.rateLimiter.close()

@@ -8,8 +8,20 @@ export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as 
 export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
 export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
-export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired', 'payload.finalized'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
+/** What a webhook receives when it names no events: the three moves out of pending (payload.finalized is asked for by name). */
+export const DEFAULT_WEBHOOK_EVENTS: readonly PayloadEvent[] = ['payload.signed', 'payload.rejected', 'payload.expired']
+
+/**
+ * The final outcome of a signAndSubmit transaction: in a validated ledger with tesSUCCESS (succeeded) or another
+ * result (failed), or never: the validated ledger passed its LastLedgerSequence without it (dropped).
+ */
+export const SUBMISSION_OUTCOMES = ['succeeded', 'failed', 'dropped'] as const
+export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number]
+
+/** options.signers: at most this many accounts. */
+export const MAX_ALLOWED_SIGNERS = 8
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
@@ -38,12 +50,33 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /** options.signers: only these accounts may resolve the payload; null for any account. */
+  signers: string[] | null
+  outcome: SubmissionOutcome | null
+  /** A payment's delivered_amount from the validated metadata: drops as a string, or an issued-currency object. */
+  deliveredAmount: DeliveredAmount | null
+}
+
+export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
+
+/** What the validated ledger says of a submitted transaction, as recorded on its payload. */
+export interface FinalOutcome {
+  outcome: SubmissionOutcome
+  /** null when dropped. */
+  transactionResult: string | null
+  ledgerIndex: number | null
+  deliveredAmount: DeliveredAmount | null
 }
 
 /** What resolving a payload as signed records. */
 export interface SignedResolution {
   walletAdapter: string
   signerAddress: string
+  /**
+   * What was signed and by which key (proof-key.ts): recorded so that it resolves no other payload, ever. The signing
+   * service always gives it; only fixtures that resolve a payload without a wallet leave it out.
+   */
+  proofKey?: string
   txHash?: string
   txBlob?: string
   publicKey?: string
@@ -98,13 +131,27 @@ export function toPayloadView(payload: Payload): PayloadView {
     view.signature = payload.signature
   }
   if (payload.type === 'signAndSubmit') {
-    view.submission = {
-      engineResult: payload.submitEngineResult,
-      validatedResult: payload.validatedResult,
-      ledgerIndex: payload.validatedLedgerIndex,
-    }
+    view.submission = submissionOf(payload)
   }
   return view
+}
+
+function submissionOf(payload: Payload): SubmissionView {
+  return {
+    engineResult: payload.submitEngineResult,
+    validatedResult: payload.validatedResult,
+    ledgerIndex: payload.validatedLedgerIndex,
+    outcome: payload.outcome,
+    deliveredAmount: payload.deliveredAmount,
+  }
+}
+
+export interface SubmissionView {
+  engineResult: string | null
+  validatedResult: string | null
+  ledgerIndex: number | null
+  outcome: SubmissionOutcome | null
+  deliveredAmount: DeliveredAmount | null
 }
 
 export interface PayloadView {
@@ -120,10 +167,13 @@ export interface PayloadView {
   txBlob?: string | null
   publicKey?: string | null
   signature?: string | null
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  submission?: SubmissionView
 }
 
-/** The payload object of a webhook delivery: spec section 6, null for fields a payload does not have. */
+/**
+ * The payload object of a webhook delivery: spec section 6, null for fields a payload does not have; signAndSubmit
+ * payloads add `submission` as the payload view shows it.
+ */
 export function toWebhookPayload(payload: Payload) {
   return {
     uuid: payload.uuid,
@@ -135,5 +185,6 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(payload.type === 'signAndSubmit' ? { submission: submissionOf(payload) } : {}),
   }
 }

@@ -1,4 +1,5 @@
-// Server-Sent Events for a payload's status: the current state first, then each change, until the payload resolves.
+// Server-Sent Events for a payload's status: the current state first, then each change, until the payload resolves
+// (and, for an application's signAndSubmit payload, until its transaction's outcome is final).
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
@@ -13,6 +14,8 @@ export interface StreamState {
   data: unknown
   status: PayloadStatus
   expiresAtMs: number
+  /** Resolved, but a change is still to come (a submitted transaction's final outcome): the stream stays open. */
+  awaitingOutcome?: boolean
 }
 
 export interface StreamSpec {
@@ -97,6 +100,7 @@ export class LiveStreams {
         reply.raw.write(`data: ${json}\n\n`)
       }
       if (state.status === 'pending') scheduleExpiryCheck(state.expiresAtMs)
+      else if (state.awaitingOutcome) clearTimeout(expiryTimer)
       else finish()
     }
 

@@ -23,12 +23,18 @@ const EventStreamResponse = {
   200: {
     description:
       'text/event-stream. Each `data:` line is the JSON shown by the matching GET, the current state first, then each change; ' +
-      'the stream ends once the payload is signed, rejected or expired. A comment line (`: heartbeat`) comes every LIVE_HEARTBEAT_MS (15 s by default).',
+      'the stream ends once the payload is signed, rejected or expired (a signed signAndSubmit payload: once its `submission.outcome` is final). A comment line (`: heartbeat`) comes every LIVE_HEARTBEAT_MS (15 s by default).',
     content: { 'text/event-stream': { schema: Type.String() } },
   },
 }
 
-const viewState = (view: PayloadView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
+/** An application's stream of a signed signAndSubmit payload stays open for the transaction's final outcome. */
+const viewState = (view: PayloadView): StreamState => ({
+  data: view,
+  status: view.status,
+  expiresAtMs: Date.parse(view.expiresAt),
+  awaitingOutcome: view.status === 'signed' && view.submission !== undefined && view.submission.outcome === null,
+})
 const signState = (view: SignView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
 
 export interface PayloadEventRoutesDeps {

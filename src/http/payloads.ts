@@ -4,11 +4,13 @@ import type { FastifyInstance } from 'fastify'
 import { notFound, tooManyRequests } from '../domain/errors.js'
 import { isUuid } from '../domain/ids.js'
 import {
+  MAX_ALLOWED_SIGNERS,
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
   PAYLOAD_STATUSES,
   PAYLOAD_TYPES,
   type PayloadStatus,
   type PayloadType,
+  SUBMISSION_OUTCOMES,
   toCreatedView,
   toPayloadView,
 } from '../domain/payloads.js'
@@ -48,6 +50,12 @@ const CreatePayloadBody = Type.Object(
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
           ),
+          signers: Type.Optional(
+            Type.Array(Type.String({ maxLength: 64 }), {
+              maxItems: 64,
+              description: `1 to ${MAX_ALLOWED_SIGNERS} classic addresses: only these accounts may resolve the payload`,
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -85,6 +93,13 @@ export const PayloadViewSchema = Type.Object(
           engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
           validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
           ledgerIndex: Type.Union([Type.Integer(), Type.Null()], { description: 'Ledger that validated the transaction' }),
+          outcome: Type.Union([Type.String({ enum: [...SUBMISSION_OUTCOMES] }), Type.Null()], {
+            description: 'succeeded, failed or dropped once final; null until then',
+          }),
+          deliveredAmount: Type.Union(
+            [Type.String(), Type.Object({ currency: Type.String(), issuer: Type.String(), value: Type.String() }), Type.Null()],
+            { description: "Payments: the validated metadata's delivered_amount (drops, or an issued-currency amount); null otherwise" },
+          ),
         },
         { description: 'signAndSubmit only: what happened on the ledger' },
       ),

@@ -10,7 +10,10 @@ import { ApiKeyOnlyQuery, ApiKeyQuery, errorResponses, NullableTimestamp, PageFi
 
 const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.'
 
-const EventName = Type.String({ enum: [...PAYLOAD_EVENTS], description: 'payload.signed, payload.rejected or payload.expired' })
+const EventName = Type.String({
+  enum: [...PAYLOAD_EVENTS],
+  description: 'payload.signed, payload.rejected, payload.expired or payload.finalized',
+})
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
 
@@ -20,7 +23,11 @@ export const CreateWebhookBody = Type.Object(
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: 'Absolute http(s) URL that receives the deliveries; it must resolve to public addresses',
     }),
-    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; all three when omitted')),
+    events: Type.Optional(
+      Events(
+        'The events to receive, a non-empty subset without repeats; payload.signed, payload.rejected and payload.expired when omitted (payload.finalized only when listed)',
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -47,7 +54,7 @@ export const WebhookViewSchema = Type.Object(
 export const DeliveryViewSchema = Type.Object(
   {
     id: Type.String({ description: 'dlv_<id>; sent as X-Countersign-Delivery, the same on every attempt' }),
-    event: Type.String({ description: `payload.signed, payload.rejected, payload.expired, or ${WEBHOOK_TEST_EVENT}` }),
+    event: Type.String({ description: `payload.signed, payload.rejected, payload.expired, payload.finalized, or ${WEBHOOK_TEST_EVENT}` }),
     payloadUuid: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Null for a test delivery' }),
     state: Type.String({
       enum: [...DELIVERY_STATES],

@@ -8,6 +8,7 @@ import { newPayloadUuid } from '../domain/ids.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from '../domain/payload-request.js'
 import {
   eventForStatus,
+  type FinalOutcome,
   type Payload,
   type PayloadEvent,
   type PayloadStatus,
@@ -19,10 +20,13 @@ import {
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../domain/plans.js'
 import { buildConnectChallenge, newChallengeNonce } from '../domain/xrpl/connect-challenge.js'
 import type { Db, Tx } from '../storage/database.js'
+import { payloadProofsRepository } from '../storage/payload-proofs-repository.js'
 import { payloadsRepository, type TransitionChanges } from '../storage/payloads-repository.js'
 import { usageRepository } from '../storage/usage-repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
+export const PROOF_ALREADY_USED_MESSAGE =
+  'This signature is already used by another request: a signature or signed transaction resolves one request only'
 
 export interface PayloadTransition {
   payload: Payload
@@ -98,6 +102,9 @@ export class PayloadService {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      signers: request.options?.signers ?? null,
+      outcome: null,
+      deliveredAmount: null,
     }
     const month = utcMonth(nowMs)
     await this.options.db.transaction().execute(async (tx) => {
@@ -184,8 +191,24 @@ export class PayloadService {
     return expired.length
   }
 
-  async recordValidation(uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
-    await payloadsRepository.recordValidation(this.options.db, uuid, result)
+  /** Throws the 409 of a proof that already resolved a payload; the final say is the unique key at resolution. */
+  async assertProofUnused(proofKey: string): Promise<void> {
+    if ((await payloadProofsRepository.findPayloadUuid(this.options.db, proofKey)) !== undefined) throw conflict(PROOF_ALREADY_USED_MESSAGE)
+  }
+
+  /**
+   * Records a signAndSubmit transaction's final outcome with its payload.finalized event, in `tx` (which also
+   * settles the follow). Returns the payload, or undefined when an outcome was already recorded.
+   */
+  async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
+    const payload = await payloadsRepository.recordOutcome(tx, uuid, final)
+    if (payload) for (const hook of this.transitionHooks) await hook(tx, { payload, event: 'payload.finalized' })
+    return payload
+  }
+
+  /** Tells live streams of a change committed outside a status transition (a recorded outcome). */
+  announce(payload: Payload, event: PayloadEvent): void {
+    this.events.emit('transition', { payload, event } satisfies PayloadTransition)
   }
 
   signingUrl(uuid: string): string {
@@ -209,7 +232,16 @@ export class PayloadService {
   private async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
     const moved = await this.options.db.transaction().execute(async (tx) => {
       const payload = await payloadsRepository.transition(tx, uuid, changes, notExpiredAtMs)
-      if (payload) await this.afterTransitionInTx(tx, payload)
+      if (!payload) return undefined
+      const proofKey = changes.signed?.proofKey
+      if (
+        proofKey !== undefined &&
+        !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
+      ) {
+        // Rolls the transition back: the proof resolved another payload first (on this instance or another).
+        throw conflict(PROOF_ALREADY_USED_MESSAGE)
+      }
+      await this.afterTransitionInTx(tx, payload)
       return payload
     })
     if (moved) this.emit(moved)

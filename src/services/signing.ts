@@ -8,7 +8,8 @@ import type { Clock } from '../domain/clock.js'
 import { AppError, badGateway, conflict, type FieldError, forbidden, tooManyRequests, unprocessable } from '../domain/errors.js'
 import type { Payload, SignedResolution } from '../domain/payloads.js'
 import { isDeveloperWalletAllowed, type SignView, toSignView, type WalletAdapterName } from '../domain/sign-view.js'
-import { verifyConnectTransaction } from '../domain/xrpl/connect-challenge.js'
+import { couldPassAsConnectChallenge, couldPassAsConnectTransaction, verifyConnectTransaction } from '../domain/xrpl/connect-challenge.js'
+import { textProofKey, transactionProofKey } from '../domain/xrpl/proof-key.js'
 import { SIGNED_FIELD } from '../domain/xrpl/signed-blob.js'
 import { verifyMessageSignature } from '../domain/xrpl/verify-message-signature.js'
 import { type VerifiedTransaction, verifySignedTransaction } from '../domain/xrpl/verify-signed-transaction.js'
@@ -52,9 +53,10 @@ const MAX_XAMAN_REQUESTS_PER_PAYLOAD = 5
 /** Xaman is asked for a payload's results at most this often, however many pages poll it. */
 const XAMAN_CHECK_INTERVAL_MS = 2000
 
+/** A resolution the signing service makes: always with the proof that resolves no other payload. */
+type ProvenResolution = SignedResolution & { proofKey: string }
+
 export class SigningService {
-  /** Background follows of submitted transactions to validation; stop() waits for them. */
-  private readonly followers = new Set<Promise<void>>()
   /** Xaman checks under way, one per payload, so that concurrent page polls share one. */
   private readonly xamanChecks = new Map<string, Promise<boolean>>()
   private stopping = false
@@ -76,15 +78,25 @@ export class SigningService {
   }
 
   /**
-   * Verifies an approval and resolves the payload as signed. In order: 404/410/409 for a payload that cannot be
-   * resolved; 403 for the developer wallet on mainnet; 422 when the approval does not verify; the ledger's word on a
-   * RegularKey or a multisignature quorum; for signAndSubmit, the submission. Nothing changes until all have passed.
+   * Verifies an approval from a wallet in the browser and resolves the payload as signed. In order: 404/410/409 for a
+   * payload that cannot be resolved; 403 for the developer wallet on mainnet; 422 for the `xaman` label (Xaman's
+   * results come from Xaman, server to server, never through this route); 422 when the approval does not verify or
+   * its signer is not allowed; 409 when its proof already resolved another payload; the ledger's word on the master
+   * key, a RegularKey or a multisignature quorum; for signAndSubmit, the submission. Nothing changes until all passed.
    */
   async approve(uuid: string, approval: Approval): Promise<Payload> {
     const payload = await this.options.payloads.assertActionable(uuid)
-    if (approval.walletAdapter === 'developer' && !isDeveloperWalletAllowed(this.options.network)) {
-      throw forbidden('The developer wallet is turned off on mainnet: approve with a real wallet')
-    }
+    assertBrowserWallet(approval.walletAdapter, this.options.network)
+    return this.approveVerified(payload, approval)
+  }
+
+  /** POST /api/v1/sign/{uuid}/reject. */
+  async reject(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Payload> {
+    if (walletAdapter === 'xaman') throw unprocessable([{ field: 'walletAdapter', message: XAMAN_FROM_BROWSER }])
+    return this.options.payloads.reject(uuid, walletAdapter)
+  }
+
+  private async approveVerified(payload: Payload, approval: Approval): Promise<Payload> {
     switch (payload.type) {
       case 'signMessage':
         return this.resolveMessage(payload, approval)
@@ -94,11 +106,6 @@ export class SigningService {
       case 'signAndSubmit':
         return this.resolveTransaction(payload, approval)
     }
-  }
-
-  /** POST /api/v1/sign/{uuid}/reject. */
-  async reject(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Payload> {
-    return this.options.payloads.reject(uuid, walletAdapter)
   }
 
   /** GET /api/v1/sign/{uuid}/account/{address}: what a Ledger device needs to complete the requested transaction. */
@@ -141,7 +148,11 @@ export class SigningService {
       txjson: payload.type === 'connect' ? { TransactionType: 'SignIn' } : (payload.transaction as Record<string, unknown>),
       // The service submits signAndSubmit itself, after verifying; Xaman only signs. Afterwards the user comes back to
       // the signing page, which shows the outcome and follows the app's return URL.
-      options: { submit: false, return_url: { app: signingUrl, web: signingUrl } },
+      options: {
+        submit: false,
+        return_url: { app: signingUrl, web: signingUrl },
+        ...(payload.signers === null ? {} : { signers: payload.signers }),
+      },
       custom_meta: { instruction: payload.customInstructions ?? `${project?.name ?? 'An app'} asks you to approve this request.` },
     }
     let created: Awaited<ReturnType<XamanClient['createSignRequest']>>
@@ -159,16 +170,23 @@ export class SigningService {
     return { qrUrl: created.qrUrl, deepLink: created.deepLink }
   }
 
-  /** Ends the follows of submitted transactions; call after closing the XRPL node client, which ends their waits. */
+  /** Waits for the Xaman checks under way; call after closing the XRPL node client, which ends their requests. */
   async stop(): Promise<void> {
     this.stopping = true
-    await Promise.all([...this.followers, ...this.xamanChecks.values()])
+    await Promise.all([...this.xamanChecks.values()])
   }
 
   private async resolveMessage(payload: Payload, approval: Approval): Promise<Payload> {
     const { publicKey, signature } = requireFields(approval, ['publicKey', 'signature'], payload.type)
-    const verified = verifyMessageSignature(payload.message as string, publicKey, signature)
-    return this.options.payloads.resolveSigned(payload.uuid, { walletAdapter: approval.walletAdapter, ...verified })
+    const message = payload.message as string
+    // Created before such messages were refused at creation: its signature would be a sign-in elsewhere.
+    if (couldPassAsConnectChallenge(message)) throw unprocessable([{ field: 'message', message: CHALLENGE_LIKE_MESSAGE }])
+    const verified = verifyMessageSignature(message, publicKey, signature)
+    return this.resolveProven(payload, {
+      walletAdapter: approval.walletAdapter,
+      ...verified,
+      proofKey: textProofKey(verified.publicKey, message),
+    })
   }
 
   /** A signature over the challenge text, or (wallets that sign only transactions: Ledger) the connect transaction. */
@@ -177,35 +195,93 @@ export class SigningService {
     if (approval.signedTransaction !== undefined) {
       const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
       const verified = verifyConnectTransaction(challenge, signedTransaction)
-      const { TxnSignature } = decode(verified.txBlob) as { TxnSignature: string }
-      return this.options.payloads.resolveSigned(payload.uuid, {
-        walletAdapter: approval.walletAdapter,
-        signerAddress: verified.signerAddress,
-        publicKey: verified.publicKey,
-        signature: TxnSignature.toUpperCase(),
-        txBlob: verified.txBlob,
-      })
+      const transaction = decode(verified.txBlob) as Record<string, unknown>
+      return this.resolveProven(
+        payload,
+        {
+          walletAdapter: approval.walletAdapter,
+          signerAddress: verified.signerAddress,
+          publicKey: verified.publicKey,
+          signature: (transaction.TxnSignature as string).toUpperCase(),
+          txBlob: verified.txBlob,
+          proofKey: transactionProofKey(transaction),
+        },
+        `${SIGNED_FIELD}.SigningPubKey`,
+      )
     }
     const { publicKey, signature } = requireFields(approval, ['publicKey', 'signature'], payload.type)
     const verified = verifyMessageSignature(challenge, publicKey, signature)
-    return this.options.payloads.resolveSigned(payload.uuid, { walletAdapter: approval.walletAdapter, ...verified })
+    return this.resolveProven(payload, {
+      walletAdapter: approval.walletAdapter,
+      ...verified,
+      proofKey: textProofKey(verified.publicKey, challenge),
+    })
   }
 
   private async resolveTransaction(payload: Payload, approval: Approval): Promise<Payload> {
     const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
-    const verified = verifySignedTransaction(payload.transaction as Record<string, unknown>, signedTransaction)
-    await this.checkAuthority(verified)
-    const signed: SignedResolution = {
+    const requested = payload.transaction as Record<string, unknown>
+    // Created before such transactions were refused at creation: signed, it would be a sign-in elsewhere.
+    if (couldPassAsConnectTransaction(requested)) throw unprocessable([{ field: 'transaction.Memos', message: CONNECT_LIKE_TRANSACTION }])
+    const verified = verifySignedTransaction(requested, signedTransaction)
+    const signed: ProvenResolution = {
       walletAdapter: approval.walletAdapter,
       signerAddress: verified.signerAddress,
       txHash: verified.txHash,
       txBlob: verified.txBlob,
+      proofKey: transactionProofKey(verified.transaction),
     }
+    this.assertAllowedSigner(payload, signed.signerAddress)
+    await this.options.payloads.assertProofUnused(signed.proofKey)
+    await this.checkAuthority(verified)
     if (payload.type === 'sign') return this.options.payloads.resolveSigned(payload.uuid, signed)
     return this.submitAndResolve(payload, verified, signed)
   }
 
-  /** The ledger's word where the blob alone cannot say whether the signature speaks for the Account. */
+  /**
+   * A message, challenge or connect proof: the signer allowed, the proof unused, and the signing key (always the
+   * account's master key) not disabled on the ledger; then the move to signed, which records the proof.
+   */
+  private async resolveProven(payload: Payload, signed: ProvenResolution, keyField = 'publicKey'): Promise<Payload> {
+    this.assertAllowedSigner(payload, signed.signerAddress)
+    await this.options.payloads.assertProofUnused(signed.proofKey)
+    await this.assertMasterKeyEnabled(signed.signerAddress, keyField)
+    return this.options.payloads.resolveSigned(payload.uuid, signed)
+  }
+
+  /** options.signers: only the listed accounts may resolve the payload. */
+  private assertAllowedSigner(payload: Payload, signerAddress: string): void {
+    if (payload.signers === null || payload.signers.includes(signerAddress)) return
+    throw unprocessable(
+      [{ field: 'signerAddress', message: `${signerAddress} may not sign this request; sign with ${payload.signers.join(' or ')}` }],
+      `This request may only be signed by ${payload.signers.join(', ')}`,
+    )
+  }
+
+  /**
+   * With an XRPL node configured: a master key the account has disabled (lsfDisableMaster) speaks for nobody. Without
+   * a node this is not checked (docs/signing.md).
+   */
+  private async assertMasterKeyEnabled(account: string, field: string): Promise<void> {
+    const node = this.options.xrplNode
+    if (node === undefined) return
+    if (await this.askNode(() => node.isMasterKeyDisabled(account))) {
+      throw unprocessable(
+        [
+          {
+            field,
+            message: `is the master key of ${account}, which the account has disabled (lsfDisableMaster): it no longer signs for it`,
+          },
+        ],
+        'The signing key does not speak for the account',
+      )
+    }
+  }
+
+  /**
+   * The ledger's word where the blob alone cannot say whether the signature speaks for the Account: a RegularKey, a
+   * multisignature quorum, and (with a node configured) whether a master key that signed is still enabled.
+   */
   private async checkAuthority(verified: VerifiedTransaction): Promise<void> {
     const account = verified.signerAddress
     if (verified.requiresRegularKeyCheck) {
@@ -221,6 +297,8 @@ export class SigningService {
           'The signed transaction does not verify',
         )
       }
+    } else if (!verified.multisigned) {
+      await this.assertMasterKeyEnabled(account, `${SIGNED_FIELD}.SigningPubKey`)
     }
     if (verified.multisigned) {
       const node = this.requireNode("check the signers against the account's signer list")
@@ -235,15 +313,19 @@ export class SigningService {
           'The signed transaction does not verify',
         )
       }
+      // Each signer signed with its master key (verifySignedTransaction): it must still be enabled.
+      for (const [index, signer] of verified.signerAccounts.entries()) {
+        await this.assertMasterKeyEnabled(signer, `${SIGNED_FIELD}.Signers[${index}].SigningPubKey`)
+      }
     }
   }
 
   /**
-   * Submits the verified blob and resolves the payload when the ledger accepted it (tes, ter, tec: see
-   * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances);
+   * Submits the verified blob and resolves the payload when the ledger accepted it (tesSUCCESS, terQUEUED, tec: see
+   * isAcceptedEngineResult); the transaction follower then learns its final outcome. One blob per payload is submitted at a time (a claim in the database, across instances);
    * the same blob twice is harmless, the ledger applies it once. A refusal leaves the payload pending.
    */
-  private async submitAndResolve(payload: Payload, verified: VerifiedTransaction, signed: SignedResolution): Promise<Payload> {
+  private async submitAndResolve(payload: Payload, verified: VerifiedTransaction, signed: ProvenResolution): Promise<Payload> {
     const node = this.requireNode('submit the transaction')
     const { db, clock, payloads } = this.options
     const claim = { payloadUuid: payload.uuid, txHash: verified.txHash }
@@ -275,31 +357,10 @@ export class SigningService {
         }
         throw error
       }
-      this.followToValidation(payload.uuid, verified)
       return resolved
     } finally {
       await submissionClaimsRepository.release(db, claim.payloadUuid, claim.txHash)
     }
-  }
-
-  /** Records the final TransactionResult and ledger index once the transaction is in a validated ledger. */
-  private followToValidation(uuid: string, verified: VerifiedTransaction): void {
-    const node = this.options.xrplNode
-    if (node === undefined || this.stopping) return
-    const lastLedgerSequence = verified.transaction.LastLedgerSequence
-    const follower = (async () => {
-      try {
-        const result = await node.waitForValidation(verified.txHash, {
-          lastLedgerSequence: typeof lastLedgerSequence === 'number' ? lastLedgerSequence : undefined,
-        })
-        if (result !== null) await this.options.payloads.recordValidation(uuid, result)
-        else this.options.logger.info({ uuid, txHash: verified.txHash }, 'submitted transaction not seen in a validated ledger')
-      } catch (error) {
-        this.options.logger.warn({ err: error, uuid, txHash: verified.txHash }, 'could not follow the transaction to validation')
-      }
-    })()
-    this.followers.add(follower)
-    void follower.finally(() => this.followers.delete(follower))
   }
 
   /**
@@ -354,10 +415,11 @@ export class SigningService {
     if (hex === null) throw unprocessable([{ field: 'xaman.response.hex', message: 'is missing from a signed Xaman request' }])
     if (payload.type === 'connect') {
       const verified = verifyXamanSignIn(hex, account)
-      await this.options.payloads.resolveSigned(payload.uuid, { walletAdapter: 'xaman', ...verified })
+      const proofKey = transactionProofKey(decode(verified.txBlob) as Record<string, unknown>)
+      await this.resolveProven(payload, { walletAdapter: 'xaman', ...verified, proofKey }, 'xaman.response.hex')
       return
     }
-    await this.approve(payload.uuid, { walletAdapter: 'xaman', signedTransaction: hex })
+    await this.approveVerified(payload, { walletAdapter: 'xaman', signedTransaction: hex })
   }
 
   private requireNode(purpose: string): XrplNode {
@@ -373,6 +435,22 @@ export class SigningService {
       throw error
     }
   }
+}
+
+const XAMAN_FROM_BROWSER = 'xaman is not accepted here: Xaman results reach the service from Xaman itself; scan the QR code instead'
+const CHALLENGE_LIKE_MESSAGE = 'reads like a connect challenge, so its signature would sign in elsewhere: this request cannot be signed'
+const CONNECT_LIKE_TRANSACTION =
+  'carry the countersign/connect memo, so its signature would sign in elsewhere: this request cannot be signed'
+
+/**
+ * The label a browser gives its wallet is recorded, never trusted: `xaman` comes only from the Xaman path, and the
+ * developer wallet is refused on mainnet (a key held in a page is no wallet for real funds).
+ */
+function assertBrowserWallet(walletAdapter: WalletAdapterName, network: string): void {
+  if (walletAdapter === 'developer' && !isDeveloperWalletAllowed(network)) {
+    throw forbidden('The developer wallet is turned off on mainnet: approve with a real wallet')
+  }
+  if (walletAdapter === 'xaman') throw unprocessable([{ field: 'walletAdapter', message: XAMAN_FROM_BROWSER }])
 }
 
 /** The approval fields a payload type needs, present; the fields of the other kind of approval, absent. */

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events'
 import type { Clock } from '../domain/clock.js'
 import { conflict, forbidden, notFound, unprocessable } from '../domain/errors.js'
 import { newId } from '../domain/ids.js'
-import { PAYLOAD_EVENTS, type PayloadEvent } from '../domain/payloads.js'
+import { DEFAULT_WEBHOOK_EVENTS, PAYLOAD_EVENTS, type PayloadEvent } from '../domain/payloads.js'
 import { type PlanName, planHasWebhooks } from '../domain/plans.js'
 import type { SecretBox } from '../domain/webhooks/secret-box.js'
 import { newWebhookSecret } from '../domain/webhooks/sign-webhook-body.js'
@@ -197,9 +197,9 @@ function assertEnabled(webhook: Webhook): void {
   }
 }
 
-/** A non-empty list of distinct payload events; all three when omitted. */
+/** A non-empty list of distinct payload events; the three moves out of pending when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
-  if (events === undefined) return [...PAYLOAD_EVENTS]
+  if (events === undefined) return [...DEFAULT_WEBHOOK_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')
   if (events.length === 0) throw unprocessable([{ field: 'events', message: `must list at least one of ${allowed}` }])
   const unknown = events.find((event) => !isPayloadEvent(event))

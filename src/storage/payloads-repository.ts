@@ -1,7 +1,16 @@
 // Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
 import type { Insertable, Selectable } from 'kysely'
-import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
+import type {
+  DeliveredAmount,
+  FinalOutcome,
+  Payload,
+  PayloadStatus,
+  PayloadType,
+  ResolvedStatus,
+  SignedResolution,
+  SubmissionOutcome,
+} from '../domain/payloads.js'
 import type { DbOrTx } from './database.js'
 import { HotQuery } from './hot-query.js'
 import type { PayloadsTable } from './schema.js'
@@ -31,6 +40,9 @@ export function rowToPayload(row: PayloadRow): Payload {
     submitEngineResult: row.submit_engine_result,
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
+    signers: row.signers_json === null ? null : (JSON.parse(row.signers_json) as string[]),
+    outcome: row.outcome as SubmissionOutcome | null,
+    deliveredAmount: row.delivered_amount === null ? null : (JSON.parse(row.delivered_amount) as DeliveredAmount),
   }
 }
 
@@ -54,6 +66,7 @@ type NewPayloadRow = Pick<
   | 'custom_instructions'
   | 'expires_at'
   | 'created_at'
+  | 'signers_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
@@ -69,6 +82,7 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     custom_instructions: p.custom_instructions,
     expires_at: p.expires_at,
     created_at: p.created_at,
+    signers_json: p.signers_json,
   }),
 )
 /**
@@ -123,6 +137,7 @@ export const payloadsRepository = {
       custom_instructions: payload.customInstructions,
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
+      signers_json: payload.signers === null ? null : JSON.stringify(payload.signers),
     })
   },
 
@@ -190,11 +205,20 @@ export const payloadsRepository = {
     return rows.map(rowToPayload)
   },
 
-  async recordValidation(db: DbOrTx, uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
-    await db
+  /** Records a signAndSubmit transaction's final outcome, once: returns the payload, or undefined when one was already recorded. */
+  async recordOutcome(db: DbOrTx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
+    const row = await db
       .updateTable('payloads')
-      .set({ validated_result: result.transactionResult, validated_ledger_index: result.ledgerIndex })
+      .set({
+        outcome: final.outcome,
+        validated_result: final.transactionResult,
+        validated_ledger_index: final.ledgerIndex,
+        delivered_amount: final.deliveredAmount === null ? null : JSON.stringify(final.deliveredAmount),
+      })
       .where('uuid', '=', uuid)
-      .execute()
+      .where('outcome', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 }

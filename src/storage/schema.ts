@@ -72,6 +72,35 @@ export interface PayloadsTable {
   submit_engine_result: string | null
   validated_result: string | null
   validated_ledger_index: number | null
+  /** options.signers: the accounts allowed to resolve the payload, JSON; null for anyone. */
+  signers_json: string | null
+  /** signAndSubmit: succeeded, failed or dropped, once final. */
+  outcome: string | null
+  /** signAndSubmit payments: the metadata's delivered_amount, JSON (drops as a string, or an issued-currency object). */
+  delivered_amount: string | null
+}
+
+export interface PayloadProofsTable {
+  /** What was signed and by which key (see proof-key.ts): one payload per proof, ever. */
+  proof_key: string
+  payload_uuid: string
+  created_at: number
+}
+
+export interface TransactionFollowsTable {
+  /** The payload's uuid. */
+  id: string
+  tx_hash: string
+  last_ledger_sequence: number | null
+  /** Following gives up after this time (a transaction without LastLedgerSequence). */
+  follow_until: number
+  /** pending: waiting for its next check; sending: a follower holds its lease; done: the outcome is recorded or following gave up. */
+  state: string
+  attempts: number
+  next_attempt_at: number
+  lease_expires_at: number | null
+  created_at: number
+  finished_at: number | null
 }
 
 export interface PayloadDailyCountsTable {
@@ -176,6 +205,8 @@ export interface Database {
   projects: ProjectsTable
   api_keys: ApiKeysTable
   payloads: PayloadsTable
+  payload_proofs: PayloadProofsTable
+  transaction_follows: TransactionFollowsTable
   payload_daily_counts: PayloadDailyCountsTable
   project_usage: ProjectUsageTable
   usage_warnings: UsageWarningsTable

@@ -9,9 +9,13 @@ export interface TransactionStatus {
   validated: boolean
   ledgerIndex: number
   transactionResult: string
+  /** The metadata's delivered_amount (payments): drops, or an issued-currency amount. */
+  deliveredAmount?: string | { currency: string; issuer: string; value: string }
 }
 
 export interface AccountState {
+  /** lsfDisableMaster: the account's master key may not sign. */
+  disableMaster?: boolean
   regularKey?: string
   signerList?: { quorum: number; entries: Array<{ account: string; weight: number }> }
 }
@@ -44,11 +48,16 @@ export interface RippledDouble {
 const ENGINE_RESULTS: Record<string, { code: number; message: string }> = {
   tesSUCCESS: { code: 0, message: 'The transaction was applied. Only final in a validated ledger.' },
   terQUEUED: { code: -89, message: 'Held until escalated fee drops.' },
+  terPRE_SEQ: { code: -92, message: 'Missing/inapplicable prior transaction.' },
+  terRETRY: { code: -99, message: 'Retry transaction.' },
+  tefMAX_LEDGER: { code: -186, message: 'Ledger sequence too high.' },
   temMALFORMED: { code: -299, message: 'Malformed transaction.' },
   tefPAST_SEQ: { code: -190, message: 'This sequence number has already passed.' },
   telINSUF_FEE_P: { code: -394, message: 'Fee insufficient.' },
   tecUNFUNDED_PAYMENT: { code: 104, message: 'Insufficient XRP balance to send.' },
 }
+
+const LSF_DISABLE_MASTER = 0x00100000
 
 class RippledErrorReply {
   constructor(
@@ -139,7 +148,12 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       hash,
       ledger_index: status.ledgerIndex,
       ledger_hash: ledgerHash(status.ledgerIndex),
-      meta: { TransactionIndex: 0, TransactionResult: status.transactionResult, AffectedNodes: [] },
+      meta: {
+        TransactionIndex: 0,
+        TransactionResult: status.transactionResult,
+        AffectedNodes: [],
+        ...(status.deliveredAmount === undefined ? {} : { delivered_amount: status.deliveredAmount }),
+      },
       validated: true,
     }
   }
@@ -151,7 +165,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     const accountData: Record<string, unknown> = {
       Account: address,
       Balance: '100000000',
-      Flags: 0,
+      Flags: state.disableMaster ? LSF_DISABLE_MASTER : 0,
       LedgerEntryType: 'AccountRoot',
       OwnerCount: state.signerList ? 1 : 0,
       Sequence: 1,

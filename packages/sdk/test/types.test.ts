@@ -48,6 +48,9 @@ const signedPayload: server.Payload = {
   submitEngineResult: null,
   validatedResult: null,
   validatedLedgerIndex: null,
+  signers: null,
+  outcome: null,
+  deliveredAmount: null,
 }
 
 describe("the SDK's types and the server's", () => {
