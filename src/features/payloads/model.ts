@@ -1,0 +1,191 @@
+// Payloads: their types, states, and how they are shown to applications (spec sections 2-4, DESIGN.md).
+import { toIso } from '../../platform/clock.js'
+import type { DeliveredAmount } from '../../platform/xrpl/xrpl-node.js'
+
+export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
+export type PayloadType = (typeof PAYLOAD_TYPES)[number]
+
+export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as const
+export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
+export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
+
+export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired', 'payload.finalized'] as const
+export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
+/** What a webhook receives when it names no events: the three moves out of pending (payload.finalized is asked for by name). */
+export const DEFAULT_WEBHOOK_EVENTS: readonly PayloadEvent[] = ['payload.signed', 'payload.rejected', 'payload.expired']
+
+/**
+ * The final outcome of a signAndSubmit transaction: in a validated ledger with tesSUCCESS (succeeded) or another
+ * result (failed), or never: the validated ledger passed its LastLedgerSequence without it (dropped).
+ */
+export const SUBMISSION_OUTCOMES = ['succeeded', 'failed', 'dropped'] as const
+export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number]
+
+/** options.signers: at most this many accounts. */
+export const MAX_ALLOWED_SIGNERS = 8
+
+export const DEFAULT_EXPIRES_IN_SECONDS = 300
+export const MAX_MESSAGE_BYTES = 4096
+export const MAX_CUSTOM_INSTRUCTIONS_CHARS = 200
+export const MAX_RETURN_URL_CHARS = 2048
+
+export interface Payload {
+  uuid: string
+  projectId: string
+  type: PayloadType
+  status: PayloadStatus
+  transaction: Record<string, unknown> | null
+  message: string | null
+  challenge: string | null
+  returnUrl: string | null
+  customInstructions: string | null
+  expiresAtMs: number
+  createdAtMs: number
+  resolvedAtMs: number | null
+  signerAddress: string | null
+  txHash: string | null
+  txBlob: string | null
+  walletAdapter: string | null
+  publicKey: string | null
+  signature: string | null
+  submitEngineResult: string | null
+  validatedResult: string | null
+  validatedLedgerIndex: number | null
+  /** options.signers: only these accounts may resolve the payload; null for any account. */
+  signers: string[] | null
+  outcome: SubmissionOutcome | null
+  /** A payment's delivered_amount from the validated metadata: drops as a string, or an issued-currency object. */
+  deliveredAmount: DeliveredAmount | null
+}
+
+export type { DeliveredAmount }
+
+/** What the validated ledger says of a submitted transaction, as recorded on its payload. */
+export interface FinalOutcome {
+  outcome: SubmissionOutcome
+  /** null when dropped. */
+  transactionResult: string | null
+  ledgerIndex: number | null
+  deliveredAmount: DeliveredAmount | null
+}
+
+/** What resolving a payload as signed records. */
+export interface SignedResolution {
+  walletAdapter: string
+  signerAddress: string
+  /**
+   * What was signed and by which key (proof-key.ts): recorded so that it resolves no other payload, ever. The signing
+   * service always gives it; only fixtures that resolve a payload without a wallet leave it out.
+   */
+  proofKey?: string
+  txHash?: string
+  txBlob?: string
+  publicKey?: string
+  signature?: string
+  submitEngineResult?: string
+}
+
+export function isTransactionType(type: PayloadType): boolean {
+  return type === 'sign' || type === 'signAndSubmit'
+}
+
+export function eventForStatus(status: ResolvedStatus): PayloadEvent {
+  return `payload.${status}`
+}
+
+export function signingUrl(publicUrl: string, uuid: string): string {
+  return `${publicUrl}/sign/${uuid}`
+}
+
+/** The 201 body of POST /payloads: exactly the spec's fields. */
+export function toCreatedView(payload: Payload, publicUrl: string) {
+  return {
+    uuid: payload.uuid,
+    type: payload.type,
+    status: payload.status,
+    signingUrl: signingUrl(publicUrl, payload.uuid),
+    expiresAt: toIso(payload.expiresAtMs),
+    createdAt: toIso(payload.createdAtMs),
+  }
+}
+
+/**
+ * A payload as GET /payloads/{uuid} and the list show it. Every field of the spec is always present
+ * (null until it has a value), and each type adds what it produces: the signed blob for transactions,
+ * the key and signature for messages and connect, the ledger outcome for signAndSubmit.
+ */
+export function toPayloadView(payload: Payload): PayloadView {
+  const view: PayloadView = {
+    uuid: payload.uuid,
+    type: payload.type,
+    status: payload.status,
+    signerAddress: payload.signerAddress,
+    txHash: payload.txHash,
+    walletAdapter: payload.walletAdapter,
+    expiresAt: toIso(payload.expiresAtMs),
+    createdAt: toIso(payload.createdAtMs),
+    resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+  }
+  if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
+  else {
+    view.publicKey = payload.publicKey
+    view.signature = payload.signature
+  }
+  if (payload.type === 'signAndSubmit') {
+    view.submission = submissionOf(payload)
+  }
+  return view
+}
+
+function submissionOf(payload: Payload): SubmissionView {
+  return {
+    engineResult: payload.submitEngineResult,
+    validatedResult: payload.validatedResult,
+    ledgerIndex: payload.validatedLedgerIndex,
+    outcome: payload.outcome,
+    deliveredAmount: payload.deliveredAmount,
+  }
+}
+
+export interface SubmissionView {
+  engineResult: string | null
+  validatedResult: string | null
+  ledgerIndex: number | null
+  outcome: SubmissionOutcome | null
+  deliveredAmount: DeliveredAmount | null
+}
+
+export interface PayloadView {
+  uuid: string
+  type: PayloadType
+  status: PayloadStatus
+  signerAddress: string | null
+  txHash: string | null
+  walletAdapter: string | null
+  expiresAt: string
+  createdAt: string
+  resolvedAt: string | null
+  txBlob?: string | null
+  publicKey?: string | null
+  signature?: string | null
+  submission?: SubmissionView
+}
+
+/**
+ * The payload object of a webhook delivery: spec section 6, null for fields a payload does not have; signAndSubmit
+ * payloads add `submission` as the payload view shows it.
+ */
+export function toWebhookPayload(payload: Payload) {
+  return {
+    uuid: payload.uuid,
+    type: payload.type,
+    status: payload.status,
+    signerAddress: payload.signerAddress,
+    txHash: payload.txHash,
+    txBlob: payload.txBlob,
+    walletAdapter: payload.walletAdapter,
+    createdAt: toIso(payload.createdAtMs),
+    resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(payload.type === 'signAndSubmit' ? { submission: submissionOf(payload) } : {}),
+  }
+}

@@ -1,0 +1,272 @@
+// The service's connection to an XRPL node (XRPL_NODE_URL): submission, account lookups (master key, RegularKey,
+// signer list), and the checks that follow a transaction to its final outcome.
+import { type AccountInfoResponse, Client, deriveAddress, RippledError, type ServerInfoResponse } from 'xrpl'
+
+export interface SubmitResult {
+  engineResult: string
+  engineResultMessage: string
+  /** See isAcceptedEngineResult. */
+  accepted: boolean
+}
+
+/** An amount in a ledger's metadata: drops as a string, or an issued-currency amount. */
+export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
+
+export interface ValidationResult {
+  /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
+  transactionResult: string
+  ledgerIndex: number
+  /** The metadata's delivered_amount (payments); null when absent or "unavailable". */
+  deliveredAmount: DeliveredAmount | null
+}
+
+/** What one look at the ledger says of a submitted transaction. */
+export type TransactionStatus =
+  | ({ state: 'validated' } & ValidationResult)
+  /** The validated ledger has passed the transaction's LastLedgerSequence without it: it can never be applied. */
+  | { state: 'dropped'; validatedLedgerIndex: number }
+  /** Not (yet) in a validated ledger, and still possible. */
+  | { state: 'pending' }
+
+/** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
+export interface TransactionDefaults {
+  /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */
+  fee: string
+  /** The account's next sequence number in the current open ledger. */
+  sequence: number
+  /** The latest validated ledger plus 20 (xrpl.js's autofill offset): about a minute and a half to be validated. */
+  lastLedgerSequence: number
+  /** Set when the network requires NetworkID in transactions (network ids above 1024). */
+  networkId?: number
+}
+
+export interface XrplNode {
+  /** Submits a signed blob. Throws XrplNodeUnavailableError when the node cannot be reached, times out or refuses service. */
+  submit(txBlob: string): Promise<SubmitResult>
+  /** Whether, in the latest validated ledger, `signingPubKey` is the RegularKey of `account`. */
+  isRegularKey(account: string, signingPubKey: string): Promise<boolean>
+  /** Whether `signerAccounts` all sit on the signer list of `account` and their weights reach its quorum. */
+  hasSignerQuorum(account: string, signerAccounts: readonly string[]): Promise<boolean>
+  /** Whether, in the latest validated ledger, `account` has disabled its master key (lsfDisableMaster); false for an account that does not exist. */
+  isMasterKeyDisabled(account: string): Promise<boolean>
+  /**
+   * One look at a submitted transaction: validated (with its result), dropped (the validated ledger is at or past
+   * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
+   */
+  transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
+  /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
+  transactionDefaults(account: string): Promise<TransactionDefaults | null>
+  close(): Promise<void>
+}
+
+export class XrplNodeUnavailableError extends Error {
+  override name = 'XrplNodeUnavailableError'
+}
+
+export interface XrplNodeOptions {
+  /** Bound on connecting and on each request. Default 10 seconds. */
+  requestTimeoutMs?: number
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
+/** AccountRoot flag: the account's master key may not sign. */
+const LSF_DISABLE_MASTER = 0x00100000
+/** As xrpl.js autofills: LastLedgerSequence 20 ledgers ahead, the fee 20% above the current cost. */
+const LAST_LEDGER_OFFSET = 20
+const FEE_CUSHION = 1.2
+/** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
+const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
+
+/**
+ * Whether a submit result resolves a payload as signed (submitted).
+ * - tesSUCCESS: applied to the open ledger. terQUEUED: queued by the node, to be applied when the fee allows.
+ * - tec (preliminary): the transaction is in the open ledger and will cost its fee, whatever its final result; the
+ *   user cannot retry with this blob, and a second signature would be a second transaction. The final outcome says
+ *   what happened.
+ * - Any other ter (terPRE_SEQ...): nothing was applied; tem (malformed), tef (cannot apply: past sequence...), tel
+ *   (refused locally: fee too low...): nothing reached the ledger. The payload stays pending.
+ */
+export function isAcceptedEngineResult(engineResult: string): boolean {
+  return engineResult === 'tesSUCCESS' || engineResult === 'terQUEUED' || engineResult.startsWith('tec')
+}
+
+export function createXrplNode(url: string, options: XrplNodeOptions = {}): XrplNode {
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+  /** Aborted by close(): refuses new requests. */
+  const closing = new AbortController()
+  // One client, created here and connected on first use; the constructor rejects a URL that is not ws(s)://.
+  const client = new Client(url, { timeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs })
+  // After an unexpected close, xrpl.js schedules its own reconnect, which would later close a connection opened
+  // meanwhile by the next request. Cancelling it (right after the close handler has scheduled it) leaves
+  // reconnection to connectedClient, which connects again on the next request.
+  client.on('disconnected', () => queueMicrotask(() => void client.disconnect()))
+  let connecting: Promise<void> | undefined
+
+  const connectedClient = async (): Promise<Client> => {
+    if (closing.signal.aborted) throw new XrplNodeUnavailableError('The XRPL node connection is closed')
+    if (client.isConnected()) return client
+    connecting ??= client.connect().finally(() => {
+      connecting = undefined
+    })
+    try {
+      await connecting
+    } catch (error) {
+      throw unavailable(error)
+    }
+    return client
+  }
+
+  /** Runs one request; rippled's own error replies come back as RippledError, every other failure as unavailable. */
+  const call = async <T>(send: (connected: Client) => Promise<T>): Promise<T> => {
+    const connected = await connectedClient()
+    try {
+      return await send(connected)
+    } catch (error) {
+      if (error instanceof RippledError) throw error
+      throw unavailable(error)
+    }
+  }
+
+  const accountInfo = async (account: string, signerLists: boolean) => {
+    try {
+      return await call((connected) =>
+        connected.request({ command: 'account_info', account, ledger_index: 'validated', signer_lists: signerLists }),
+      )
+    } catch (error) {
+      if (rippledErrorCode(error) === 'actNotFound') return null
+      throw asUnavailable(error)
+    }
+  }
+
+  const validatedLedgerIndex = async (): Promise<number> => {
+    try {
+      const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: 'validated' }))
+      return response.result.ledger_index
+    } catch (error) {
+      throw asUnavailable(error)
+    }
+  }
+
+  /** The validation result, or null while the transaction is unknown or not yet in a validated ledger. */
+  const validatedTransaction = async (txHash: string): Promise<ValidationResult | null> => {
+    try {
+      const response = await call((connected) => connected.request({ command: 'tx', transaction: txHash }))
+      const { validated, meta, ledger_index: ledgerIndex } = response.result
+      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
+      return { transactionResult: meta.TransactionResult, ledgerIndex, deliveredAmount: deliveredAmountOf(meta) }
+    } catch (error) {
+      if (rippledErrorCode(error) === 'txnNotFound') return null
+      throw asUnavailable(error)
+    }
+  }
+
+  return {
+    async submit(txBlob) {
+      try {
+        const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
+        const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
+        return { engineResult, engineResultMessage, accepted: isAcceptedEngineResult(engineResult) }
+      } catch (error) {
+        // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
+        // transaction, not an outage.
+        if (error instanceof RippledError && rippledErrorCode(error) === 'invalidTransaction') {
+          return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false }
+        }
+        throw asUnavailable(error)
+      }
+    },
+
+    async isRegularKey(account, signingPubKey) {
+      const response = await accountInfo(account, false)
+      return response?.result.account_data.RegularKey === deriveAddress(signingPubKey)
+    },
+
+    async hasSignerQuorum(account, signerAccounts) {
+      const response = await accountInfo(account, true)
+      const signerList = response?.result.signer_lists?.[0]
+      if (signerList === undefined) return false
+      const weights = new Map(signerList.SignerEntries.map(({ SignerEntry }) => [SignerEntry.Account, SignerEntry.SignerWeight]))
+      let weight = 0
+      for (const signer of signerAccounts) {
+        const signerWeight = weights.get(signer)
+        if (signerWeight === undefined) return false
+        weight += signerWeight
+      }
+      return weight >= signerList.SignerQuorum
+    },
+
+    async isMasterKeyDisabled(account) {
+      const response = await accountInfo(account, false)
+      const flags = response?.result.account_data.Flags ?? 0
+      return (flags & LSF_DISABLE_MASTER) !== 0
+    },
+
+    async transactionStatus(txHash, lastLedgerSequence) {
+      // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
+      // missing from every ledger up to that index, including the last one it could enter.
+      const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
+      const result = await validatedTransaction(txHash)
+      if (result !== null) return { state: 'validated', ...result }
+      if (validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence) {
+        return { state: 'dropped', validatedLedgerIndex: validatedBefore }
+      }
+      return { state: 'pending' }
+    },
+
+    async transactionDefaults(account) {
+      let serverInfo: ServerInfoResponse
+      let accountData: AccountInfoResponse
+      try {
+        serverInfo = await call((connected) => connected.request({ command: 'server_info' }))
+        accountData = await call((connected) => connected.request({ command: 'account_info', account, ledger_index: 'current' }))
+      } catch (error) {
+        if (rippledErrorCode(error) === 'actNotFound') return null
+        throw asUnavailable(error)
+      }
+      const info = serverInfo.result.info
+      const validated = info.validated_ledger
+      if (validated === undefined) throw new XrplNodeUnavailableError('The XRPL node has no validated ledger yet (it is not synced)')
+      const feeDrops = Math.ceil(validated.base_fee_xrp * 1_000_000 * (info.load_factor ?? 1) * FEE_CUSHION)
+      const networkId = info.network_id
+      return {
+        fee: String(feeDrops),
+        sequence: accountData.result.account_data.Sequence,
+        lastLedgerSequence: validated.seq + LAST_LEDGER_OFFSET,
+        ...(networkId !== undefined && networkId > MAX_NETWORK_ID_WITHOUT_FIELD ? { networkId } : {}),
+      }
+    },
+
+    async close() {
+      closing.abort()
+      await client.disconnect()
+    },
+  }
+}
+
+/** A payment's delivered_amount: drops as a string, or an issued-currency amount; null when absent or "unavailable". */
+function deliveredAmountOf(meta: object): DeliveredAmount | null {
+  const delivered = (meta as { delivered_amount?: unknown }).delivered_amount
+  if (typeof delivered === 'string') return delivered === 'unavailable' ? null : delivered
+  if (typeof delivered !== 'object' || delivered === null) return null
+  const { currency, issuer, value } = delivered as Record<string, unknown>
+  if (typeof currency !== 'string' || typeof issuer !== 'string' || typeof value !== 'string') return null
+  return { currency, issuer, value }
+}
+
+function rippledErrorCode(error: unknown): string | undefined {
+  if (!(error instanceof RippledError)) return undefined
+  const data = error.data as { error?: unknown } | undefined
+  return typeof data?.error === 'string' ? data.error : undefined
+}
+
+function unavailable(cause: unknown): XrplNodeUnavailableError {
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  return new XrplNodeUnavailableError(`The XRPL node cannot be reached: ${reason}`, { cause })
+}
+
+/** A rippled error reply not handled by the caller means the node refuses service (tooBusy, noNetwork, notSynced...). */
+function asUnavailable(error: unknown): XrplNodeUnavailableError {
+  if (error instanceof XrplNodeUnavailableError) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new XrplNodeUnavailableError(`The XRPL node refused the request: ${reason}`, { cause: error })
+}

@@ -1,9 +1,0 @@
-// Follows submitted transactions to their final outcome in the background, on every instance (each follow is leased).
-import type { ServiceContext } from '../context.js'
-import { FOLLOW_INTERVAL_MS } from '../services/transaction-follower.js'
-import { type PeriodicTask, startPeriodicTask } from './periodic-task.js'
-
-export function startTransactionFollower(ctx: ServiceContext): PeriodicTask {
-  const task = startPeriodicTask('transaction-follower', FOLLOW_INTERVAL_MS / 2, () => ctx.follower.followDue(), ctx.logger)
-  return task
-}
