@@ -81,8 +81,8 @@ export class SigningService {
    * Verifies an approval from a wallet in the browser and resolves the payload as signed. In order: 404/410/409 for a
    * payload that cannot be resolved; 403 for the developer wallet on mainnet; 422 for the `xaman` label (Xaman's
    * results come from Xaman, server to server, never through this route); 422 when the approval does not verify or
-   * its signer is not allowed; 409 when its proof already resolved another payload; the ledger's word on the master
-   * key, a RegularKey or a multisignature quorum; for signAndSubmit, the submission. Nothing changes until all passed.
+   * its signer is not allowed; the ledger's word on the master key, a RegularKey or a multisignature quorum; 409 when
+   * its proof already resolved another payload; for signAndSubmit, the submission. Nothing changes until all passed.
    */
   async approve(uuid: string, approval: Approval): Promise<Payload> {
     const payload = await this.options.payloads.assertActionable(uuid)
@@ -232,8 +232,8 @@ export class SigningService {
       proofKey: transactionProofKey(verified.transaction),
     }
     this.assertAllowedSigner(payload, signed.signerAddress)
-    await this.options.payloads.assertProofUnused(signed.proofKey)
     await this.checkAuthority(verified)
+    await this.options.payloads.assertProofUnused(signed.proofKey)
     if (payload.type === 'sign') return this.options.payloads.resolveSigned(payload.uuid, signed)
     return this.submitAndResolve(payload, verified, signed)
   }
@@ -244,8 +244,8 @@ export class SigningService {
    */
   private async resolveProven(payload: Payload, signed: ProvenResolution, keyField = 'publicKey'): Promise<Payload> {
     this.assertAllowedSigner(payload, signed.signerAddress)
-    await this.options.payloads.assertProofUnused(signed.proofKey)
     await this.assertMasterKeyEnabled(signed.signerAddress, keyField)
+    await this.options.payloads.assertProofUnused(signed.proofKey)
     return this.options.payloads.resolveSigned(payload.uuid, signed)
   }
 
