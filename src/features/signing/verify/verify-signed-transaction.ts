@@ -9,6 +9,7 @@ import {
   decodeSignedBlob,
   isPublicKeyHex,
   isSignatureHex,
+  MAX_SIGNERS,
   SIGNED_FIELD,
   verifySignatureHex,
 } from './signed-blob.js'
@@ -39,13 +40,6 @@ export interface VerifiedTransaction {
  * Flags have their own rule (signed-blob.ts).
  */
 const WALLET_MAY_ADD: readonly string[] = ['Fee', 'Sequence', 'LastLedgerSequence', 'NetworkID', 'SigningPubKey', 'TxnSignature', 'Signers']
-
-/**
- * The ledger accepts at most this many signers on a multisigned transaction (signer lists hold 32 entries since the
- * ExpandedSignerList amendment). Checked before any signature: a blob with hundreds of signers would otherwise cost
- * hundreds of verifications before its refusal.
- */
-export const MAX_SIGNERS = 32
 
 /**
  * Throws a 422 with details on any mismatch, bad signature or malformed blob; never another error type. The cheap
