@@ -103,7 +103,7 @@ export class TransactionFollower {
     })
     if (recorded === undefined) return
     logger.info({ uuid: follow.payloadUuid, txHash: follow.txHash, outcome: final.outcome }, 'submitted transaction is final')
-    payloads.announce(recorded, 'payload.finalized')
+    payloads.announceOutcome(recorded)
   }
 }
 

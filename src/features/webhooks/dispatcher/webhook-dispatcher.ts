@@ -2,18 +2,17 @@
 // cap and a per-webhook cap, and records each outcome: success, a retry on the schedule, or failure with one alert.
 import type { Logger } from 'pino'
 import type { Config } from '../../../config.js'
+import { type ServiceEvents, wakeOnEvents } from '../../../events.js'
 import type { Clock } from '../../../platform/clock.js'
 import type { Storage } from '../../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
-import type { EmailOutbox } from '../../email/service.js'
-import type { PayloadService } from '../../payloads/service.js'
+import type { WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
 import { DELIVERY_TIMEOUT_MS, TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
-import type { WebhookService } from '../service.js'
 import { signWebhookBody } from '../signature.js'
 import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
 
@@ -70,7 +69,8 @@ export interface DispatcherContext {
   clock: Clock
   logger: Logger
   secretBox: SecretBox
-  emails: EmailOutbox
+  /** 'delivery.failed' when a payload's delivery fails its last attempt: its alert mail is queued with the failure. */
+  events: ServiceEvents
 }
 
 export interface WebhookDispatcherOptions {
@@ -338,29 +338,28 @@ export class WebhookDispatcher {
       return
     }
 
+    const failure: WebhookFailure | null =
+      isTest || delivery.payloadUuid === null
+        ? null
+        : {
+            deliveryId: delivery.id,
+            projectId: target.projectId,
+            projectName: target.projectName,
+            webhookId: target.webhookId,
+            webhookUrl: target.url,
+            event: delivery.event,
+            payloadUuid: delivery.payloadUuid,
+            attempts,
+            lastError: result.error ?? 'unknown error',
+          }
     const alerted = await db.transaction().execute(async (tx) => {
       if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return false
-      if (isTest || delivery.payloadUuid === null) return false
-      await this.ctx.emails.enqueueWebhookFailure(tx, {
-        deliveryId: delivery.id,
-        projectId: target.projectId,
-        projectName: target.projectName,
-        webhookId: target.webhookId,
-        webhookUrl: target.url,
-        event: delivery.event,
-        payloadUuid: delivery.payloadUuid,
-        attempts,
-        lastError: result.error ?? 'unknown error',
-      })
+      if (failure === null) return false
+      await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
       return true
     })
-    if (alerted) this.ctx.emails.notifyQueued()
+    if (alerted && failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
   }
-}
-
-export interface WebhookDispatcherTaskContext extends DispatcherContext {
-  payloads: Pick<PayloadService, 'events'>
-  webhooks: Pick<WebhookService, 'events'>
 }
 
 /**
@@ -368,7 +367,7 @@ export interface WebhookDispatcherTaskContext extends DispatcherContext {
  * tick), when a send frees a slot, and every second for retries that came due and work queued by other instances.
  */
 export function startWebhookDispatcher(
-  ctx: WebhookDispatcherTaskContext,
+  ctx: DispatcherContext,
   options: WebhookDispatcherOptions & { pollIntervalMs?: number } = {},
 ): PeriodicTask {
   let coalescing: NodeJS.Timeout | undefined
@@ -392,13 +391,11 @@ export function startWebhookDispatcher(
     () => dispatcher.dispatchDue(),
     ctx.logger,
   )
-  ctx.payloads.events.on('transition', wake)
-  ctx.webhooks.events.on('queued', wake)
+  const stopWaking = wakeOnEvents(ctx.events, 'webhook-dispatcher', wake)
   return {
     wake,
     async stop() {
-      ctx.payloads.events.off('transition', wake)
-      ctx.webhooks.events.off('queued', wake)
+      stopWaking()
       clearTimeout(coalescing)
       await task.stop()
       // Sends in flight end within their timeout; recording them now spares their receivers a repeat after the lease.
