@@ -40,6 +40,8 @@ export interface RippledDouble {
   stop(): Promise<void>
   /** The node comes back on the same port. */
   start(): Promise<void>
+  /** Requests of this command are recorded and never answered (a node slow to answer one kind of request), until released. */
+  hold(command: string, held: boolean): void
   /** Open connections stay open but get no answers, and new connections never complete their handshake. */
   setUnresponsive(unresponsive: boolean): void
   close(): Promise<void>
@@ -78,6 +80,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   }
   let validatedLedgerIndex = 1000
   let unresponsive = false
+  const heldCommands = new Set<string>()
   const hangingSockets = new Set<Socket>()
 
   const answer = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
@@ -192,6 +195,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (unresponsive) return
     const request = JSON.parse(data.toString()) as Record<string, unknown>
     requests.push(request)
+    if (heldCommands.has(String(request.command))) return
     const reply = answer(request)
     const message =
       reply instanceof RippledErrorReply
@@ -267,6 +271,10 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       if (listening) return
       await listen(port)
       listening = true
+    },
+    hold(command, held) {
+      if (held) heldCommands.add(command)
+      else heldCommands.delete(command)
     },
     setUnresponsive(value) {
       unresponsive = value
