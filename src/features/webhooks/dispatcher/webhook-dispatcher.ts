@@ -9,12 +9,12 @@ import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic
 import type { WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
-import { DELIVERY_TIMEOUT_MS, TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../model.js'
+import { DELIVERY_TIMEOUT_MS, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
 import { signWebhookBody } from '../signature.js'
-import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
+import { attemptOutcome } from './attempt-outcome.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -60,8 +60,6 @@ const CLAIM_COALESCE_MS = 3
  * the receiver already has the delivery, and its slot is free once the response is in.
  */
 const SUCCESS_RECORD_COALESCE_MS = 10
-
-const GONE_REASON = 'the receiver answered 410 Gone'
 
 export interface DispatcherContext {
   config: Pick<Config, 'webhookAllowPrivateTargets'>
@@ -302,22 +300,33 @@ export class WebhookDispatcher {
   }
 
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
-    if (result.ok) {
+    const nowMs = this.ctx.clock.now()
+    const attempts = delivery.attempts + 1
+    const outcome = attemptOutcome({ event: delivery.event, payloadUuid: delivery.payloadUuid, attempts, result, nowMs }, this.random)
+    if (outcome.kind === 'succeeded') {
       // The slot is free once the response is in; the success is recorded with others shortly after.
-      this.track(this.recordSuccess(delivery, result.statusCode ?? 200), delivery)
+      this.track(this.recordSuccess(delivery, outcome.statusCode), delivery)
       return
     }
     const { db } = this.ctx.storage
     const claim = claimOf(delivery)
-    const nowMs = this.ctx.clock.now()
-    const attempts = delivery.attempts + 1
     const attempted = { attempts, nextAttemptAtMs: delivery.nextAttemptAtMs, lastStatusCode: result.statusCode, lastError: result.error }
     const failed: DeliveryOutcome = { ...attempted, state: 'failed', completedAtMs: nowMs }
 
-    if (result.statusCode === 410) {
+    if (outcome.kind === 'retry') {
+      await webhookDeliveriesRepository.complete(db, claim, {
+        ...attempted,
+        state: 'pending',
+        nextAttemptAtMs: outcome.nextAttemptAtMs,
+        completedAtMs: null,
+      })
+      return
+    }
+
+    if (outcome.kind === 'disable-webhook') {
       await db.transaction().execute(async (tx) => {
         if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return
-        await webhooksRepository.disable(tx, target.webhookId, nowMs, GONE_REASON)
+        await webhooksRepository.disable(tx, target.webhookId, nowMs, outcome.reason)
         await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
       })
       await this.cancelWaiting(target.webhookId, nowMs)
@@ -325,23 +334,9 @@ export class WebhookDispatcher {
       return
     }
 
-    const isTest = delivery.event === WEBHOOK_TEST_EVENT
-    const maxAttempts = isTest ? TEST_DELIVERY_MAX_ATTEMPTS : MAX_DELIVERY_ATTEMPTS
-    const delayMs = attempts < maxAttempts ? nextAttemptDelayMs(attempts, this.random, parseRetryAfter(result.retryAfter, nowMs)) : null
-    if (delayMs !== null) {
-      await webhookDeliveriesRepository.complete(db, claim, {
-        ...attempted,
-        state: 'pending',
-        nextAttemptAtMs: nowMs + delayMs,
-        completedAtMs: null,
-      })
-      return
-    }
-
     const failure: WebhookFailure | null =
-      isTest || delivery.payloadUuid === null
-        ? null
-        : {
+      outcome.alert && delivery.payloadUuid !== null
+        ? {
             deliveryId: delivery.id,
             projectId: target.projectId,
             projectName: target.projectName,
@@ -352,6 +347,7 @@ export class WebhookDispatcher {
             attempts,
             lastError: result.error ?? 'unknown error',
           }
+        : null
     const alerted = await db.transaction().execute(async (tx) => {
       if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return false
       if (failure === null) return false
