@@ -7,6 +7,7 @@ import { createContext, type ServiceContext } from './context.js'
 import { startMailer } from './features/email/mailer.js'
 import { startExpirySweeper } from './features/payloads/expiry-worker.js'
 import { startTransactionFollower } from './features/signing/follower-worker.js'
+import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker.js'
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
@@ -56,7 +57,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const app = await buildApp(ctx)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
   const workers: PeriodicTask[] =
-    options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startTransactionFollower(ctx)]
+    options.workers === false
+      ? []
+      : [
+          startMailer(ctx),
+          startExpirySweeper(ctx),
+          startWebhookDispatcher(ctx),
+          startTransactionFollower(ctx),
+          ...(ctx.signing.xamanEnabled ? [startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger)] : []),
+        ]
 
   let url: string | undefined
   if (options.listen !== false) {
@@ -74,7 +83,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
       await ctx.xrplNode?.close()
-      await ctx.signing.stop()
       await ctx.rateLimiter.close()
       await Promise.all([ctx.liveEvents.close(), ctx.streamSlots.close()])
       await storage.close()

@@ -231,6 +231,15 @@ const migrations: Record<string, Migration> = {
         .addColumn('finished_at', 'bigint')
         .execute()
       await db.schema.createIndex('transaction_follows_due').on('transaction_follows').columns(['state', 'next_attempt_at']).execute()
+
+      // Xaman outcomes are learned by a background worker: when each request is next due for a look, and the lease of
+      // the instance looking at it.
+      await db.schema
+        .alterTable('xaman_sign_requests')
+        .addColumn('next_check_at', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute()
+      await db.schema.alterTable('xaman_sign_requests').addColumn('lease_expires_at', 'bigint').execute()
+      await db.schema.createIndex('xaman_sign_requests_due').on('xaman_sign_requests').columns(['settled_at', 'next_check_at']).execute()
     },
   },
 }

@@ -1,6 +1,8 @@
 // Table types for Kysely. Times are integer milliseconds since the Unix epoch (UTC) on both
 // databases; JSON is stored as text so that one query code base serves SQLite and PostgreSQL.
 
+import type { Generated } from 'kysely'
+
 export interface AccountsTable {
   id: string
   issuer: string
@@ -189,6 +191,10 @@ export interface XamanSignRequestsTable {
   created_at: number
   /** Set once its outcome was applied or it can no longer give one (cancelled, expired, did not verify). */
   settled_at: number | null
+  /** When the Xaman worker next asks Xaman about it. */
+  next_check_at: Generated<number>
+  /** Held by the instance asking Xaman about it now. */
+  lease_expires_at: number | null
 }
 
 /** The one signed transaction of a signAndSubmit payload being submitted now, so that two instances never submit two. */

@@ -29,8 +29,6 @@ export interface StreamSpec {
   read(): Promise<StreamState>
   /** The state to send for a published change; without it, every change is read again. */
   fromChange?(view: PayloadView): StreamState
-  /** Read again this often while pending, for outcomes that are learned by reading (a wallet checked by the service). */
-  refreshMs?: number
 }
 
 export interface LiveStreamsOptions {
@@ -71,14 +69,12 @@ export class LiveStreams {
     })
     let expiryTimer: ReturnType<typeof setTimeout> | undefined
     let heartbeat: ReturnType<typeof setInterval> | undefined
-    let refresh: ReturnType<typeof setInterval> | undefined
 
     const finish = () => {
       if (closed) return
       closed = true
       clearTimeout(expiryTimer)
       clearInterval(heartbeat)
-      clearInterval(refresh)
       unsubscribe()
       slot.release()
       this.open.delete(finish)
@@ -149,7 +145,6 @@ export class LiveStreams {
       reply.raw.write(': heartbeat\n\n')
       slot.renew()
     }, heartbeatMs)
-    if (spec.refreshMs !== undefined) refresh = setInterval(() => onChange(null), spec.refreshMs)
     // The client may have gone while the first read was under way, before there was a listener to tell.
     if (reply.raw.destroyed || reply.raw.socket?.destroyed) finish()
     send(initial)

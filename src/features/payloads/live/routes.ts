@@ -16,8 +16,6 @@ import type { LiveStreams, StreamState } from './live-streams.js'
 
 /** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
 const SIGN_STREAMS_PER_PAYLOAD = 5
-/** How often a signing page's stream reads a pending payload again when Xaman is enabled: its outcome is learned by reading. */
-const XAMAN_REFRESH_MS = 2000
 
 const EventStreamResponse = {
   200: {
@@ -104,7 +102,6 @@ export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoute
         slotLimit: SIGN_STREAMS_PER_PAYLOAD,
         overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
         read: async () => signState(await deps.signing.view(uuid)),
-        refreshMs: deps.signing.xamanEnabled ? XAMAN_REFRESH_MS : undefined,
       })
     },
   )
