@@ -115,7 +115,7 @@ export interface WebhookPayload {
   walletAdapter: string | null
   createdAt: string
   resolvedAt: string | null
-  /** signAndSubmit only. */
+  /** payload.finalized only. */
   submission?: Submission
 }
 

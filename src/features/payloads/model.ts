@@ -172,10 +172,10 @@ export interface PayloadView {
 }
 
 /**
- * The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have; signAndSubmit
- * payloads add `submission` as the payload view shows it.
+ * The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. The
+ * payload.finalized event adds `submission` as the payload view shows it.
  */
-export function toWebhookPayload(payload: Payload) {
+export function toWebhookPayload(payload: Payload, event?: PayloadEvent) {
   return {
     uuid: payload.uuid,
     type: payload.type,
@@ -186,6 +186,6 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
-    ...(payload.type === 'signAndSubmit' ? { submission: submissionOf(payload) } : {}),
+    ...(event === 'payload.finalized' ? { submission: submissionOf(payload) } : {}),
   }
 }
