@@ -4,6 +4,8 @@ import { encode, encodeForSigning } from 'ripple-binary-codec'
 import { sign } from 'ripple-keypairs'
 import { Wallet } from 'xrpl'
 import { XAMAN_CHECK_INTERVAL_MS } from '../../../src/features/signing/xaman/outcome-worker.js'
+import { startService } from '../../../src/main.js'
+import { createLogger } from '../../../src/platform/logger.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
@@ -132,6 +134,34 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     const { uuid, xamanUuid } = await started({ type: 'connect' })
     xaman.sign(xamanUuid, xamanSignIn(Wallet.generate()), Wallet.generate().classicAddress)
     assert.equal((await pagePoll(uuid)).status, 'pending')
+  })
+
+  it('options.signers: Xaman is told the accounts, and a SignIn by another account is not accepted', async () => {
+    const allowed = Wallet.generate()
+    const other = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'connect', options: { signers: [allowed.classicAddress] } })
+    assert.deepEqual((xaman.created.at(-1)?.body.options as { signers?: string[] }).signers, [allowed.classicAddress])
+    xaman.sign(xamanUuid, xamanSignIn(other), other.classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    const second = await startXaman(uuid)
+    assert.equal(second.statusCode, 200)
+    const secondUuid = (xaman.created.at(-1) as { uuid: string }).uuid
+    xaman.sign(secondUuid, xamanSignIn(allowed), allowed.classicAddress)
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'signed')
+    assert.equal(view.signerAddress, allowed.classicAddress)
+  })
+
+  it('two instances look at each Xaman request once', async () => {
+    const other = await startService(t.config, { listen: false, workers: false, logger: createLogger('silent'), clock: t.clock })
+    try {
+      const requests = await Promise.all([started({ type: 'connect' }), started({ type: 'connect' })])
+      t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+      await Promise.all([t.service.ctx.signing.xamanOutcomes.checkDue(), other.ctx.signing.xamanOutcomes.checkDue()])
+      for (const { xamanUuid } of requests) assert.equal(xaman.reads.get(xamanUuid), 1)
+    } finally {
+      await other.stop()
+    }
   })
 
   it('a user who rejects in Xaman rejects the request', async () => {
