@@ -26,7 +26,10 @@ import type { Tx } from './platform/db/database.js'
 
 /** Emitted inside the transaction of the change that causes them: what a listener writes commits or rolls back with it. */
 export interface TransactionEvents {
-  /** A payload left pending (signed, rejected, expired), or its submitted transaction's outcome is final (finalized). */
+  /**
+   * A payload left pending (signed, rejected, expired), a multisigned one recorded a signature (payload.signature_added),
+   * or its submitted transaction's outcome is final (payload.finalized).
+   */
   'payload.changed': PayloadTransition
   /** A creation took a project's monthly usage past the warning threshold (first time this month). */
   'usage.warning': UsageWarning
@@ -36,7 +39,7 @@ export interface TransactionEvents {
 
 /** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
 export interface CommittedEvents {
-  /** A payload left pending, or its outcome became final, committed. */
+  /** A payload left pending, a multisigned one recorded a signature or a signer's rejection, or an outcome became final, committed. */
   'payload.changed': PayloadTransition
   /** Webhook deliveries were committed outside a payload change (a retry, a test delivery). */
   'delivery.queued': undefined

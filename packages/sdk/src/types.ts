@@ -2,7 +2,7 @@
 
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.finalized'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added' | 'payload.finalized'
 /** signAndSubmit: the final outcome, once the validated ledger has decided. */
 export type SubmissionOutcome = 'succeeded' | 'failed' | 'dropped'
 /** Drops as a string, or an issued-currency amount. */
@@ -21,6 +21,14 @@ export interface Submission {
   deliveredAmount: DeliveredAmount | null
 }
 
+/** options.multisign: the signer list of the transaction's Account and who has signed. */
+export interface Multisign {
+  quorum: number
+  /** The weight of the signatures collected so far. */
+  weight: number
+  signers: Array<{ account: string; weight: number; signed: boolean; signedAt: string | null; rejectedAt: string | null }>
+}
+
 export interface CreatePayloadRequest {
   type: PayloadType
   /** sign, signAndSubmit: the XRPL transaction fields (Amount as a string of drops, or an issued-currency object). */
@@ -36,6 +44,8 @@ export interface CreatePayloadRequest {
     customInstructions?: string
     /** 1 to 8 classic addresses: only these accounts may resolve the payload. */
     signers?: string[]
+    /** sign, signAndSubmit: collect the signatures of the Account's signer list and combine them at quorum. */
+    multisign?: boolean
   }
 }
 
@@ -66,6 +76,8 @@ export interface Payload {
   signature?: string | null
   /** signAndSubmit: what happened on the ledger. */
   submission?: Submission
+  /** options.multisign only. */
+  multisign?: Multisign
 }
 
 export interface ListPayloadsOptions {
@@ -117,6 +129,8 @@ export interface WebhookPayload {
   resolvedAt: string | null
   /** payload.finalized only. */
   submission?: Submission
+  /** options.multisign only. */
+  multisign?: Multisign
 }
 
 /** A delivery telling that a payload was signed, rejected or expired, or that a submitted transaction is final. */

@@ -51,6 +51,7 @@ const signedPayload: server.Payload = {
   signers: null,
   outcome: null,
   deliveredAmount: null,
+  multisign: null,
 }
 
 describe("the SDK's types and the server's", () => {

@@ -1,6 +1,8 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
 import type { DeliveredAmount } from '../../platform/xrpl/xrpl-node.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { type MultisignView, toMultisignView } from '../signing/multisign/view.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
 export type PayloadType = (typeof PAYLOAD_TYPES)[number]
@@ -9,10 +11,14 @@ export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as 
 export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
 export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
-export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired', 'payload.finalized'] as const
+/** The events a resolution causes: what a webhook receives when it names no events. */
+export const RESOLUTION_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/**
+ * Every event a webhook can subscribe to: the resolutions, and, asked for by name, each signature of a multisigned
+ * request and the final outcome of a submitted transaction.
+ */
+export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added', 'payload.finalized'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
-/** What a webhook receives when it names no events: the three moves out of pending (payload.finalized is asked for by name). */
-export const DEFAULT_WEBHOOK_EVENTS: readonly PayloadEvent[] = ['payload.signed', 'payload.rejected', 'payload.expired']
 
 /**
  * The final outcome of a signAndSubmit transaction: in a validated ledger with tesSUCCESS (succeeded) or another
@@ -56,6 +62,8 @@ export interface Payload {
   outcome: SubmissionOutcome | null
   /** A payment's delivered_amount from the validated metadata: drops as a string, or an issued-currency object. */
   deliveredAmount: DeliveredAmount | null
+  /** options.multisign: the signer list and what each signer answered; null for other payloads. */
+  multisign: MultisignState | null
 }
 
 export type { DeliveredAmount }
@@ -89,7 +97,7 @@ export function isTransactionType(type: PayloadType): boolean {
   return type === 'sign' || type === 'signAndSubmit'
 }
 
-export function eventForStatus(status: ResolvedStatus): PayloadEvent {
+export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENTS)[number] {
   return `payload.${status}`
 }
 
@@ -134,6 +142,7 @@ export function toPayloadView(payload: Payload): PayloadView {
   if (payload.type === 'signAndSubmit') {
     view.submission = submissionOf(payload)
   }
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return view
 }
 
@@ -169,6 +178,7 @@ export interface PayloadView {
   publicKey?: string | null
   signature?: string | null
   submission?: SubmissionView
+  multisign?: MultisignView
 }
 
 /**
@@ -187,5 +197,6 @@ export function toWebhookPayload(payload: Payload, event?: PayloadEvent) {
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
     ...(event === 'payload.finalized' ? { submission: submissionOf(payload) } : {}),
+    ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
   }
 }

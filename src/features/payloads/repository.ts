@@ -4,6 +4,7 @@ import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
+import type { MultisignState } from '../signing/multisign/model.js'
 import type {
   DeliveredAmount,
   FinalOutcome,
@@ -43,6 +44,7 @@ export function rowToPayload(row: PayloadRow): Payload {
     signers: row.signers_json === null ? null : (JSON.parse(row.signers_json) as string[]),
     outcome: row.outcome as SubmissionOutcome | null,
     deliveredAmount: row.delivered_amount === null ? null : (JSON.parse(row.delivered_amount) as DeliveredAmount),
+    multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
   }
 }
 
@@ -67,6 +69,7 @@ type NewPayloadRow = Pick<
   | 'expires_at'
   | 'created_at'
   | 'signers_json'
+  | 'multisign_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
@@ -83,6 +86,7 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     expires_at: p.expires_at,
     created_at: p.created_at,
     signers_json: p.signers_json,
+    multisign_json: p.multisign_json,
   }),
 )
 /**
@@ -138,7 +142,29 @@ export const payloadsRepository = {
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
       signers_json: payload.signers === null ? null : JSON.stringify(payload.signers),
+      multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
     })
+  },
+
+  /**
+   * Replaces a pending multisigned payload's state if it is still `expected` (compare-and-set: of two racing
+   * signatures one wins, the other reads again). Undefined when the state moved, or the payload was resolved or expired.
+   */
+  async replaceMultisign(
+    db: DbOrTx,
+    uuid: string,
+    change: { expected: MultisignState; next: MultisignState; notExpiredAtMs: number },
+  ): Promise<Payload | undefined> {
+    const row = await db
+      .updateTable('payloads')
+      .set({ multisign_json: JSON.stringify(change.next) })
+      .where('uuid', '=', uuid)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', change.notExpiredAtMs)
+      .where('multisign_json', '=', JSON.stringify(change.expected))
+      .returningAll()
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {

@@ -16,6 +16,7 @@ import {
 } from '../../platform/http/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
+import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import {
   MAX_ALLOWED_SIGNERS,
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
@@ -63,6 +64,12 @@ const CreatePayloadBody = Type.Object(
             Type.Array(Type.String({ maxLength: 64 }), {
               maxItems: 64,
               description: `1 to ${MAX_ALLOWED_SIGNERS} classic addresses: only these accounts may resolve the payload`,
+            }),
+          ),
+          multisign: Type.Optional(
+            Type.Boolean({
+              description:
+                "sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum",
             }),
           ),
         },
@@ -113,6 +120,7 @@ export const PayloadViewSchema = Type.Object(
         { description: 'signAndSubmit only: what happened on the ledger' },
       ),
     ),
+    multisign: Type.Optional(MultisignViewSchema),
   },
   { $id: 'Payload' },
 )

@@ -42,9 +42,9 @@ export class SigningService {
     return approve(this.deps, uuid, approval)
   }
 
-  /** POST /api/v1/sign/{uuid}/reject. */
-  reject(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Payload> {
-    return reject(this.deps, uuid, walletAdapter)
+  /** POST /api/v1/sign/{uuid}/reject (`signerAccount`: a signer of a multisigned request). */
+  reject(uuid: string, walletAdapter: WalletAdapterName | undefined, signerAccount?: string): Promise<Payload> {
+    return reject(this.deps, uuid, walletAdapter, signerAccount)
   }
 
   /** GET /api/v1/sign/{uuid}/account/{address}. */

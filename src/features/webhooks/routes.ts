@@ -20,7 +20,8 @@ const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on ev
 
 const EventName = Type.String({
   enum: [...PAYLOAD_EVENTS],
-  description: 'payload.signed, payload.rejected, payload.expired or payload.finalized',
+  description:
+    'payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed',
 })
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'

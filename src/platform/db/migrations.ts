@@ -242,6 +242,11 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('xaman_sign_requests_due').on('xaman_sign_requests').columns(['settled_at', 'next_check_at']).execute()
     },
   },
+  '0009_multisign': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

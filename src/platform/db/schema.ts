@@ -80,6 +80,8 @@ export interface PayloadsTable {
   outcome: string | null
   /** signAndSubmit payments: the metadata's delivered_amount, JSON (drops as a string, or an issued-currency object). */
   delivered_amount: string | null
+  /** options.multisign: the signer list and the signatures collected (MultisignState, JSON); null otherwise. */
+  multisign_json: string | null
 }
 
 export interface PayloadProofsTable {

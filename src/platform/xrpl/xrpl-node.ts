@@ -50,6 +50,11 @@ export interface XrplNode {
   /** Whether, in the latest validated ledger, `account` has disabled its master key (lsfDisableMaster); false for an account that does not exist. */
   isMasterKeyDisabled(account: string): Promise<boolean>
   /**
+   * The SignerList of `account` in the latest validated ledger: its quorum and weighted entries. Null when the account
+   * does not exist; no entries when it has no signer list.
+   */
+  signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
+  /**
    * One look at a submitted transaction: validated (with its result), dropped (the validated ledger is at or past
    * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
    */
@@ -138,6 +143,17 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
+  const signerList = async (account: string) => {
+    const response = await accountInfo(account, true)
+    if (response === null) return null
+    const list = response.result.signer_lists?.[0]
+    if (list === undefined) return { quorum: 0, entries: [] }
+    return {
+      quorum: list.SignerQuorum,
+      entries: list.SignerEntries.map(({ SignerEntry }) => ({ account: SignerEntry.Account, weight: SignerEntry.SignerWeight })),
+    }
+  }
+
   const validatedLedgerIndex = async (): Promise<number> => {
     try {
       const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: 'validated' }))
@@ -182,18 +198,19 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     },
 
     async hasSignerQuorum(account, signerAccounts) {
-      const response = await accountInfo(account, true)
-      const signerList = response?.result.signer_lists?.[0]
-      if (signerList === undefined) return false
-      const weights = new Map(signerList.SignerEntries.map(({ SignerEntry }) => [SignerEntry.Account, SignerEntry.SignerWeight]))
+      const list = await signerList(account)
+      if (list === null || list.entries.length === 0) return false
+      const weights = new Map(list.entries.map((entry) => [entry.account, entry.weight]))
       let weight = 0
       for (const signer of signerAccounts) {
         const signerWeight = weights.get(signer)
         if (signerWeight === undefined) return false
         weight += signerWeight
       }
-      return weight >= signerList.SignerQuorum
+      return weight >= list.quorum
     },
+
+    signerList,
 
     async isMasterKeyDisabled(account) {
       const response = await accountInfo(account, false)

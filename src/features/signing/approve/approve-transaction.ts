@@ -8,11 +8,13 @@ import { transactionProofKey } from '../verify/proof-key.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import { type VerifiedTransaction, verifySignedTransaction } from '../verify/verify-signed-transaction.js'
 import { type Approval, requireFields } from './approval.js'
+import { approveMultisigned } from './approve-multisigned.js'
 import { assertAllowedSigner, assertMasterKeyEnabled, type ProvenResolution } from './signer-rules.js'
 import { submitAndResolve } from './submit-transaction.js'
 
 export async function approveTransaction(deps: SigningDeps, payload: Payload, approval: Approval): Promise<Payload> {
   const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
+  if (payload.multisign !== null) return approveMultisigned(deps, payload, approval.walletAdapter, signedTransaction)
   const requested = payload.transaction as Record<string, unknown>
   // Created before such transactions were refused at creation: signed, it would be a sign-in elsewhere.
   if (couldPassAsConnectTransaction(requested)) {

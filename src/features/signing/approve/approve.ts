@@ -3,6 +3,7 @@
 import { forbidden, unprocessable } from '../../../platform/errors.js'
 import type { Payload } from '../../payloads/model.js'
 import type { SigningDeps } from '../deps.js'
+import { quorumReachable, withRejection } from '../multisign/model.js'
 import { isDeveloperWalletAllowed, type WalletAdapterName } from '../view.js'
 import type { Approval } from './approval.js'
 import { approveConnect } from './approve-connect.js'
@@ -24,9 +25,32 @@ export async function approve(deps: SigningDeps, uuid: string, approval: Approva
   return approveVerified(deps, payload, approval)
 }
 
-/** POST /api/v1/sign/{uuid}/reject: `xaman` is not a label a browser may give (the user rejects in Xaman itself). */
-export async function reject(deps: SigningDeps, uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Payload> {
+/**
+ * POST /api/v1/sign/{uuid}/reject: `xaman` is not a label a browser may give (the user rejects in Xaman itself). A
+ * multisigned request is rejected by each signer, who names their account; it is rejected as a whole once the signers
+ * left can no longer reach the quorum.
+ */
+export async function reject(
+  deps: SigningDeps,
+  uuid: string,
+  walletAdapter: WalletAdapterName | undefined,
+  signerAccount?: string,
+): Promise<Payload> {
   if (walletAdapter === 'xaman') throw unprocessable([{ field: 'walletAdapter', message: XAMAN_FROM_BROWSER }])
+  const payload = await deps.payloads.getForSigning(uuid)
+  if (payload.multisign === null) {
+    if (signerAccount !== undefined) {
+      throw unprocessable([{ field: 'signerAccount', message: 'is only for multisigned requests, which each signer rejects for themself' }])
+    }
+    return deps.payloads.reject(uuid, walletAdapter)
+  }
+  if (signerAccount === undefined) {
+    throw unprocessable([{ field: 'signerAccount', message: 'is required: each signer of a multisigned request rejects for themself' }])
+  }
+  const recorded = await deps.payloads.changeMultisign(uuid, (current, nowMs) =>
+    withRejection(current.multisign, { account: signerAccount, walletAdapter: walletAdapter ?? null, nowMs }),
+  )
+  if (recorded.multisign !== null && quorumReachable(recorded.multisign)) return recorded
   return deps.payloads.reject(uuid, walletAdapter)
 }
 
