@@ -13,6 +13,7 @@ import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
 import { loadServerSecret } from './platform/db/settings-repository.js'
+import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
 import { createLogger } from './platform/logger.js'
 import type { PeriodicTask } from './platform/periodic-task.js'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js'
@@ -63,6 +64,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
           startMailer(ctx),
           startExpirySweeper(ctx),
           startWebhookDispatcher(ctx),
+          startIdempotencyKeySweeper(ctx),
           startTransactionFollower(ctx),
           ...(ctx.signing.xamanEnabled ? [startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger)] : []),
         ]
