@@ -6,6 +6,8 @@ import type { Config } from './config.js'
 import { createContext, type ServiceContext } from './context.js'
 import { startMailer } from './features/email/mailer.js'
 import { startExpirySweeper } from './features/payloads/expiry-worker.js'
+import { startTransactionFollower } from './features/signing/follower-worker.js'
+import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker.js'
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
@@ -67,7 +69,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const workers: PeriodicTask[] =
     options.workers === false
       ? []
-      : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx)]
+      : [
+          startMailer(ctx),
+          startExpirySweeper(ctx),
+          startWebhookDispatcher(ctx),
+          startIdempotencyKeySweeper(ctx),
+          startTransactionFollower(ctx),
+          ...(ctx.signing.xamanEnabled ? [startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger)] : []),
+        ]
 
   let url: string | undefined
   let metricsListener: MetricsListener | undefined
@@ -88,9 +97,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
       await metricsListener?.close()
-      // Closing the node client ends the follows of submitted transactions; then they are waited for.
       await ctx.xrplNode?.close()
-      await ctx.signing.stop()
       await ctx.rateLimiter.close()
       await Promise.all([ctx.liveEvents.close(), ctx.streamSlots.close()])
       await storage.close()

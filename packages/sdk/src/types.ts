@@ -2,7 +2,24 @@
 
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added' | 'payload.finalized'
+/** signAndSubmit: the final outcome, once the validated ledger has decided. */
+export type SubmissionOutcome = 'succeeded' | 'failed' | 'dropped'
+/** Drops as a string, or an issued-currency amount. */
+export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
+
+/** signAndSubmit: what happened on the ledger. */
+export interface Submission {
+  /** The engine result of the submission (tesSUCCESS, terQUEUED, or a preliminary tec...). */
+  engineResult: string | null
+  /** The final TransactionResult in a validated ledger. */
+  validatedResult: string | null
+  ledgerIndex: number | null
+  /** null until final. */
+  outcome: SubmissionOutcome | null
+  /** Payments: the amount delivered, from the validated metadata. */
+  deliveredAmount: DeliveredAmount | null
+}
 
 /** options.multisign: the signer list of the transaction's Account and who has signed. */
 export interface Multisign {
@@ -25,6 +42,8 @@ export interface CreatePayloadRequest {
     returnUrl?: string
     /** Shown to the user on the signing page; at most 200 characters. */
     customInstructions?: string
+    /** 1 to 8 classic addresses: only these accounts may resolve the payload. */
+    signers?: string[]
     /** sign, signAndSubmit: collect the signatures of the Account's signer list and combine them at quorum. */
     multisign?: boolean
     /** The application's own id (1-64 of A-Z a-z 0-9 . _ : -), unique per project: a second payload with it is a 409. */
@@ -64,7 +83,7 @@ export interface Payload {
   publicKey?: string | null
   signature?: string | null
   /** signAndSubmit: what happened on the ledger. */
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  submission?: Submission
   /** options.multisign only. */
   multisign?: Multisign
 }
@@ -86,7 +105,7 @@ export interface PayloadList {
 
 export interface CreateWebhookRequest {
   url: string
-  /** All three when omitted. */
+  /** payload.signed, payload.rejected and payload.expired when omitted; payload.finalized only when listed. */
   events?: PayloadEvent[]
 }
 
@@ -118,13 +137,15 @@ export interface WebhookPayload {
   walletAdapter: string | null
   createdAt: string
   resolvedAt: string | null
+  /** payload.finalized only. */
+  submission?: Submission
   /** options.multisign only. */
   multisign?: Multisign
   externalId: string | null
   metadata: Record<string, unknown> | null
 }
 
-/** A delivery telling that a payload was signed, rejected or expired. */
+/** A delivery telling that a payload was signed, rejected or expired, or that a submitted transaction is final. */
 export interface PayloadEventDelivery {
   event: PayloadEvent
   payload: WebhookPayload

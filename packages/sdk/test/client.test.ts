@@ -258,7 +258,7 @@ describe('@countersign/sdk when the connection drops', () => {
     const response = await fetch(`${t.url}/api/v1/sign/${uuid}/reject`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ walletAdapter: 'xaman' }),
+      body: JSON.stringify({ walletAdapter: 'gemwallet' }),
     })
     assert.equal(response.status, 200)
     assert.equal((await waiting).status, 'rejected')

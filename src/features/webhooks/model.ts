@@ -66,7 +66,7 @@ export function isPayloadEvent(value: string): value is PayloadEvent {
 
 /** The delivery body of a payload event: docs/interface.md §6, `{event, payload}`. */
 export function payloadEventBody(event: PayloadEvent, payload: Payload): string {
-  return JSON.stringify({ event, payload: toWebhookPayload(payload) })
+  return JSON.stringify({ event, payload: toWebhookPayload(payload, event) })
 }
 
 /** The delivery body of a test: `{event: "webhook.test", webhookId, createdAt}`. */

@@ -16,7 +16,8 @@ import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 const EventName = Type.String({
   enum: [...PAYLOAD_EVENTS],
-  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+  description:
+    'payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed',
 })
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
@@ -27,7 +28,11 @@ export const CreateWebhookBody = Type.Object(
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: 'Absolute http(s) URL that receives the deliveries; it must resolve to public addresses',
     }),
-    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; all three when omitted')),
+    events: Type.Optional(
+      Events(
+        'The events to receive, a non-empty subset without repeats; payload.signed, payload.rejected and payload.expired when omitted (payload.finalized only when listed)',
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -54,7 +59,7 @@ export const WebhookViewSchema = Type.Object(
 export const DeliveryViewSchema = Type.Object(
   {
     id: Type.String({ description: 'dlv_<id>; sent as X-Countersign-Delivery, the same on every attempt' }),
-    event: Type.String({ description: `payload.signed, payload.rejected, payload.expired, or ${WEBHOOK_TEST_EVENT}` }),
+    event: Type.String({ description: `payload.signed, payload.rejected, payload.expired, payload.finalized, or ${WEBHOOK_TEST_EVENT}` }),
     payloadUuid: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Null for a test delivery' }),
     state: Type.String({
       enum: [...DELIVERY_STATES],

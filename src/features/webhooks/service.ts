@@ -200,7 +200,7 @@ function assertEnabled(webhook: Webhook): void {
   }
 }
 
-/** A non-empty list of distinct payload events; all three when omitted. */
+/** A non-empty list of distinct payload events; the three moves out of pending when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
   if (events === undefined) return [...RESOLUTION_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')

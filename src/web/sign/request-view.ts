@@ -42,6 +42,14 @@ export function renderRequest(request: SignRequest): HTMLElement {
         deceptionWarning(request.customInstructions, 'note', 'custom-instructions-warning'),
         h('p', { className: 'hint' }, 'Written by the app; Countersign does not check it.'),
       ),
+    request.signers !== undefined &&
+      h(
+        'p',
+        { className: 'signers', testId: 'signers' },
+        request.signers.length === 1 ? 'Sign with this account: ' : 'Sign with one of these accounts: ',
+        h('code', {}, request.signers.join(', ')),
+        '. Another account is refused.',
+      ),
     ...renderAsked(request),
   )
 }

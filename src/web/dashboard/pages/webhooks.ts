@@ -66,6 +66,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
   const url = input({ name: 'url', type: 'url', placeholder: 'https://example.com/countersign-events', required: true })
   const events = PAYLOAD_EVENTS.map((event) => {
     const checkbox = h('input', { attrs: { type: 'checkbox', name: 'events', value: event } })
+    // payload.finalized is offered but not preselected, as the API does when a webhook names no events.
     checkbox.checked = (RESOLUTION_EVENTS as readonly string[]).includes(event)
     return { event, checkbox }
   })
