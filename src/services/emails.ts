@@ -2,7 +2,7 @@
 import { EventEmitter } from 'node:events'
 import type { Clock } from '../domain/clock.js'
 import { newId } from '../domain/ids.js'
-import { type EmailContent, usageWarningEmail, webhookFailureEmail } from '../email/templates.js'
+import { type EmailContent, usageWarningEmail, webhookDisabledEmail, webhookFailureEmail } from '../email/templates.js'
 import type { Db, DbOrTx, Tx } from '../storage/database.js'
 import { type Email, type EmailKind, emailsRepository, type ProjectContact } from '../storage/emails-repository.js'
 
@@ -23,6 +23,17 @@ export interface WebhookFailure {
   event: string
   payloadUuid: string
   attempts: number
+  lastError: string
+}
+
+export interface WebhookDisabled {
+  projectId: string
+  projectName: string
+  webhookId: string
+  webhookUrl: string
+  /** When its failures began, and when it was disabled. */
+  failingSinceMs: number
+  disabledAtMs: number
   lastError: string
 }
 
@@ -69,6 +80,14 @@ export class EmailOutbox {
         lastError: failure.lastError,
         dashboardUrl: this.dashboardUrl(failure.projectId),
       }),
+    )
+  }
+
+  /** The notice that a webhook was disabled after failing for days; once each time it is disabled. */
+  async enqueueWebhookDisabled(tx: Tx, notice: WebhookDisabled): Promise<void> {
+    const dedupeKey = `webhook-disabled:${notice.webhookId}:${notice.disabledAtMs}`
+    await this.enqueue(tx, notice.projectId, 'webhook_disabled', dedupeKey, () =>
+      webhookDisabledEmail({ ...notice, dashboardUrl: this.dashboardUrl(notice.projectId) }),
     )
   }
 

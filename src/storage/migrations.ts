@@ -198,6 +198,14 @@ const migrations: Record<string, Migration> = {
         .execute()
     },
   },
+  '0006_webhooks': {
+    async up(db: Kysely<unknown>) {
+      // Secret rotation keeps the replaced secret for a while, and auto-disabling needs when the failures began.
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_ciphertext', 'text').execute()
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_expires_at', 'bigint').execute()
+      await db.schema.alterTable('webhooks').addColumn('failing_since', 'bigint').execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

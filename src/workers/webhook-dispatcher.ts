@@ -6,12 +6,19 @@ import type { Clock } from '../domain/clock.js'
 import { planHasWebhooks } from '../domain/plans.js'
 import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from '../domain/webhooks/retry-schedule.js'
 import type { SecretBox } from '../domain/webhooks/secret-box.js'
-import { signWebhookBody } from '../domain/webhooks/sign-webhook-body.js'
-import { DELIVERY_TIMEOUT_MS, TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../domain/webhooks/webhook.js'
+import { signStandardWebhook, signWebhookBody } from '../domain/webhooks/sign-webhook-body.js'
+import {
+  DELIVERY_TIMEOUT_MS,
+  DISABLE_AFTER_FAILING_MS,
+  FAILING_TOO_LONG_REASON,
+  TEST_DELIVERY_MAX_ATTEMPTS,
+  WEBHOOK_TEST_EVENT,
+  type WebhookDelivery,
+} from '../domain/webhooks/webhook.js'
 import type { EmailOutbox } from '../services/emails.js'
 import type { PayloadService } from '../services/payloads.js'
 import type { WebhookService } from '../services/webhooks.js'
-import type { Storage } from '../storage/database.js'
+import type { Storage, Tx } from '../storage/database.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../storage/webhook-deliveries-repository.js'
 import { type DeliveryTarget, webhooksRepository } from '../storage/webhooks-repository.js'
 import { sendWebhook, type WebhookSendResult } from '../webhooks/send-webhook.js'
@@ -88,6 +95,8 @@ export interface WebhookDispatcherOptions {
 
 interface Success {
   delivery: WebhookDelivery
+  /** Its webhook was in a run of failures when the delivery was claimed: this success ends it. */
+  endsFailures: boolean
   statusCode: number
   recorded: () => void
   failed: (error: unknown) => void
@@ -235,10 +244,10 @@ export class WebhookDispatcher {
    * Successes are recorded together, SUCCESS_RECORD_COALESCE_MS after the first: with a healthy receiver they are most
    * of the writes, and one statement for all the responses of those milliseconds costs little more than one for each.
    */
-  private recordSuccess(delivery: WebhookDelivery, statusCode: number): Promise<void> {
+  private recordSuccess(delivery: WebhookDelivery, target: DeliveryTarget, statusCode: number): Promise<void> {
     return new Promise((recorded, failed) => {
       if (this.successes.length === 0) setTimeout(() => this.flushSuccesses(), SUCCESS_RECORD_COALESCE_MS)
-      this.successes.push({ delivery, statusCode, recorded, failed })
+      this.successes.push({ delivery, endsFailures: target.failingSinceMs !== null, statusCode, recorded, failed })
     })
   }
 
@@ -248,6 +257,8 @@ export class WebhookDispatcher {
     try {
       const items = batch.map(({ delivery, statusCode }) => ({ claim: claimOf(delivery), statusCode }))
       await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, items, this.ctx.clock.now())
+      const recovered = new Set(batch.filter((success) => success.endsFailures).map((success) => success.delivery.webhookId))
+      await webhooksRepository.clearFailing(this.ctx.storage.db, [...recovered])
       for (const success of batch) success.recorded()
     } catch (error) {
       for (const success of batch) success.failed(error)
@@ -286,13 +297,21 @@ export class WebhookDispatcher {
       const message = `the webhook's secret could not be decrypted (${(error as Error).message}); register the webhook again`
       return this.record(delivery, target, { ok: false, statusCode: null, error: message, retryAfter: undefined, durationMs: 0 })
     }
+    const nowMs = this.ctx.clock.now()
+    const timestampSeconds = Math.floor(nowMs / 1000)
     const result = await sendWebhook({
       url: target.url,
       body: delivery.body,
       headers: {
         'X-Service-Signature': signWebhookBody(delivery.body, secret),
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(timestampSeconds),
+        'webhook-signature': signStandardWebhook({ id: delivery.id, timestampSeconds, body: delivery.body }, [
+          secret,
+          ...this.previousSecret(target, nowMs),
+        ]),
         'X-Countersign-Delivery': delivery.id,
-        'X-Countersign-Timestamp': String(Math.floor(this.ctx.clock.now() / 1000)),
+        'X-Countersign-Timestamp': String(timestampSeconds),
         'X-Countersign-Event': delivery.event,
       },
       timeoutMs: this.timeoutMs,
@@ -301,10 +320,25 @@ export class WebhookDispatcher {
     await this.record(delivery, target, result)
   }
 
+  /** The secret a rotation replaced, while it still signs beside the new one; none once it has expired or cannot be read. */
+  private previousSecret(target: DeliveryTarget, nowMs: number): string[] {
+    const { previousSecretCiphertext: sealed, previousSecretExpiresAtMs: expiresAtMs } = target
+    if (sealed === null || expiresAtMs === null || nowMs >= expiresAtMs) return []
+    try {
+      return [this.ctx.secretBox.open(sealed)]
+    } catch (error) {
+      this.ctx.logger.warn(
+        { err: error, webhookId: target.webhookId },
+        "the webhook's previous secret could not be decrypted; signing with the current one only",
+      )
+      return []
+    }
+  }
+
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
     if (result.ok) {
       // The slot is free once the response is in; the success is recorded with others shortly after.
-      this.track(this.recordSuccess(delivery, result.statusCode ?? 200), delivery)
+      this.track(this.recordSuccess(delivery, target, result.statusCode ?? 200), delivery)
       return
     }
     const { db } = this.ctx.storage
@@ -328,33 +362,55 @@ export class WebhookDispatcher {
     const isTest = delivery.event === WEBHOOK_TEST_EVENT
     const maxAttempts = isTest ? TEST_DELIVERY_MAX_ATTEMPTS : MAX_DELIVERY_ATTEMPTS
     const delayMs = attempts < maxAttempts ? nextAttemptDelayMs(attempts, this.random, parseRetryAfter(result.retryAfter, nowMs)) : null
-    if (delayMs !== null) {
-      await webhookDeliveriesRepository.complete(db, claim, {
-        ...attempted,
-        state: 'pending',
-        nextAttemptAtMs: nowMs + delayMs,
-        completedAtMs: null,
-      })
-      return
-    }
+    const outcome: DeliveryOutcome =
+      delayMs === null ? failed : { ...attempted, state: 'pending', nextAttemptAtMs: nowMs + delayMs, completedAtMs: null }
+    const lastError = result.error ?? 'unknown error'
 
-    const alerted = await db.transaction().execute(async (tx) => {
-      if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return false
-      if (isTest || delivery.payloadUuid === null) return false
-      await this.ctx.emails.enqueueWebhookFailure(tx, {
-        deliveryId: delivery.id,
-        projectId: target.projectId,
-        projectName: target.projectName,
-        webhookId: target.webhookId,
-        webhookUrl: target.url,
-        event: delivery.event,
-        payloadUuid: delivery.payloadUuid,
-        attempts,
-        lastError: result.error ?? 'unknown error',
-      })
-      return true
+    const { mailed, disabled } = await db.transaction().execute(async (tx) => {
+      if (!(await webhookDeliveriesRepository.complete(tx, claim, outcome))) return { mailed: false, disabled: false }
+      const alerted = delayMs === null && !isTest && delivery.payloadUuid !== null
+      if (alerted) {
+        await this.ctx.emails.enqueueWebhookFailure(tx, {
+          deliveryId: delivery.id,
+          projectId: target.projectId,
+          projectName: target.projectName,
+          webhookId: target.webhookId,
+          webhookUrl: target.url,
+          event: delivery.event,
+          payloadUuid: delivery.payloadUuid as string,
+          attempts,
+          lastError,
+        })
+      }
+      const disabled = await this.disableIfFailingTooLong(tx, target, nowMs, lastError)
+      return { mailed: alerted || disabled, disabled }
     })
-    if (alerted) this.ctx.emails.notifyQueued()
+    if (disabled) {
+      await this.cancelWaiting(target.webhookId, nowMs)
+      this.ctx.logger.warn({ webhookId: target.webhookId, projectId: target.projectId }, `webhook disabled: ${FAILING_TOO_LONG_REASON}`)
+    }
+    if (mailed) this.ctx.emails.notifyQueued()
+  }
+
+  /**
+   * Records a failed attempt in the webhook's run of failures; when the run has lasted DISABLE_AFTER_FAILING_MS with no
+   * success, disables the webhook, cancels what waits for it, and queues the notice to the project's owner.
+   */
+  private async disableIfFailingTooLong(tx: Tx, target: DeliveryTarget, nowMs: number, lastError: string): Promise<boolean> {
+    const failingSinceMs = await webhooksRepository.markFailing(tx, target.webhookId, nowMs)
+    if (failingSinceMs === undefined || nowMs - failingSinceMs < DISABLE_AFTER_FAILING_MS) return false
+    await webhooksRepository.disable(tx, target.webhookId, nowMs, FAILING_TOO_LONG_REASON)
+    await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
+    await this.ctx.emails.enqueueWebhookDisabled(tx, {
+      projectId: target.projectId,
+      projectName: target.projectName,
+      webhookId: target.webhookId,
+      webhookUrl: target.url,
+      failingSinceMs,
+      disabledAtMs: nowMs,
+      lastError,
+    })
+    return true
   }
 }
 
