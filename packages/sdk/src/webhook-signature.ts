@@ -108,9 +108,10 @@ function checkTimestamp(value: string, nowSeconds: number, toleranceSeconds: num
 function headerValue(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined
   const record = headers as Record<string, string | string[] | undefined>
-  const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name)
-  const value = key === undefined ? undefined : record[key]
-  return Array.isArray(value) ? value.join(', ') : value
+  for (const [key, value] of Object.entries(record)) {
+    if (key.toLowerCase() === name && value !== undefined) return Array.isArray(value) ? value.join(', ') : value
+  }
+  return undefined
 }
 
 function requireHeader(headers: WebhookHeaders, name: string): string {
