@@ -1,4 +1,4 @@
-// The signatures of a webhook delivery: the spec's X-Service-Signature (HMAC-SHA256 of the exact bytes sent, keyed with
+// The signatures of a webhook delivery: X-Service-Signature (docs/interface.md §6) (HMAC-SHA256 of the exact bytes sent, keyed with
 // the secret string) and Standard Webhooks' webhook-signature (HMAC-SHA256 of `id.timestamp.body`, keyed with the bytes
 // the secret encodes). Receivers check them with the SDK (packages/sdk) or any Standard Webhooks library.
 import { createHmac, randomBytes } from 'node:crypto'

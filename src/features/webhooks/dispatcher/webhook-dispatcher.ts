@@ -2,11 +2,11 @@
 // cap and a per-webhook cap, and records each outcome: success, a retry on the schedule, or failure with one alert.
 import type { Logger } from 'pino'
 import type { Config } from '../../../config.js'
+import { type ServiceEvents, wakeOnEvents } from '../../../events.js'
 import type { Clock } from '../../../platform/clock.js'
 import type { Storage, Tx } from '../../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
-import type { EmailOutbox } from '../../email/service.js'
-import type { PayloadService } from '../../payloads/service.js'
+import type { WebhookDisabled, WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
 import {
@@ -20,7 +20,6 @@ import {
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
-import type { WebhookService } from '../service.js'
 import { signStandardWebhook, signWebhookBody } from '../signature.js'
 import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
 
@@ -77,7 +76,8 @@ export interface DispatcherContext {
   clock: Clock
   logger: Logger
   secretBox: SecretBox
-  emails: EmailOutbox
+  /** 'delivery.failed' when a payload's delivery fails its last attempt: its alert mail is queued with the failure. */
+  events: ServiceEvents
 }
 
 export interface WebhookDispatcherOptions {
@@ -366,42 +366,45 @@ export class WebhookDispatcher {
       delayMs === null ? failed : { ...attempted, state: 'pending', nextAttemptAtMs: nowMs + delayMs, completedAtMs: null }
     const lastError = result.error ?? 'unknown error'
 
-    const { mailed, disabled } = await db.transaction().execute(async (tx) => {
-      if (!(await webhookDeliveriesRepository.complete(tx, claim, outcome))) return { mailed: false, disabled: false }
-      const alerted = delayMs === null && !isTest && delivery.payloadUuid !== null
-      if (alerted) {
-        await this.ctx.emails.enqueueWebhookFailure(tx, {
-          deliveryId: delivery.id,
-          projectId: target.projectId,
-          projectName: target.projectName,
-          webhookId: target.webhookId,
-          webhookUrl: target.url,
-          event: delivery.event,
-          payloadUuid: delivery.payloadUuid as string,
-          attempts,
-          lastError,
-        })
-      }
+    const failure: WebhookFailure | null =
+      delayMs !== null || isTest || delivery.payloadUuid === null
+        ? null
+        : {
+            deliveryId: delivery.id,
+            projectId: target.projectId,
+            projectName: target.projectName,
+            webhookId: target.webhookId,
+            webhookUrl: target.url,
+            event: delivery.event,
+            payloadUuid: delivery.payloadUuid,
+            attempts,
+            lastError,
+          }
+    const recorded = await db.transaction().execute(async (tx) => {
+      if (!(await webhookDeliveriesRepository.complete(tx, claim, outcome))) return false
+      if (failure !== null) await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
       const disabled = await this.disableIfFailingTooLong(tx, target, nowMs, lastError)
-      return { mailed: alerted || disabled, disabled }
+      return { disabled }
     })
-    if (disabled) {
+    if (recorded === false) return
+    if (failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
+    if (recorded.disabled) {
       await this.cancelWaiting(target.webhookId, nowMs)
       this.ctx.logger.warn({ webhookId: target.webhookId, projectId: target.projectId }, `webhook disabled: ${FAILING_TOO_LONG_REASON}`)
+      this.ctx.events.emitCommitted('webhook.disabled', recorded.disabled)
     }
-    if (mailed) this.ctx.emails.notifyQueued()
   }
 
   /**
    * Records a failed attempt in the webhook's run of failures; when the run has lasted DISABLE_AFTER_FAILING_MS with no
-   * success, disables the webhook, cancels what waits for it, and queues the notice to the project's owner.
+   * success, disables the webhook, cancels what waits for it, and emits 'webhook.disabled' (its owner is mailed).
    */
-  private async disableIfFailingTooLong(tx: Tx, target: DeliveryTarget, nowMs: number, lastError: string): Promise<boolean> {
+  private async disableIfFailingTooLong(tx: Tx, target: DeliveryTarget, nowMs: number, lastError: string): Promise<WebhookDisabled | null> {
     const failingSinceMs = await webhooksRepository.markFailing(tx, target.webhookId, nowMs)
-    if (failingSinceMs === undefined || nowMs - failingSinceMs < DISABLE_AFTER_FAILING_MS) return false
+    if (failingSinceMs === undefined || nowMs - failingSinceMs < DISABLE_AFTER_FAILING_MS) return null
     await webhooksRepository.disable(tx, target.webhookId, nowMs, FAILING_TOO_LONG_REASON)
     await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
-    await this.ctx.emails.enqueueWebhookDisabled(tx, {
+    const notice: WebhookDisabled = {
       projectId: target.projectId,
       projectName: target.projectName,
       webhookId: target.webhookId,
@@ -409,14 +412,10 @@ export class WebhookDispatcher {
       failingSinceMs,
       disabledAtMs: nowMs,
       lastError,
-    })
-    return true
+    }
+    await this.ctx.events.emitInTransaction(tx, 'webhook.disabled', notice)
+    return notice
   }
-}
-
-export interface WebhookDispatcherTaskContext extends DispatcherContext {
-  payloads: Pick<PayloadService, 'events'>
-  webhooks: Pick<WebhookService, 'events'>
 }
 
 /**
@@ -424,7 +423,7 @@ export interface WebhookDispatcherTaskContext extends DispatcherContext {
  * tick), when a send frees a slot, and every second for retries that came due and work queued by other instances.
  */
 export function startWebhookDispatcher(
-  ctx: WebhookDispatcherTaskContext,
+  ctx: DispatcherContext,
   options: WebhookDispatcherOptions & { pollIntervalMs?: number } = {},
 ): PeriodicTask {
   let coalescing: NodeJS.Timeout | undefined
@@ -448,13 +447,11 @@ export function startWebhookDispatcher(
     () => dispatcher.dispatchDue(),
     ctx.logger,
   )
-  ctx.payloads.events.on('transition', wake)
-  ctx.webhooks.events.on('queued', wake)
+  const stopWaking = wakeOnEvents(ctx.events, 'webhook-dispatcher', wake)
   return {
     wake,
     async stop() {
-      ctx.payloads.events.off('transition', wake)
-      ctx.webhooks.events.off('queued', wake)
+      stopWaking()
       clearTimeout(coalescing)
       await task.stop()
       // Sends in flight end within their timeout; recording them now spares their receivers a repeat after the lease.
