@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { ManualClock } from '../../../src/platform/clock.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
@@ -18,6 +19,8 @@ describe('@countersign/sdk against a running service', () => {
   before(async () => {
     t = await startTestService('sqlite', {
       listen: true,
+      // Deliveries are verified against the real time (a timestamp within 5 minutes), so the test clock starts there.
+      clock: new ManualClock(Date.now()),
       // The Free plan here allows no live stream, so that waitForResolution has to poll, and no poll interval, so that
       // polls are not refused while the test clock stands still.
       env: { LIMITS_FREE: JSON.stringify({ maxLiveStreams: 0, minPollIntervalMs: 0 }) },
@@ -186,7 +189,12 @@ describe('@countersign/sdk against a running service', () => {
 
         const forged = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': 'dlv_forged',
+            'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+            'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+          },
           body: JSON.stringify({ event: 'payload.signed', payload: { uuid } }),
         })
         assert.equal(forged.status, 401)
