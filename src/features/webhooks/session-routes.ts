@@ -142,6 +142,23 @@ export async function projectWebhookRoutes(app: FastifyInstance, { projects, web
   )
 
   app.post(
+    '/projects/:id/webhooks/:webhookId/enable',
+    {
+      schema: {
+        summary: 'Enable a disabled webhook',
+        description: `A webhook disabled by a 410 Gone or by 5 days of failed deliveries receives events again. ${NOTE}`,
+        tags: TAGS,
+        params: WebhookParams,
+        response: { 200: WebhookView, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { webhookId } = request.params as { webhookId: string }
+      return toWebhookView(await webhooks.enable(await scopeOf(request), webhookId))
+    },
+  )
+
+  app.post(
     '/projects/:id/webhooks/:webhookId/test',
     {
       schema: {
