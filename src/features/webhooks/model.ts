@@ -33,12 +33,6 @@ export const REPLAYABLE_DELIVERY_STATES: readonly DeliveryState[] = ['failed', '
 /** After a rotation, the replaced secret signs deliveries beside the new one for this long, so receivers can switch. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 
-/** A webhook whose every attempt has failed for this long is disabled, and the project's owner is told. */
-export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 60 * 60 * 1000
-
-/** The disabled reason of a webhook that failed for DISABLE_AFTER_FAILING_MS. */
-export const FAILING_TOO_LONG_REASON = 'every delivery failed for 5 days'
-
 /** A test delivery is tried once: it asks whether the receiver works now, and a failure is shown, not mailed. */
 export const TEST_DELIVERY_MAX_ATTEMPTS = 1
 

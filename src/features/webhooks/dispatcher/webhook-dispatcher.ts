@@ -9,19 +9,12 @@ import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic
 import type { WebhookDisabled, WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
-import {
-  DELIVERY_TIMEOUT_MS,
-  DISABLE_AFTER_FAILING_MS,
-  FAILING_TOO_LONG_REASON,
-  TEST_DELIVERY_MAX_ATTEMPTS,
-  WEBHOOK_TEST_EVENT,
-  type WebhookDelivery,
-} from '../model.js'
+import { DELIVERY_TIMEOUT_MS, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
 import { signStandardWebhook, signWebhookBody } from '../signature.js'
-import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
+import { attemptOutcome, FAILING_TOO_LONG_REASON, failingTooLong } from './attempt-outcome.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -67,8 +60,6 @@ const CLAIM_COALESCE_MS = 3
  * the receiver already has the delivery, and its slot is free once the response is in.
  */
 const SUCCESS_RECORD_COALESCE_MS = 10
-
-const GONE_REASON = 'the receiver answered 410 Gone'
 
 export interface DispatcherContext {
   config: Pick<Config, 'webhookAllowPrivateTargets'>
@@ -336,22 +327,23 @@ export class WebhookDispatcher {
   }
 
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
-    if (result.ok) {
+    const nowMs = this.ctx.clock.now()
+    const attempts = delivery.attempts + 1
+    const outcome = attemptOutcome({ event: delivery.event, payloadUuid: delivery.payloadUuid, attempts, result, nowMs }, this.random)
+    if (outcome.kind === 'succeeded') {
       // The slot is free once the response is in; the success is recorded with others shortly after.
-      this.track(this.recordSuccess(delivery, target, result.statusCode ?? 200), delivery)
+      this.track(this.recordSuccess(delivery, target, outcome.statusCode), delivery)
       return
     }
     const { db } = this.ctx.storage
     const claim = claimOf(delivery)
-    const nowMs = this.ctx.clock.now()
-    const attempts = delivery.attempts + 1
     const attempted = { attempts, nextAttemptAtMs: delivery.nextAttemptAtMs, lastStatusCode: result.statusCode, lastError: result.error }
     const failed: DeliveryOutcome = { ...attempted, state: 'failed', completedAtMs: nowMs }
 
-    if (result.statusCode === 410) {
+    if (outcome.kind === 'disable-webhook') {
       await db.transaction().execute(async (tx) => {
         if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return
-        await webhooksRepository.disable(tx, target.webhookId, nowMs, GONE_REASON)
+        await webhooksRepository.disable(tx, target.webhookId, nowMs, outcome.reason)
         await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
       })
       await this.cancelWaiting(target.webhookId, nowMs)
@@ -359,17 +351,12 @@ export class WebhookDispatcher {
       return
     }
 
-    const isTest = delivery.event === WEBHOOK_TEST_EVENT
-    const maxAttempts = isTest ? TEST_DELIVERY_MAX_ATTEMPTS : MAX_DELIVERY_ATTEMPTS
-    const delayMs = attempts < maxAttempts ? nextAttemptDelayMs(attempts, this.random, parseRetryAfter(result.retryAfter, nowMs)) : null
-    const outcome: DeliveryOutcome =
-      delayMs === null ? failed : { ...attempted, state: 'pending', nextAttemptAtMs: nowMs + delayMs, completedAtMs: null }
+    const recordedOutcome: DeliveryOutcome =
+      outcome.kind === 'retry' ? { ...attempted, state: 'pending', nextAttemptAtMs: outcome.nextAttemptAtMs, completedAtMs: null } : failed
     const lastError = result.error ?? 'unknown error'
-
     const failure: WebhookFailure | null =
-      delayMs !== null || isTest || delivery.payloadUuid === null
-        ? null
-        : {
+      outcome.kind === 'failed' && outcome.alert && delivery.payloadUuid !== null
+        ? {
             deliveryId: delivery.id,
             projectId: target.projectId,
             projectName: target.projectName,
@@ -380,11 +367,12 @@ export class WebhookDispatcher {
             attempts,
             lastError,
           }
+        : null
+    // The attempt, its alert and the webhook's run of failures are recorded together.
     const recorded = await db.transaction().execute(async (tx) => {
-      if (!(await webhookDeliveriesRepository.complete(tx, claim, outcome))) return false
+      if (!(await webhookDeliveriesRepository.complete(tx, claim, recordedOutcome))) return false
       if (failure !== null) await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
-      const disabled = await this.disableIfFailingTooLong(tx, target, nowMs, lastError)
-      return { disabled }
+      return { disabled: await this.disableIfFailingTooLong(tx, target, nowMs, lastError) }
     })
     if (recorded === false) return
     if (failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
@@ -396,12 +384,12 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Records a failed attempt in the webhook's run of failures; when the run has lasted DISABLE_AFTER_FAILING_MS with no
-   * success, disables the webhook, cancels what waits for it, and emits 'webhook.disabled' (its owner is mailed).
+   * Records a failed attempt in the webhook's run of failures; when the run has lasted long enough (failingTooLong),
+   * disables the webhook, cancels what waits for it, and emits 'webhook.disabled' (its owner is mailed).
    */
   private async disableIfFailingTooLong(tx: Tx, target: DeliveryTarget, nowMs: number, lastError: string): Promise<WebhookDisabled | null> {
     const failingSinceMs = await webhooksRepository.markFailing(tx, target.webhookId, nowMs)
-    if (failingSinceMs === undefined || nowMs - failingSinceMs < DISABLE_AFTER_FAILING_MS) return null
+    if (failingSinceMs === undefined || !failingTooLong(failingSinceMs, nowMs)) return null
     await webhooksRepository.disable(tx, target.webhookId, nowMs, FAILING_TOO_LONG_REASON)
     await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
     const notice: WebhookDisabled = {
