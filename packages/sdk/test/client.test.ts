@@ -101,6 +101,19 @@ describe('@countersign/sdk against a running service', () => {
     })
   })
 
+  describe('events', () => {
+    it("yields the payload's current state, then each change, and ends once it is resolved", async () => {
+      const { uuid } = await pro.payloads.create({ type: 'connect' })
+      const states: string[] = []
+      for await (const payload of pro.payloads.events(uuid)) {
+        assert.equal(payload.uuid, uuid)
+        states.push(payload.status)
+        if (payload.status === 'pending') await reject(uuid)
+      }
+      assert.deepEqual(states, ['pending', 'rejected'])
+    })
+  })
+
   describe('waitForResolution', () => {
     it('follows the live stream to the outcome', async () => {
       const { uuid } = await pro.payloads.create({ type: 'sign', transaction: paymentTransaction() })
