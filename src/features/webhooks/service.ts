@@ -147,6 +147,8 @@ export class WebhookService {
   async replay(scope: ProjectScope, webhookId: string, sinceMs: number): Promise<number> {
     const webhook = await this.find(scope, webhookId)
     const nowMs = this.options.clock.now()
+    // A leap second (23:59:60) passes the date-time format but is no instant JavaScript can name.
+    if (!Number.isFinite(sinceMs)) throw unprocessable([{ field: 'since', message: 'must be a date-time such as 2026-01-15T12:00:00Z' }])
     if (sinceMs > nowMs) throw unprocessable([{ field: 'since', message: 'must not be in the future' }])
     assertEnabled(webhook)
     const replayed = await webhookDeliveriesRepository.restartSince(

@@ -135,7 +135,8 @@ forEachDatabase('webhooks: replay, disabling after 5 days of failures, enable', 
     const stateOf = async () => (await deliveryRows(t, webhook.id)).map((row) => [row.state, row.attempts])
     const before = await stateOf()
 
-    for (const body of [{ since: 'yesterday' }, { since: 12 }, {}, { since: iso(t.clock.now()), extra: true }]) {
+    const leapSecond = { since: '2016-12-31T23:59:60Z' }
+    for (const body of [{ since: 'yesterday' }, { since: 12 }, {}, { since: iso(t.clock.now()), extra: true }, leapSecond]) {
       const response = await api('POST', `/webhooks/${webhook.id}/replay`, apiKey, body)
       assert.equal(response.statusCode, 422, JSON.stringify(body))
       assert.equal(typeof response.json().error, 'string')
