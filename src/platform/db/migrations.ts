@@ -206,6 +206,11 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('webhooks').addColumn('failing_since', 'bigint').execute()
     },
   },
+  '0009_multisign': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {
