@@ -184,6 +184,11 @@ forEachDatabase('Standard Webhooks: deliveries verified by the standardwebhooks 
     assert.notEqual(secret, webhook.secret)
     const listed = await api('GET', '/webhooks', apiKey)
     assert.equal(listed.body.includes(secret), false, 'the new secret is not listed')
+    const row = await t.service.ctx.storage.db.selectFrom('webhooks').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow()
+    for (const plain of [secret, webhook.secret]) {
+      assert.equal(JSON.stringify(row).includes(plain.slice('whsec_'.length, 30)), false, 'both secrets are stored sealed')
+    }
+    assert.match(row.previous_secret_ciphertext ?? '', /^v1\./)
 
     t.clock.advance(24 * HOUR_MS - MINUTE_MS)
     await rejectedPayload(apiKey)
