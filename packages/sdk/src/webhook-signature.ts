@@ -41,12 +41,13 @@ export function verifyWebhook(
   secret: string,
   options: VerifyWebhookOptions = {},
 ): WebhookDelivery {
-  const body = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8')
+  // Signatures are checked over the bytes as received; the text is only parsed once they match.
+  const bytes = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody
   const toleranceSeconds = options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS
   const nowSeconds = Math.floor((options.now ?? Date.now)() / 1000)
   if (options.scheme === 'service-signature') {
     checkTimestamp(requireHeader(headers, 'x-countersign-timestamp'), nowSeconds, toleranceSeconds)
-    if (!verifyWebhookSignature(body, headerValue(headers, 'x-service-signature'), secret)) {
+    if (!verifyWebhookSignature(bytes, headerValue(headers, 'x-service-signature'), secret)) {
       throw new WebhookVerificationError('invalid_signature', 'X-Service-Signature does not match the body and the secret')
     }
   } else {
@@ -54,7 +55,7 @@ export function verifyWebhook(
     const timestamp = requireHeader(headers, 'webhook-timestamp')
     const signatures = requireHeader(headers, 'webhook-signature')
     checkTimestamp(timestamp, nowSeconds, toleranceSeconds)
-    const expected = Buffer.from(createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.${body}`).digest('base64'))
+    const expected = Buffer.from(createHmac('sha256', signingKey(secret)).update(`${id}.${timestamp}.`).update(bytes).digest('base64'))
     const matches = signatures.split(' ').some((entry) => {
       const [version, signature] = entry.split(',', 2)
       if (version !== 'v1' || signature === undefined) return false
@@ -64,7 +65,7 @@ export function verifyWebhook(
     if (!matches) throw new WebhookVerificationError('invalid_signature', 'No webhook-signature matches the delivery and the secret')
   }
   try {
-    return JSON.parse(body) as WebhookDelivery
+    return JSON.parse(Buffer.from(bytes).toString('utf8')) as WebhookDelivery
   } catch {
     // Signed by the service, so this does not happen; a clear error is still better than a SyntaxError.
     throw new WebhookVerificationError('invalid_signature', 'The delivery body is not JSON')
