@@ -95,7 +95,8 @@ export class Countersign {
   /**
    * @internal Sends a request; returns a successful response or throws CountersignError (ConnectionError when no answer
    * came). A 429 is waited out and sent again; a request safe to repeat (a GET, or one with an Idempotency-Key, which
-   * is the same on every attempt) is also sent again after a connection failure or a 502, 503 or 504.
+   * is the same on every attempt) is also sent again after a connection failure or a 502, 503 or 504, and a keyed one
+   * after a 409 with Retry-After (its first attempt still running).
    */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const url = new URL(`${this.apiBase}${path}`)
@@ -125,7 +126,9 @@ export class Countersign {
       if (response.ok) return response
       const error = await CountersignError.fromResponse(response)
       // A 429 was not acted on, so sending it again is safe, whatever the method.
-      const retried = error.status === 429 || (repeatable && RETRIED_STATUSES.has(error.status))
+      // A keyed creation whose first attempt is still running is a 409 with Retry-After: its answer comes shortly.
+      const inProgress = error.status === 409 && options.idempotencyKey !== undefined && error.retryAfterSeconds !== undefined
+      const retried = error.status === 429 || inProgress || (repeatable && RETRIED_STATUSES.has(error.status))
       const waitMs =
         error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : error.status === 429 ? 1000 : backoffMs(attempt)
       if (!retried || attempt >= maxRetries || waitMs > maxWaitMs) throw error

@@ -6,7 +6,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, afterEach, before, describe, it } from 'node:test'
 import { startTestService, type TestService } from '../../../test/support/service.js'
-import { ConnectionError, Countersign, ServerError } from '../src/index.js'
+import { ConflictError, ConnectionError, Countersign, ServerError } from '../src/index.js'
 
 interface Seen {
   method: string
@@ -18,7 +18,7 @@ interface Seen {
  * What the relay does with each next request: drop its connection, answer with a status, pass it on (the default), or
  * pass it on and drop the connection instead of relaying the answer (the service acted; the client never hears of it).
  */
-type Step = 'drop' | 503 | 'forward' | 'lose-answer'
+type Step = 'drop' | 503 | 409 | 'forward' | 'lose-answer'
 
 /** Until the service keeps Idempotency-Key (docs/api.md), a retry after a lost answer cannot be answered from it. */
 const serverKeepsIdempotencyKeys = existsSync(new URL('../../../src/platform/http/idempotency.ts', import.meta.url))
@@ -42,6 +42,10 @@ describe('@countersign/sdk retries and idempotency keys', () => {
         if (step === 'drop') return void req.socket.destroy()
         if (step === 503) {
           return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Service is restarting"}')
+        }
+        if (step === 409) {
+          const body = '{"error":"A request with this Idempotency-Key is still in progress; retry shortly for its response"}'
+          return void res.writeHead(409, { 'content-type': 'application/json', 'retry-after': '1' }).end(body)
         }
         const headers: Record<string, string> = {}
         for (const name of ['authorization', 'content-type', 'accept', 'idempotency-key']) {
@@ -144,6 +148,24 @@ describe('@countersign/sdk retries and idempotency keys', () => {
       (await client.webhooks.list()).map((w) => w.id),
       [webhook.id],
     )
+  })
+
+  it('waits out a 409 with Retry-After (the same key still in progress) for a creation, and throws a plain 409', async () => {
+    const client = await clientFor()
+    plan = [409]
+    const started = Date.now()
+    const created = await client.payloads.create({ type: 'connect' })
+    assert.ok(Date.now() - started >= 1000, 'waited the Retry-After second')
+    assert.equal(seen.length, 2)
+    assert.equal(seen[0]?.idempotencyKey, seen[1]?.idempotencyKey)
+    assert.equal((await client.payloads.get(created.uuid)).uuid, created.uuid)
+
+    seen.length = 0
+    const cancelled = await client.payloads.cancel(created.uuid)
+    assert.equal(cancelled.status, 'expired')
+    const again = await client.payloads.cancel(created.uuid).catch((e: unknown) => e)
+    assert.ok(again instanceof ConflictError, 'a 409 without Retry-After is an answer, not a wait')
+    assert.equal(seen.length, 2)
   })
 
   it('sends a read again after a dropped connection, but never a cancel, which has no key', async () => {
