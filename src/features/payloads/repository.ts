@@ -33,7 +33,18 @@ export function rowToPayload(row: PayloadRow): Payload {
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
     multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
+    externalId: row.external_id,
+    metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
   }
+}
+
+/** A page of a project's payloads, optionally filtered. */
+export interface PayloadListQuery {
+  limit: number
+  offset: number
+  status?: PayloadStatus
+  type?: PayloadType
+  externalId?: string
 }
 
 export interface TransitionChanges {
@@ -57,23 +68,32 @@ type NewPayloadRow = Pick<
   | 'expires_at'
   | 'created_at'
   | 'multisign_json'
+  | 'external_id'
+  | 'metadata_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
-  db.insertInto('payloads').values({
-    uuid: p.uuid,
-    project_id: p.project_id,
-    type: p.type,
-    status: p.status,
-    transaction_json: p.transaction_json,
-    message: p.message,
-    challenge: p.challenge,
-    return_url: p.return_url,
-    custom_instructions: p.custom_instructions,
-    expires_at: p.expires_at,
-    created_at: p.created_at,
-    multisign_json: p.multisign_json,
-  }),
+  db
+    .insertInto('payloads')
+    .values({
+      uuid: p.uuid,
+      project_id: p.project_id,
+      type: p.type,
+      status: p.status,
+      transaction_json: p.transaction_json,
+      message: p.message,
+      challenge: p.challenge,
+      return_url: p.return_url,
+      custom_instructions: p.custom_instructions,
+      expires_at: p.expires_at,
+      created_at: p.created_at,
+      external_id: p.external_id,
+      metadata_json: p.metadata_json,
+      multisign_json: p.multisign_json,
+    })
+    // The one conflict that can happen: another payload of the project holds the externalId (the uuid is random).
+    .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
+    .returning('uuid'),
 )
 /**
  * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
@@ -114,8 +134,9 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
 )
 
 export const payloadsRepository = {
-  async insert(db: DbOrTx, payload: Payload): Promise<void> {
-    await insertPayload.execute(db, {
+  /** Inserts the payload; false when another payload of the project already has its externalId. */
+  async insert(db: DbOrTx, payload: Payload): Promise<boolean> {
+    const inserted = await insertPayload.executeTakeFirst(db, {
       uuid: payload.uuid,
       project_id: payload.projectId,
       type: payload.type,
@@ -128,7 +149,20 @@ export const payloadsRepository = {
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
       multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
+      external_id: payload.externalId,
+      metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
     })
+    return inserted !== undefined
+  },
+
+  async findByExternalId(db: DbOrTx, projectId: string, externalId: string): Promise<Payload | undefined> {
+    const row = await db
+      .selectFrom('payloads')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('external_id', '=', externalId)
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 
   /**
@@ -162,14 +196,11 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  async listForProject(
-    db: DbOrTx,
-    projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
-  ): Promise<Payload[]> {
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
+    if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
   },
