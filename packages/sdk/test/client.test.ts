@@ -7,7 +7,7 @@ import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
 import { createWebhookReceiver, describeDelivery } from '../examples/webhook-receiver.js'
-import { Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
+import { ConflictError, Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
 
 describe('@countersign/sdk against a running service', () => {
   let t: TestService
@@ -98,6 +98,21 @@ describe('@countersign/sdk against a running service', () => {
       assert.ok(refused instanceof CountersignError)
       assert.equal(refused.status, 429)
       assert.equal(refused.retryAfterSeconds, 1)
+    })
+  })
+
+  describe('externalId', () => {
+    it('finds a payload by its externalId, and names the existing payload in the ConflictError of a second one', async () => {
+      const first = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7', metadata: { cart: 3 } } })
+      const conflict = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7' } }).catch((e: unknown) => e)
+      assert.ok(conflict instanceof ConflictError)
+      assert.equal(conflict.status, 409)
+      assert.equal(conflict.uuid, first.uuid)
+      const { payloads } = await pro.payloads.list({ externalId: 'order-7' })
+      assert.deepEqual(
+        payloads.map((p) => [p.uuid, p.externalId, p.metadata]),
+        [[first.uuid, 'order-7', { cart: 3 }]],
+      )
     })
   })
 
