@@ -15,8 +15,10 @@
 //   4. A delivery that fails its last attempt emits 'delivery.failed' in the transaction that records the failure: the
 //      alert mail is written into the mail outbox. After the commit, 'delivery.failed' again wakes the mailer, which
 //      sends it. (The usage warning's mail waits for the mailer's next poll, within a second.)
+//   5. A failed attempt that ends 5 days of failures of a webhook disables it and emits 'webhook.disabled' the same
+//      way: the notice to the owner is written into the mail outbox, and the mailer wakes after the commit.
 import type { Logger } from 'pino'
-import type { EmailOutbox, UsageWarning, WebhookFailure } from './features/email/service.js'
+import type { EmailOutbox, UsageWarning, WebhookDisabled, WebhookFailure } from './features/email/service.js'
 import type { LiveEvents } from './features/payloads/live/live-events.js'
 import { toPayloadView } from './features/payloads/model.js'
 import type { PayloadTransition } from './features/payloads/service.js'
@@ -35,16 +37,20 @@ export interface TransactionEvents {
   'usage.warning': UsageWarning
   /** A payload's webhook delivery failed its last attempt. */
   'delivery.failed': WebhookFailure
+  /** A webhook was disabled because every delivery to it failed for 5 days. */
+  'webhook.disabled': WebhookDisabled
 }
 
 /** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
 export interface CommittedEvents {
   /** A payload left pending, a multisigned one recorded a signature or a signer's rejection, or an outcome became final, committed. */
   'payload.changed': PayloadTransition
-  /** Webhook deliveries were committed outside a payload change (a retry, a test delivery). */
+  /** Webhook deliveries were committed outside a payload change (a retry, a replay, a test delivery). */
   'delivery.queued': undefined
   /** A payload's webhook delivery failed its last attempt, committed with its alert mail. */
   'delivery.failed': WebhookFailure
+  /** A webhook was disabled after 5 days of failures, committed with its notice mail. */
+  'webhook.disabled': WebhookDisabled
 }
 
 type TransactionListener<K extends keyof TransactionEvents> = (tx: Tx, data: TransactionEvents[K]) => Promise<void>
@@ -93,7 +99,7 @@ export interface EventWiring {
   events: ServiceEvents
   webhooks: Pick<WebhookService, 'enqueueForTransition'>
   follower: Pick<TransactionFollower, 'enqueueForTransition'>
-  emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure'>
+  emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure' | 'enqueueWebhookDisabled'>
   liveEvents: Pick<LiveEvents, 'publish'>
   logger: Logger
 }
@@ -105,6 +111,7 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
   events.onTransaction('payload.changed', (tx, transition) => follower.enqueueForTransition(tx, transition))
   events.onTransaction('usage.warning', (tx, warning) => emails.enqueueUsageWarning(tx, warning))
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
+  events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))
   // Live streams, on this instance and (through Redis) on the others.
   events.onCommit('payload.changed', ({ payload }) => {
     liveEvents
@@ -116,7 +123,7 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
 /** The committed events that wake each background worker at once, rather than at its next poll. */
 export const WORKER_WAKE_EVENTS = {
   'webhook-dispatcher': ['payload.changed', 'delivery.queued'],
-  mailer: ['delivery.failed'],
+  mailer: ['delivery.failed', 'webhook.disabled'],
 } as const satisfies Record<string, readonly (keyof CommittedEvents)[]>
 
 /** Calls `wake` on each of the worker's events; returns the removal of those listeners. */

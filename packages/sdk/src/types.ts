@@ -1,4 +1,5 @@
-// The API's shapes, as the service sends and accepts them (docs/api.md).
+// The API's shapes, as the service sends and accepts them (docs/api.md, docs/webhooks.md). Every request and response
+// shape of the client is here, and only here, so that this one file can be replaced by types generated from openapi.json.
 
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
@@ -109,6 +110,61 @@ export interface CreateWebhookRequest {
   events?: PayloadEvent[]
 }
 
+export interface ListDeliveriesOptions {
+  /** 1 to 100; 20 by default. */
+  limit?: number
+  offset?: number
+}
+
+/**
+ * pending: waiting for its next attempt; sending: an attempt is under way; succeeded: the receiver answered 2xx;
+ * failed: the last attempt failed, or the receiver answered 410; cancelled: not sent (webhook deleted or disabled, or
+ * the project left the Pro plan).
+ */
+export type DeliveryState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'cancelled'
+
+/** A delivery of an event to a webhook, with the history of its attempts (not its body). */
+export interface Delivery {
+  /** dlv_<id>: the webhook-id (and X-Countersign-Delivery) header, the same on every attempt. */
+  id: string
+  event: DeliveryEvent
+  /** Null for a test delivery. */
+  payloadUuid: string | null
+  state: DeliveryState
+  /** Attempts made in the current series; a retry or replay starts a new series. */
+  attempts: number
+  lastStatusCode: number | null
+  lastError: string | null
+  /** When the next attempt is due; null once the delivery has finished. */
+  nextAttemptAt: string | null
+  createdAt: string
+  completedAt: string | null
+}
+
+export interface DeliveryList {
+  deliveries: Delivery[]
+  limit: number
+  offset: number
+}
+
+/** The answer of rotate-secret: the new secret, shown only here. */
+export interface RotatedSecret {
+  id: string
+  secret: string
+}
+
+export interface ReplayRequest {
+  /** ISO 8601 timestamp (or a Date): deliveries created at or after it that failed or were cancelled are sent again. */
+  since: string | Date
+}
+
+export interface ReplayResult {
+  id: string
+  since: string
+  /** How many deliveries were queued again. */
+  replayed: number
+}
+
 export interface Webhook {
   id: string
   url: string
@@ -150,6 +206,9 @@ export interface PayloadEventDelivery {
   event: PayloadEvent
   payload: WebhookPayload
 }
+
+/** The event of a delivery: a payload event, or the test event of POST /webhooks/{id}/test. */
+export type DeliveryEvent = PayloadEvent | 'webhook.test'
 
 /** The delivery of "Send test event" (POST /webhooks/{id}/test): sent whatever the webhook's events, with no payload. */
 export interface WebhookTestDelivery {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { ManualClock } from '../../../src/platform/clock.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
 import { createWebhookReceiver, describeDelivery } from '../examples/webhook-receiver.js'
-import { Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
+import { ConflictError, Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
 
 describe('@countersign/sdk against a running service', () => {
   let t: TestService
@@ -18,6 +19,8 @@ describe('@countersign/sdk against a running service', () => {
   before(async () => {
     t = await startTestService('sqlite', {
       listen: true,
+      // Deliveries are verified against the real time (a timestamp within 5 minutes), so the test clock starts there.
+      clock: new ManualClock(Date.now()),
       // The Free plan here allows no live stream, so that waitForResolution has to poll, and no poll interval, so that
       // polls are not refused while the test clock stands still.
       env: { LIMITS_FREE: JSON.stringify({ maxLiveStreams: 0, minPollIntervalMs: 0 }) },
@@ -95,6 +98,34 @@ describe('@countersign/sdk against a running service', () => {
       assert.ok(refused instanceof CountersignError)
       assert.equal(refused.status, 429)
       assert.equal(refused.retryAfterSeconds, 1)
+    })
+  })
+
+  describe('externalId', () => {
+    it('finds a payload by its externalId, and names the existing payload in the ConflictError of a second one', async () => {
+      const first = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7', metadata: { cart: 3 } } })
+      const conflict = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7' } }).catch((e: unknown) => e)
+      assert.ok(conflict instanceof ConflictError)
+      assert.equal(conflict.status, 409)
+      assert.equal(conflict.uuid, first.uuid)
+      const { payloads } = await pro.payloads.list({ externalId: 'order-7' })
+      assert.deepEqual(
+        payloads.map((p) => [p.uuid, p.externalId, p.metadata]),
+        [[first.uuid, 'order-7', { cart: 3 }]],
+      )
+    })
+  })
+
+  describe('events', () => {
+    it("yields the payload's current state, then each change, and ends once it is resolved", async () => {
+      const { uuid } = await pro.payloads.create({ type: 'connect' })
+      const states: string[] = []
+      for await (const payload of pro.payloads.events(uuid)) {
+        assert.equal(payload.uuid, uuid)
+        states.push(payload.status)
+        if (payload.status === 'pending') await reject(uuid)
+      }
+      assert.deepEqual(states, ['pending', 'rejected'])
     })
   })
 
@@ -186,7 +217,12 @@ describe('@countersign/sdk against a running service', () => {
 
         const forged = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': 'dlv_forged',
+            'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+            'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+          },
           body: JSON.stringify({ event: 'payload.signed', payload: { uuid } }),
         })
         assert.equal(forged.status, 401)

@@ -265,6 +265,14 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_keys_expiry').on('idempotency_keys').column('expires_at').execute()
     },
   },
+  '0006_webhooks': {
+    async up(db: Kysely<unknown>) {
+      // Secret rotation keeps the replaced secret for a while, and auto-disabling needs when the failures began.
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_ciphertext', 'text').execute()
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_expires_at', 'bigint').execute()
+      await db.schema.alterTable('webhooks').addColumn('failing_since', 'bigint').execute()
+    },
+  },
   '0009_multisign': {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()

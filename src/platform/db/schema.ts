@@ -147,6 +147,11 @@ export interface WebhooksTable {
   disabled_at: number | null
   disabled_reason: string | null
   deleted_at: number | null
+  /** The secret a rotation replaced, still signing deliveries (beside the new one) until previous_secret_expires_at. */
+  previous_secret_ciphertext: string | null
+  previous_secret_expires_at: number | null
+  /** The first failed attempt since the webhook's last successful one; null while deliveries succeed. */
+  failing_since: number | null
 }
 
 export interface WebhookDeliveriesTable {

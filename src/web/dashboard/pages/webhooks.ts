@@ -145,12 +145,23 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     ),
   )
   remove.classList.add('danger')
+  const enable = button('Enable', async () => {
+    enable.disabled = true
+    try {
+      await api.enableWebhook(projectId, webhook.id)
+      await refresh()
+    } catch (error) {
+      replaceChildren(status, errorMessage(error))
+      enable.disabled = false
+    }
+  })
   const disabled = webhook.disabledAt
     ? h(
         'p',
         {},
         badge('Disabled', 'bad'),
-        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. Add the URL again to resume.`,
+        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. ` +
+          'Enable it to resume deliveries, then replay what failed (POST /api/v1/webhooks/{id}/replay).',
       )
     : null
   return h(
@@ -162,6 +173,7 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     h(
       'div',
       { className: 'actions' },
+      webhook.disabledAt ? enable : null,
       test,
       button('Delivery log', () => showLog(), { className: 'button secondary', attrs: { 'aria-label': `Delivery log of ${webhook.url}` } }),
       remove,
