@@ -30,9 +30,9 @@ import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { idempotencyHooks } from './platform/http/idempotency.js'
 import type { Metrics } from './platform/http/metrics.js'
-import { refuseNulCharacters } from './platform/http/refuse-nul-characters.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
+import { refuseUnstorableValues } from './platform/http/unstorable-values.js'
 import { redactUrl } from './platform/logger.js'
 
 type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
@@ -57,7 +57,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
 
   registerJsonParser(app)
   registerErrorHandling(app)
-  app.addHook('preValidation', refuseNulCharacters)
+  app.addHook('preValidation', refuseUnstorableValues)
   app.decorateRequest('principal', null)
 
   app.addHook('onRequest', async (request, reply) => {

@@ -165,13 +165,14 @@ describe('@countersign/sdk against a running service', () => {
 
   describe('webhooks', () => {
     it('creates, lists and deletes; the Free plan is refused with 403', async () => {
-      const created = await pro.webhooks.create({ url: 'https://hooks.example.com/countersign', events: ['payload.signed'] })
+      // An address, not a name: a host that does not resolve is refused even where private targets are allowed.
+      const created = await pro.webhooks.create({ url: 'https://127.0.0.1:8443/countersign', events: ['payload.signed'] })
       assert.match(created.id, /^wh_/)
       assert.match(created.secret, /^whsec_/)
       const listed = await pro.webhooks.list()
       assert.deepEqual(
         listed.map((w) => [w.id, w.url, w.events]),
-        [[created.id, 'https://hooks.example.com/countersign', ['payload.signed']]],
+        [[created.id, 'https://127.0.0.1:8443/countersign', ['payload.signed']]],
       )
       assert.deepEqual(await pro.webhooks.delete(created.id), { id: created.id, deleted: true })
       assert.deepEqual(await pro.webhooks.list(), [])
