@@ -78,7 +78,7 @@ const client = new Countersign({ apiKey: process.env.API_KEY, baseUrl: process.e
 const created = await client.payloads.create({ type: 'signMessage', message: 'hello' })
 const read = await client.payloads.get(created.uuid)
 const cancelled = await client.payloads.cancel(created.uuid)
-const webhook = await client.webhooks.create({ url: 'https://hooks.example.com/packaged' })
+const webhook = await client.webhooks.create({ url: 'https://127.0.0.1:8443/packaged' })
 const rotated = await client.webhooks.rotateSecret(webhook.id)
 const missing = await client.payloads.get('00000000-0000-4000-8000-000000000000').catch((error) => error)
 console.log(JSON.stringify({

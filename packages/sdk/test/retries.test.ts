@@ -84,7 +84,7 @@ describe('@countersign/sdk retries and idempotency keys', () => {
     const client = await clientFor()
     await client.payloads.create({ type: 'connect' })
     await client.payloads.create({ type: 'connect' })
-    await client.webhooks.create({ url: 'https://hooks.example.com/a' })
+    await client.webhooks.create({ url: 'https://127.0.0.1:8443/a' })
     await client.payloads.create({ type: 'connect' }, { idempotencyKey: 'order-42' })
     const keys = seen.map((request) => request.idempotencyKey)
     assert.equal(keys.length, 4)
@@ -118,7 +118,7 @@ describe('@countersign/sdk retries and idempotency keys', () => {
 
     seen.length = 0
     plan = ['drop']
-    const webhook = await client.webhooks.create({ url: 'https://hooks.example.com/b' })
+    const webhook = await client.webhooks.create({ url: 'https://127.0.0.1:8443/b' })
     assert.equal(seen.length, 2)
     assert.equal(seen[0]?.idempotencyKey, seen[1]?.idempotencyKey)
     assert.deepEqual(
@@ -143,7 +143,7 @@ describe('@countersign/sdk retries and idempotency keys', () => {
     )
     seen.length = 0
     plan = ['lose-answer']
-    const webhook = await client.webhooks.create({ url: 'https://hooks.example.com/c' })
+    const webhook = await client.webhooks.create({ url: 'https://127.0.0.1:8443/c' })
     assert.deepEqual(
       (await client.webhooks.list()).map((w) => w.id),
       [webhook.id],
