@@ -17,13 +17,16 @@ const json = '/content/application~1json/schema'
 
 /**
  * Every type the SDK exports, by name, and where the OpenAPI document defines it: a JSON pointer, or the query
- * parameters of an operation (without api_key, which the client sends as a header). Adding an endpoint to the SDK
- * adds its shapes here.
+ * parameters of an operation (without api_key, which the client sends as a header), or the non-null part of a nullable
+ * field. Adding an endpoint to the SDK adds its shapes here.
  */
-const SHAPES: Record<string, string | { query: string } | { anyOf: string[]; description: string }> = {
+const SHAPES: Record<string, string | { query: string } | { notNull: string } | { anyOf: string[]; description: string }> = {
   PayloadType: '#/components/schemas/Payload/properties/type',
   PayloadStatus: '#/components/schemas/Payload/properties/status',
   PayloadEvent: '#/components/schemas/PayloadEventDelivery/properties/event',
+  SubmissionOutcome: { notNull: '#/components/schemas/Payload/properties/submission/properties/outcome' },
+  DeliveredAmount: '#/components/schemas/Payload/properties/submission/properties/deliveredAmount/anyOf/0',
+  Submission: '#/components/schemas/Payload/properties/submission',
   Multisign: '#/components/schemas/Payload/properties/multisign',
   CreatePayloadRequest: `${api('/api/v1/payloads')}/post/requestBody${json}`,
   CreatedPayload: `${api('/api/v1/payloads')}/post/responses/201${json}`,
@@ -33,6 +36,14 @@ const SHAPES: Record<string, string | { query: string } | { anyOf: string[]; des
   CreateWebhookRequest: `${api('/api/v1/webhooks')}/post/requestBody${json}`,
   Webhook: '#/components/schemas/Webhook',
   CreatedWebhook: `${api('/api/v1/webhooks')}/post/responses/201${json}`,
+  ListDeliveriesOptions: { query: `${api('/api/v1/webhooks/{id}/deliveries')}/get` },
+  DeliveryState: '#/components/schemas/WebhookDelivery/properties/state',
+  DeliveryEvent: '#/components/schemas/WebhookDelivery/properties/event',
+  Delivery: '#/components/schemas/WebhookDelivery',
+  DeliveryList: `${api('/api/v1/webhooks/{id}/deliveries')}/get/responses/200${json}`,
+  RotatedSecret: `${api('/api/v1/webhooks/{id}/rotate-secret')}/post/responses/200${json}`,
+  ReplayRequest: `${api('/api/v1/webhooks/{id}/replay')}/post/requestBody${json}`,
+  ReplayResult: `${api('/api/v1/webhooks/{id}/replay')}/post/responses/202${json}`,
   WebhookPayload: '#/components/schemas/WebhookPayload',
   PayloadEventDelivery: '#/components/schemas/PayloadEventDelivery',
   WebhookTestDelivery: '#/components/schemas/WebhookTestDelivery',
@@ -77,6 +88,12 @@ function resolvePointer(document: Schema, pointer: string): Schema {
     node = (node as Schema)[key]
   }
   return node as Schema
+}
+
+/** A nullable field's schema without its null (and its description, which speaks of the field). */
+function notNull(schema: Schema): Schema {
+  const { nullable: _nullable, description: _description, ...value } = schema
+  return value
 }
 
 /** The query parameters of an operation as one object schema. */
@@ -141,7 +158,9 @@ async function generate(): Promise<string> {
         ? resolvePointer(document, source)
         : 'query' in source
           ? querySchema(document, source.query)
-          : { anyOf: source.anyOf.map((shape) => ({ $ref: `#/definitions/${shape}` })), description: source.description }
+          : 'notNull' in source
+            ? notNull(resolvePointer(document, source.notNull))
+            : { anyOf: source.anyOf.map((shape) => ({ $ref: `#/definitions/${shape}` })), description: source.description }
     definitions[name] = { ...(toJsonSchema(schema, componentNames) as Schema), title: name }
   }
   const named = namedShapes(definitions)

@@ -7,14 +7,61 @@
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
 /**
- * payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
+ * payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed
  */
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added' | 'payload.finalized'
+export type SubmissionOutcome = 'succeeded' | 'failed' | 'dropped'
+export type DeliveredAmount =
+  | string
+  | {
+      currency: string
+      issuer: string
+      value: string
+    }
+/**
+ * pending (waiting for its next attempt), sending, succeeded, failed (last attempt failed, or the receiver answered 410), cancelled (webhook deleted or disabled, or the project left the Pro plan)
+ */
+export type DeliveryState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'cancelled'
+/**
+ * payload.signed, payload.rejected, payload.expired, payload.signature_added, payload.finalized, or webhook.test
+ */
+export type DeliveryEvent =
+  | 'payload.signed'
+  | 'payload.rejected'
+  | 'payload.expired'
+  | 'payload.signature_added'
+  | 'payload.finalized'
+  | 'webhook.test'
 /**
  * The body of a webhook delivery: check `event` before reading `payload`, which a test event does not have
  */
 export type WebhookDelivery = PayloadEventDelivery | WebhookTestDelivery
 
+/**
+ * signAndSubmit only: what happened on the ledger
+ */
+export interface Submission {
+  /**
+   * Engine result of the submission, e.g. tesSUCCESS or terQUEUED
+   */
+  engineResult: string | null
+  /**
+   * Final TransactionResult once validated
+   */
+  validatedResult: string | null
+  /**
+   * Ledger that validated the transaction
+   */
+  ledgerIndex: number | null
+  /**
+   * succeeded, failed or dropped once final; null until then
+   */
+  outcome: SubmissionOutcome | null
+  /**
+   * Payments: the validated metadata's delivered_amount (drops, or an issued-currency amount); null otherwise
+   */
+  deliveredAmount: DeliveredAmount | null
+}
 /**
  * options.multisign only: the signer list of the Account and who has answered
  */
@@ -69,6 +116,12 @@ export interface CreatePayloadRequest {
      * Shown to the user on the signing page
      */
     customInstructions?: string
+    /**
+     * 1 to 8 classic addresses: only these accounts may resolve the payload
+     *
+     * @maxItems 64
+     */
+    signers?: string[]
     /**
      * sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum
      */
@@ -161,20 +214,7 @@ export interface Payload {
   /**
    * signAndSubmit only: what happened on the ledger
    */
-  submission?: {
-    /**
-     * Engine result of the submission, e.g. tesSUCCESS or terQUEUED
-     */
-    engineResult: string | null
-    /**
-     * Final TransactionResult once validated
-     */
-    validatedResult: string | null
-    /**
-     * Ledger that validated the transaction
-     */
-    ledgerIndex: number | null
-  }
+  submission?: Submission
   /**
    * options.multisign only: the signer list of the Account and who has answered
    */
@@ -186,7 +226,7 @@ export interface ListPayloadsOptions {
    */
   limit?: number
   /**
-   * Payloads to skip
+   * Payloads to skip, 0 to 1000000
    */
   offset?: number
   /**
@@ -213,11 +253,11 @@ export interface CreateWebhookRequest {
    */
   url: string
   /**
-   * The events to receive, a non-empty subset without repeats; the three resolutions when omitted
+   * The events to receive, a non-empty subset without repeats; payload.signed, payload.rejected and payload.expired when omitted (payload.finalized only when listed)
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
+   * Items: payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed
    */
   events?: PayloadEvent[]
 }
@@ -232,7 +272,7 @@ export interface Webhook {
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
+   * Items: payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed
    */
   events: PayloadEvent[]
   /**
@@ -240,7 +280,7 @@ export interface Webhook {
    */
   createdAt: string
   /**
-   * Present once the webhook is disabled (its receiver answered 410 Gone)
+   * Present while the webhook is disabled (its receiver answered 410 Gone, or every delivery failed for 5 days)
    */
   disabledAt?: string
   /**
@@ -255,7 +295,7 @@ export interface CreatedWebhook {
   id: string
   url: string
   /**
-   * whsec_... signing secret for X-Service-Signature; shown only in this response
+   * whsec_<base64 of 32 bytes>: the signing secret of X-Service-Signature and webhook-signature; shown only in this response
    */
   secret: string
   /**
@@ -263,9 +303,96 @@ export interface CreatedWebhook {
    *
    * @minItems 1
    *
-   * Items: payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
+   * Items: payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed
    */
   events: PayloadEvent[]
+}
+export interface ListDeliveriesOptions {
+  /**
+   * Page size, 1 to 100
+   */
+  limit?: number
+  /**
+   * Deliveries to skip, 0 to 1000000
+   */
+  offset?: number
+}
+export interface Delivery {
+  /**
+   * dlv_<id>; sent as webhook-id (and X-Countersign-Delivery), the same on every attempt
+   */
+  id: string
+  /**
+   * payload.signed, payload.rejected, payload.expired, payload.signature_added, payload.finalized, or webhook.test
+   */
+  event: DeliveryEvent
+  /**
+   * Null for a test delivery
+   */
+  payloadUuid: string | null
+  /**
+   * pending (waiting for its next attempt), sending, succeeded, failed (last attempt failed, or the receiver answered 410), cancelled (webhook deleted or disabled, or the project left the Pro plan)
+   */
+  state: DeliveryState
+  /**
+   * Attempts made in the current series; a retry starts a new series
+   */
+  attempts: number
+  /**
+   * The receiver's HTTP status at the last attempt
+   */
+  lastStatusCode: number | null
+  /**
+   * Why the last attempt failed (timeout, connection error, status)
+   */
+  lastError: string | null
+  /**
+   * When the next attempt is due; null once the delivery has finished
+   */
+  nextAttemptAt: string | null
+  /**
+   * ISO 8601 UTC, millisecond precision
+   */
+  createdAt: string
+  /**
+   * When the delivery succeeded, failed or was cancelled
+   */
+  completedAt: string | null
+}
+export interface DeliveryList {
+  deliveries: Delivery[]
+  limit: number
+  offset: number
+}
+export interface RotatedSecret {
+  /**
+   * wh_<id>
+   */
+  id: string
+  /**
+   * The new whsec_... secret, shown only in this response; the replaced one also signs webhook-signature for 24 hours
+   */
+  secret: string
+}
+export interface ReplayRequest {
+  /**
+   * ISO 8601 timestamp: deliveries created at or after it are sent again
+   */
+  since: string
+}
+export interface ReplayResult {
+  /**
+   * wh_<id>
+   */
+  id: string
+  /**
+   * The since of the request
+   */
+  since: string
+  /**
+   * How many failed or cancelled deliveries were queued again
+   */
+  replayed: number
 }
 export interface WebhookPayload {
   uuid: string
@@ -287,6 +414,10 @@ export interface WebhookPayload {
    */
   resolvedAt: string | null
   /**
+   * signAndSubmit only: what happened on the ledger
+   */
+  submission?: Submission
+  /**
    * options.multisign only: the signer list of the Account and who has answered
    */
   multisign?: Multisign
@@ -306,7 +437,7 @@ export interface WebhookPayload {
  */
 export interface PayloadEventDelivery {
   /**
-   * payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)
+   * payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed
    */
   event: PayloadEvent
   payload: WebhookPayload

@@ -4,15 +4,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { deriveStateKey, openState, sealState } from '../../platform/crypto/signed-state.js'
 import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
-import { cookieAttributes } from '../../platform/http/cookies.js'
+import { cookieAttributes, readCookie } from '../../platform/http/cookies.js'
 import { errorResponses } from '../../platform/http/schemas.js'
-import { assertSameOrigin, SESSION_COOKIE, sessionCookieOptions, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
+import { assertSameOrigin, sessionCookie as sessionCookieFor, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
 import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
 import { LocalSignInQuery, SessionView, SignInMethods } from './schemas.js'
 import type { AccountService } from './service.js'
 import type { SessionService } from './sessions.js'
 
-const FLOW_COOKIE = 'cs_oidc_flow'
 /** Time to sign in at the provider; the flow cookie and its signed content both end then. */
 const FLOW_TTL_MS = 10 * 60_000
 
@@ -37,8 +36,16 @@ export interface AuthRoutesDeps {
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
   const { oidc, publicUrl } = deps
   const dashboardUrl = `${publicUrl}/dashboard`
-  const sessionCookie = cookieAttributes(sessionCookieOptions(publicUrl))
-  const flowCookie = cookieAttributes({ path: '/auth', secure: sessionCookie.secure === true, maxAgeSeconds: FLOW_TTL_MS / 1000 })
+  const sessionCookie = sessionCookieFor(publicUrl)
+  // Under https the __Secure- prefix: browsers accept it only from a secure origin, with the Secure attribute.
+  const flowCookie = {
+    name: sessionCookie.secure ? '__Secure-cs_oidc_flow' : 'cs_oidc_flow',
+    path: '/auth',
+    secure: sessionCookie.secure,
+    maxAgeSeconds: FLOW_TTL_MS / 1000,
+  }
+  const sessionAttributes = cookieAttributes(sessionCookie)
+  const flowAttributes = cookieAttributes(flowCookie)
   const flowKey = deriveStateKey(deps.serverSecret, 'oidc-flow')
   const publicOrigin = new URL(publicUrl).origin
 
@@ -47,8 +54,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
 
   /** Signs the account in: a new session and cookie, the browser's previous session ended, then on to the dashboard. */
   async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<FastifyReply> {
-    const session = await deps.sessions.start(accountId, sessionTokenOf(request))
-    reply.setCookie(SESSION_COOKIE, session.token, sessionCookie)
+    const session = await deps.sessions.start(accountId, sessionTokenOf(request, sessionCookie))
+    reply.setCookie(sessionCookie.name, session.token, sessionAttributes)
     return reply.redirect(dashboardUrl, 303)
   }
 
@@ -62,7 +69,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     const flow = oidc.newFlow()
     const authorizationUrl = await oidc.authorizationUrl(flow)
-    reply.setCookie(FLOW_COOKIE, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie)
+    reply.setCookie(flowCookie.name, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowAttributes)
     return reply.redirect(authorizationUrl, 302)
   })
 
@@ -70,8 +77,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
     // callback fails even with the cookie replayed alongside it.
-    reply.clearCookie(FLOW_COOKIE, flowCookie)
-    const sealed = request.cookies[FLOW_COOKIE]
+    reply.clearCookie(flowCookie.name, flowAttributes)
+    const sealed = readCookie(request.headers.cookie, flowCookie.name)
     const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
     if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
     const queryStart = request.url.indexOf('?')
@@ -97,8 +104,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
 
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
-    await deps.sessions.end(sessionTokenOf(request))
-    reply.clearCookie(SESSION_COOKIE, sessionCookie)
+    await deps.sessions.end(sessionTokenOf(request, sessionCookie))
+    reply.clearCookie(sessionCookie.name, sessionAttributes)
     return reply.redirect(dashboardUrl, 303)
   })
 }

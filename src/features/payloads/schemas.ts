@@ -14,7 +14,15 @@ import {
   Timestamp,
 } from '../../platform/http/schemas.js'
 import { MultisignViewSchema } from '../signing/multisign/schema.js'
-import { EXTERNAL_ID_PATTERN, MAX_CUSTOM_INSTRUCTIONS_CHARS, MAX_METADATA_BYTES, PAYLOAD_STATUSES, PAYLOAD_TYPES } from './model.js'
+import {
+  EXTERNAL_ID_PATTERN,
+  MAX_ALLOWED_SIGNERS,
+  MAX_CUSTOM_INSTRUCTIONS_CHARS,
+  MAX_METADATA_BYTES,
+  PAYLOAD_STATUSES,
+  PAYLOAD_TYPES,
+  SUBMISSION_OUTCOMES,
+} from './model.js'
 
 export const PayloadTypeSchema = StringEnum(PAYLOAD_TYPES, { description: 'connect, sign, signAndSubmit or signMessage' })
 export const PayloadStatusSchema = StringEnum(PAYLOAD_STATUSES)
@@ -39,6 +47,12 @@ export const CreatePayloadBody = Type.Object(
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+          signers: Type.Optional(
+            Type.Array(Type.String({ maxLength: 64 }), {
+              maxItems: 64,
+              description: `1 to ${MAX_ALLOWED_SIGNERS} classic addresses: only these accounts may resolve the payload`,
+            }),
           ),
           multisign: Type.Optional(
             Type.Boolean({
@@ -75,6 +89,28 @@ export const CreatedPayload = Type.Object({
 })
 export type CreatedPayload = Static<typeof CreatedPayload>
 
+/** A payment's delivered amount: drops as a string, or an issued-currency amount. */
+export const DeliveredAmountSchema = Type.Union([
+  Type.String(),
+  Type.Object({ currency: Type.String(), issuer: Type.String(), value: Type.String() }),
+])
+
+/** signAndSubmit: what happened on the ledger (the payload view, and the body of payload.finalized). */
+export const SubmissionSchema = Type.Object(
+  {
+    engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
+    validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
+    ledgerIndex: Nullable(Type.Integer(), 'Ledger that validated the transaction'),
+    outcome: Nullable(StringEnum(SUBMISSION_OUTCOMES), 'succeeded, failed or dropped once final; null until then'),
+    deliveredAmount: Nullable(
+      DeliveredAmountSchema,
+      "Payments: the validated metadata's delivered_amount (drops, or an issued-currency amount); null otherwise",
+    ),
+  },
+  { description: 'signAndSubmit only: what happened on the ledger' },
+)
+export type SubmissionView = Static<typeof SubmissionSchema>
+
 export const PayloadView = Type.Object(
   {
     uuid: Type.String({ format: 'uuid' }),
@@ -91,16 +127,7 @@ export const PayloadView = Type.Object(
     txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
-    submission: Type.Optional(
-      Type.Object(
-        {
-          engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
-          validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
-          ledgerIndex: Nullable(Type.Integer(), 'Ledger that validated the transaction'),
-        },
-        { description: 'signAndSubmit only: what happened on the ledger' },
-      ),
-    ),
+    submission: Type.Optional(SubmissionSchema),
     multisign: Type.Optional(MultisignViewSchema),
   },
   { $id: 'Payload' },

@@ -32,6 +32,7 @@ export const SignView = Type.Object({
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
   customInstructions: Type.Optional(Type.String()),
+  signers: Type.Optional(Type.Array(Type.String(), { description: 'options.signers: only these accounts may sign this request' })),
   wallets: Type.Object(
     {
       xaman: Type.Boolean({ description: 'The operator configured Xaman' }),

@@ -34,6 +34,7 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
   if (payload.message !== null) view.message = payload.message
   if (payload.challenge !== null) view.challenge = payload.challenge
   if (payload.customInstructions !== null) view.customInstructions = payload.customInstructions
+  if (payload.signers !== null) view.signers = payload.signers
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
 }

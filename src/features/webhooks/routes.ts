@@ -19,7 +19,11 @@ import {
   DeliveryList,
   DeliveryView,
   PayloadDeliveryList,
+  ReplayBody,
+  ReplayResult,
+  RotatedSecret,
   WebhookList,
+  WebhookView,
 } from './schemas.js'
 import type { ProjectScope, WebhookService } from './service.js'
 
@@ -220,6 +224,71 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesDeps> = async
       const { id } = request.params
       const delivery = await webhooks.sendTest(await scope.projectOf(request), id)
       return reply.code(202).send(toDeliveryView(delivery))
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        ...describe(
+          "Replace a webhook's signing secret",
+          'Returns the new secret, once. X-Service-Signature uses it at once; for 24 hours webhook-signature carries two ' +
+            'signatures, with the new secret and with the replaced one, so that receivers can switch without losing a delivery.',
+        ),
+        params: WebhookParams,
+        ...query,
+        response: { 200: RotatedSecret, ...errorResponses(403, 404, ...scope.errors) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      const { webhook, secret } = await webhooks.rotateSecret(await scope.projectOf(request), id)
+      return { id: webhook.id, secret }
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/replay',
+    {
+      schema: {
+        ...describe(
+          'Send the failed deliveries since a time again',
+          'Every payload-event delivery created at or after since that failed or was cancelled is queued again, with its ' +
+            'delivery id and body. 409 when the webhook is disabled (enable it first); 422 for a since in the future.',
+        ),
+        params: WebhookParams,
+        ...query,
+        body: ReplayBody,
+        response: { 202: ReplayResult, ...errorResponses(400, 403, 404, 409, 415, 422, ...scope.errors) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params
+      const { since } = request.body
+      const sinceMs = Date.parse(since)
+      const replayed = await webhooks.replay(await scope.projectOf(request), id, sinceMs)
+      return reply.code(202).send({ id, since: new Date(sinceMs).toISOString(), replayed })
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/enable',
+    {
+      schema: {
+        ...describe(
+          'Enable a disabled webhook',
+          'A webhook disabled by a 410 Gone or by 5 days of failed deliveries receives events again from now on. ' +
+            'Enabling an enabled webhook changes nothing. Events of the time it was disabled made no deliveries.',
+        ),
+        params: WebhookParams,
+        ...query,
+        response: { 200: RefTo(WebhookView), ...errorResponses(403, 404, ...scope.errors) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      return toWebhookView(await webhooks.enable(await scope.projectOf(request), id))
     },
   )
 }

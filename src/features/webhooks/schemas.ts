@@ -3,13 +3,14 @@
 import { type Static, Type } from 'typebox'
 import { AnyObject, Nullable, NullableTimestamp, PageFields, RefTo, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { PAYLOAD_EVENTS } from '../payloads/model.js'
-import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { PayloadStatusSchema, PayloadTypeSchema, SubmissionSchema } from '../payloads/schemas.js'
 import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import { DELIVERY_STATES, WEBHOOK_TEST_EVENT } from './model.js'
 import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 export const PayloadEventSchema = StringEnum(PAYLOAD_EVENTS, {
-  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+  description:
+    'payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed',
 })
 const Events = (description: string) => Type.Array(PayloadEventSchema, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
@@ -20,7 +21,11 @@ export const CreateWebhookBody = Type.Object(
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: 'Absolute http(s) URL that receives the deliveries; it must resolve to public addresses',
     }),
-    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; the three resolutions when omitted')),
+    events: Type.Optional(
+      Events(
+        'The events to receive, a non-empty subset without repeats; payload.signed, payload.rejected and payload.expired when omitted (payload.finalized only when listed)',
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -29,7 +34,9 @@ export type CreateWebhookRequest = Static<typeof CreateWebhookBody>
 export const CreatedWebhook = Type.Object({
   id: Type.String({ description: 'wh_<id>' }),
   url: Type.String(),
-  secret: Type.String({ description: 'whsec_... signing secret for X-Service-Signature; shown only in this response' }),
+  secret: Type.String({
+    description: 'whsec_<base64 of 32 bytes>: the signing secret of X-Service-Signature and webhook-signature; shown only in this response',
+  }),
   events: Events(SUBSCRIBED),
 })
 export type CreatedWebhook = Static<typeof CreatedWebhook>
@@ -40,7 +47,9 @@ export const WebhookView = Type.Object(
     url: Type.String(),
     events: Events(SUBSCRIBED),
     createdAt: Timestamp(),
-    disabledAt: Type.Optional(Timestamp('Present once the webhook is disabled (its receiver answered 410 Gone)')),
+    disabledAt: Type.Optional(
+      Timestamp('Present while the webhook is disabled (its receiver answered 410 Gone, or every delivery failed for 5 days)'),
+    ),
     disabledReason: Type.Optional(Nullable(Type.String(), 'Why the webhook was disabled')),
   },
   { $id: 'Webhook' },
@@ -48,12 +57,12 @@ export const WebhookView = Type.Object(
 export type WebhookView = Static<typeof WebhookView>
 
 export const DeliveryEventSchema = StringEnum([...PAYLOAD_EVENTS, WEBHOOK_TEST_EVENT], {
-  description: `payload.signed, payload.rejected, payload.expired, payload.signature_added, or ${WEBHOOK_TEST_EVENT}`,
+  description: `payload.signed, payload.rejected, payload.expired, payload.signature_added, payload.finalized, or ${WEBHOOK_TEST_EVENT}`,
 })
 
 export const DeliveryView = Type.Object(
   {
-    id: Type.String({ description: 'dlv_<id>; sent as X-Countersign-Delivery, the same on every attempt' }),
+    id: Type.String({ description: 'dlv_<id>; sent as webhook-id (and X-Countersign-Delivery), the same on every attempt' }),
     event: DeliveryEventSchema,
     payloadUuid: Nullable(Type.String({ format: 'uuid' }), 'Null for a test delivery'),
     state: StringEnum(DELIVERY_STATES, {
@@ -88,6 +97,27 @@ export type PayloadDeliveryList = Static<typeof PayloadDeliveryList>
 export const DeletedWebhook = Type.Object({ id: Type.String(), deleted: Type.Literal(true) })
 export type DeletedWebhook = Static<typeof DeletedWebhook>
 
+export const RotatedSecret = Type.Object({
+  id: Type.String({ description: 'wh_<id>' }),
+  secret: Type.String({
+    description: 'The new whsec_... secret, shown only in this response; the replaced one also signs webhook-signature for 24 hours',
+  }),
+})
+export type RotatedSecret = Static<typeof RotatedSecret>
+
+export const ReplayBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'ISO 8601 timestamp: deliveries created at or after it are sent again' }) },
+  { additionalProperties: false },
+)
+export type ReplayRequest = Static<typeof ReplayBody>
+
+export const ReplayResult = Type.Object({
+  id: Type.String({ description: 'wh_<id>' }),
+  since: Timestamp('The since of the request'),
+  replayed: Type.Integer({ description: 'How many failed or cancelled deliveries were queued again' }),
+})
+export type ReplayResult = Static<typeof ReplayResult>
+
 /** The payload object of a payload event's delivery (docs/webhooks.md): null for fields the payload does not have. */
 export const WebhookPayload = Type.Object(
   {
@@ -100,6 +130,7 @@ export const WebhookPayload = Type.Object(
     walletAdapter: Nullable(Type.String()),
     createdAt: Timestamp(),
     resolvedAt: Nullable(Timestamp()),
+    submission: Type.Optional(SubmissionSchema),
     multisign: Type.Optional(MultisignViewSchema),
     externalId: Nullable(Type.String(), 'options.externalId, null when not given'),
     metadata: Nullable(AnyObject(), 'options.metadata, null when not given'),

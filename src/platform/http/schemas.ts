@@ -50,12 +50,25 @@ export const AnyObject = (description?: string) =>
     Type.Object({}, { additionalProperties: true, ...(description === undefined ? {} : { description }) }),
   )
 
+/**
+ * The deepest page a list serves. Without a bound, an offset such as 99999999999999999999 reached the database,
+ * which refused it (a 500); a million rows in, offset paging is a scan anyway, and filters serve better.
+ */
+export const MAX_PAGE_OFFSET = 1_000_000
+
 const PAGE_DEFAULTS = { limit: 20, offset: 0 }
 
 /** The paging fields of a list's query string; `skipped` names what the offset counts. */
 export const PageQuery = (skipped: string) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: PAGE_DEFAULTS.limit, description: 'Page size, 1 to 100' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: PAGE_DEFAULTS.offset, description: `${skipped} to skip` })),
+  offset: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_PAGE_OFFSET,
+      default: PAGE_DEFAULTS.offset,
+      description: `${skipped} to skip, 0 to ${MAX_PAGE_OFFSET}`,
+    }),
+  ),
 })
 
 /** A page of a list: how many items, after how many. */

@@ -16,6 +16,8 @@ export interface RateLimiter {
    * and lasts `windowMs` rounded up to whole seconds (windowSeconds), whichever store counts.
    */
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision>
+  /** When `key` has used up `limit` in its current window, the end of that window (epoch ms); otherwise undefined. Counts nothing. */
+  exhaustedUntil(key: string, limit: number, windowMs: number): Promise<number | undefined>
   close(): Promise<void>
 }
 
