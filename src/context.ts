@@ -88,6 +88,7 @@ export function createContext(options: ContextOptions): ServiceContext {
   // Outbox rows are written in the transaction of the change that causes them, so they commit or roll back with it.
   payloads.onTransition((tx, transition) => webhooks.enqueueForTransition(tx, transition))
   payloads.onUsageWarning((tx, warning) => emails.enqueueUsageWarning(tx, warning))
+  payloads.events.on('usageWarningError', (error: unknown) => logger.warn({ err: error }, 'could not record the monthly usage warning'))
   const liveEvents = createLiveEvents(config.redisUrl, logger)
   payloads.events.on('transition', ({ payload }: PayloadTransition) => {
     liveEvents

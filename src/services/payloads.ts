@@ -19,8 +19,9 @@ import {
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../domain/plans.js'
 import { buildConnectChallenge, newChallengeNonce } from '../domain/xrpl/connect-challenge.js'
 import type { Db, Tx } from '../storage/database.js'
+import { PayloadCreations } from '../storage/payload-creations.js'
 import { payloadsRepository, type TransitionChanges } from '../storage/payloads-repository.js'
-import { usageRepository } from '../storage/usage-repository.js'
+import { pickShard, usageRepository } from '../storage/usage-repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -32,7 +33,7 @@ export interface PayloadTransition {
 /** Runs inside the transaction of a state change: what it writes commits or rolls back with the change. */
 export type TransitionHook = (tx: Tx, transition: PayloadTransition) => Promise<void>
 
-/** Runs inside the transaction of a creation that crossed the monthly usage warning threshold. */
+/** Runs once per month and project, in the transaction that records the monthly usage warning (after the creation that crossed its threshold). */
 export type UsageWarningHook = (tx: Tx, warning: { projectId: string; month: string; used: number; limit: number }) => Promise<void>
 
 export interface PayloadServiceOptions {
@@ -54,9 +55,13 @@ export class PayloadService {
   private readonly transitionHooks: TransitionHook[] = []
   private readonly usageWarningHooks: UsageWarningHook[] = []
   private readonly challengeDomain: string
+  private readonly creations: PayloadCreations
+  /** Months whose usage warning is known to be recorded: no more checks for them in this process. */
+  private readonly warnedMonths = new Set<string>()
 
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
+    this.creations = new PayloadCreations(options.db)
     this.events.setMaxListeners(0)
   }
 
@@ -100,26 +105,38 @@ export class PayloadService {
       validatedLedgerIndex: null,
     }
     const month = utcMonth(nowMs)
-    await this.options.db.transaction().execute(async (tx) => {
-      const used = await usageRepository.reserveMonthlyPayload(tx, project.projectId, month, limits.monthlyPayloads)
-      if (used === undefined) {
-        throw new AppError(
-          403,
-          `Monthly payload limit reached: the ${PLAN_LABELS[project.plan]} plan allows ${limits.monthlyPayloads} payloads per month; ` +
-            `the count starts again on the first day of next month (UTC)${project.plan === 'free' ? ', or upgrade to Pro' : ''}`,
-        )
-      }
-      if (used >= usageWarningThreshold(limits)) {
-        const warning = { projectId: project.projectId, month, limit: limits.monthlyPayloads, payloadCount: used, nowMs }
-        if (await usageRepository.recordUsageWarning(tx, warning)) {
-          for (const hook of this.usageWarningHooks)
-            await hook(tx, { projectId: project.projectId, month, used, limit: limits.monthlyPayloads })
-        }
-      }
-      await payloadsRepository.insert(tx, payload)
-      await usageRepository.addDailyCount(tx, { projectId: project.projectId, day: utcDay(nowMs), status: 'pending', walletAdapter: '' }, 1)
-    })
+    const limit = limits.monthlyPayloads
+    const result = await this.creations.create(payload, { month, limit })
+    if (!result.created) {
+      throw new AppError(
+        403,
+        `Monthly payload limit reached: the ${PLAN_LABELS[project.plan]} plan allows ${limit} payloads per month; ` +
+          `the count starts again on the first day of next month (UTC)${project.plan === 'free' ? ', or upgrade to Pro' : ''}`,
+      )
+    }
+    const used = result.monthCount
+    if (used !== undefined && used >= usageWarningThreshold(limits)) await this.warnOfUsage(project.projectId, month, used, limit, nowMs)
     return payload
+  }
+
+  /**
+   * Records the month's usage warning once, with what it sets off (the email), in a transaction after the creation's
+   * commit: the count read then includes every creation committed before, so the warning is not missed when
+   * creations on several instances cross the threshold together. A creation answered 201 stays created if this fails.
+   */
+  private async warnOfUsage(projectId: string, month: string, used: number, limit: number, nowMs: number): Promise<void> {
+    const key = `${projectId}\u0000${month}`
+    if (this.warnedMonths.has(key)) return
+    try {
+      await this.options.db.transaction().execute(async (tx) => {
+        if (!(await usageRepository.recordUsageWarning(tx, { projectId, month, limit, payloadCount: used, nowMs }))) return
+        for (const hook of this.usageWarningHooks) await hook(tx, { projectId, month, used, limit })
+      })
+      if (this.warnedMonths.size >= 10_000) this.warnedMonths.clear()
+      this.warnedMonths.add(key)
+    } catch (error) {
+      this.events.emit('usageWarningError', error)
+    }
   }
 
   /** A project's payload, expired first if its time has passed. */
@@ -218,11 +235,13 @@ export class PayloadService {
 
   private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
     const day = utcDay(payload.createdAtMs)
-    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1)
+    const shard = pickShard(tx)
+    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1, shard)
     await usageRepository.addDailyCount(
       tx,
       { projectId: payload.projectId, day, status: payload.status, walletAdapter: payload.walletAdapter ?? '' },
       1,
+      shard,
     )
     const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
     for (const hook of this.transitionHooks) await hook(tx, transition)

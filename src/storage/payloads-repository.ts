@@ -3,7 +3,7 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from '../domain/payloads.js'
 import type { DbOrTx } from './database.js'
-import { HotQuery } from './hot-query.js'
+import { HotQuery, isEmbedded } from './hot-query.js'
 import type { PayloadsTable } from './schema.js'
 
 type PayloadRow = Selectable<PayloadsTable>
@@ -109,21 +109,38 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
 )
 
+function newPayloadRow(payload: Payload): NewPayloadRow {
+  return {
+    uuid: payload.uuid,
+    project_id: payload.projectId,
+    type: payload.type,
+    status: payload.status,
+    transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
+    message: payload.message,
+    challenge: payload.challenge,
+    return_url: payload.returnUrl,
+    custom_instructions: payload.customInstructions,
+    expires_at: payload.expiresAtMs,
+    created_at: payload.createdAtMs,
+  }
+}
+
 export const payloadsRepository = {
   async insert(db: DbOrTx, payload: Payload): Promise<void> {
-    await insertPayload.execute(db, {
-      uuid: payload.uuid,
-      project_id: payload.projectId,
-      type: payload.type,
-      status: payload.status,
-      transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
-      message: payload.message,
-      challenge: payload.challenge,
-      return_url: payload.returnUrl,
-      custom_instructions: payload.customInstructions,
-      expires_at: payload.expiresAtMs,
-      created_at: payload.createdAtMs,
-    })
+    await insertPayload.execute(db, newPayloadRow(payload))
+  },
+
+  /**
+   * Inserts several payloads: on PostgreSQL in one statement (one round trip), on SQLite one prepared insert after
+   * another on the connection (no round trips to save there).
+   */
+  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<void> {
+    if (payloads.length === 0) return
+    if (payloads.length === 1 || isEmbedded(db)) {
+      for (const payload of payloads) await payloadsRepository.insert(db, payload)
+      return
+    }
+    await db.insertInto('payloads').values(payloads.map(newPayloadRow)).execute()
   },
 
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
