@@ -1,0 +1,144 @@
+// Group commit of payload creations. The creations that arrive while the previous group is being written (or in the
+// same turn of the event loop) are written together in one transaction: one quota reservation and one daily count
+// per project, the payload rows, one commit. Each caller is answered after that commit, so a 201 still means the
+// payload is durable. On PostgreSQL a commit waits for the log to reach the disk, and several rounds trips go with
+// it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
+// group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
+import { utcDay } from '../../platform/clock.js'
+import type { Db } from '../../platform/db/database.js'
+import { isEmbedded } from '../../platform/db/hot-query.js'
+import { pickShard, usageRepository } from '../projects/usage-repository.js'
+import type { Payload } from './model.js'
+import { payloadsRepository } from './repository.js'
+
+/** The month's count of the project's payloads after the creation's commit, or the limit reached. */
+export type CreationResult = { created: true; monthCount: number | undefined } | { created: false }
+
+interface Waiting {
+  payload: Payload
+  month: string
+  limit: number
+  resolve(result: CreationResult): void
+  reject(error: unknown): void
+}
+
+/** A group larger than this is split: a statement's parameters stay well inside PostgreSQL's 65,535. */
+const MAX_GROUP = 500
+/** Groups written at once on PostgreSQL (each holds a pooled connection until its commit). */
+const POSTGRES_GROUPS_IN_FLIGHT = 3
+/** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
+const DEADLOCK_RETRIES = 3
+
+export class PayloadCreations {
+  private waiting: Waiting[] = []
+  private writing = 0
+  private scheduled = false
+  private readonly maxInFlight: number
+
+  constructor(private readonly db: Db) {
+    this.maxInFlight = isEmbedded(db) ? 1 : POSTGRES_GROUPS_IN_FLIGHT
+  }
+
+  /**
+   * Inserts the payload (pending, counted on its creation day) if its project's month has room under `limit`.
+   * Resolves after the commit; monthCount is undefined if the count could not be read after it.
+   */
+  create(payload: Payload, quota: { month: string; limit: number }): Promise<CreationResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ payload, month: quota.month, limit: quota.limit, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing >= this.maxInFlight || this.waiting.length === 0) return
+    this.scheduled = true
+    // The rest of this turn's creations join the group.
+    setImmediate(() => {
+      this.scheduled = false
+      while (this.writing < this.maxInFlight && this.waiting.length > 0) {
+        const group = this.waiting.splice(0, MAX_GROUP)
+        this.writing++
+        void this.write(group).finally(() => {
+          this.writing--
+          this.schedule()
+        })
+      }
+    })
+  }
+
+  private async write(group: Waiting[], attempt = 1): Promise<void> {
+    let accepted: Waiting[]
+    try {
+      accepted = await this.insert(group)
+    } catch (error) {
+      if (hasCode(error, '40P01') && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
+      if (group.length > 1 && isConstraintViolation(error)) {
+        // One creation's bad row must not fail the others: each is written again on its own.
+        for (const one of group) await this.write([one])
+        return
+      }
+      for (const one of group) one.reject(error)
+      return
+    }
+    const counts = new Map<string, number | undefined>()
+    for (const one of accepted) {
+      const key = monthKey(one)
+      if (counts.has(key)) continue
+      counts.set(key, await usageRepository.monthlyCount(this.db, one.payload.projectId, one.month).catch(() => undefined))
+    }
+    const created = new Set(accepted)
+    for (const one of group) one.resolve(created.has(one) ? { created: true, monthCount: counts.get(monthKey(one)) } : { created: false })
+  }
+
+  /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
+  private async insert(group: Waiting[]): Promise<Waiting[]> {
+    const shard = pickShard(this.db)
+    const byMonth = new Map<string, Waiting[]>()
+    for (const one of group) {
+      const key = `${monthKey(one)}\u0000${one.limit}`
+      byMonth.set(key, [...(byMonth.get(key) ?? []), one])
+    }
+    return this.db.transaction().execute(async (tx) => {
+      const fitting = new Set<Waiting>()
+      // In one order of projects, so that groups written at once lock their counter rows in the same order.
+      for (const key of [...byMonth.keys()].sort()) {
+        const creations = byMonth.get(key) ?? []
+        const first = creations[0]!
+        const quota = { projectId: first.payload.projectId, month: first.month, limit: first.limit }
+        const fit = await usageRepository.reserveMonthlyPayloads(tx, quota, creations.length, shard)
+        for (const one of creations.slice(0, fit)) fitting.add(one)
+      }
+      const accepted = group.filter((one) => fitting.has(one))
+      await payloadsRepository.insertMany(
+        tx,
+        accepted.map((one) => one.payload),
+      )
+      const perDay = new Map<string, { projectId: string; day: string; count: number }>()
+      for (const { payload } of accepted) {
+        const day = utcDay(payload.createdAtMs)
+        const key = `${payload.projectId}\u0000${day}`
+        const entry = perDay.get(key) ?? { projectId: payload.projectId, day, count: 0 }
+        entry.count++
+        perDay.set(key, entry)
+      }
+      for (const key of [...perDay.keys()].sort()) {
+        const { projectId, day, count } = perDay.get(key)!
+        await usageRepository.addDailyCount(tx, { projectId, day, status: 'pending', walletAdapter: '' }, count, shard)
+      }
+      return accepted
+    })
+  }
+}
+
+const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
+
+function hasCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+}
+
+/** PostgreSQL's class 23 (integrity constraint violation), SQLite's SQLITE_CONSTRAINT_*. */
+function isConstraintViolation(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
+  return typeof code === 'string' && (/^23\d{3}$/.test(code) || code.startsWith('SQLITE_CONSTRAINT'))
+}
