@@ -102,7 +102,7 @@ function seedPayloads(db: SQLite.Database, projectId: string, count: number): vo
   )
   // The month's quota granted and used, in the one usage shard SQLite keeps.
   const addUsage = db.prepare(
-    `insert into usage_shards (project_id, month, shard, granted, used) values (?1, ?2, 0, ?3, ?3)
+    `insert into usage_shards (project_id, month, shard, granted, used) values (?, ?, 0, ?, ?)
      on conflict (project_id, month, shard) do update set granted = granted + excluded.granted, used = used + excluded.used`,
   )
   const writeBatch = db.transaction((size: number) => {
@@ -140,7 +140,7 @@ function seedPayloads(db: SQLite.Database, projectId: string, count: number): vo
       const [day, status, wallet] = key.split('|') as [string, string, string]
       addDailyCount.run(projectId, day, status, wallet, n)
     }
-    for (const [month, n] of monthly) addUsage.run(projectId, month, n)
+    for (const [month, n] of monthly) addUsage.run(projectId, month, n, n)
   })
   for (let written = 0; written < count; written += BATCH_ROWS) writeBatch(Math.min(BATCH_ROWS, count - written))
 }

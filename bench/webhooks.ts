@@ -190,6 +190,8 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
     const sentAtMs = new Map<string, number>()
     const inFlight = new Set<Promise<void>>()
     let refused = 0
+    const statuses = new Map<string, number>()
+    const note = (status: string) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
     const startMs = nowMs()
     let sent = 0
     while (sent < events) {
@@ -205,10 +207,15 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
           body: '{}',
         })
           .then(async (response) => {
-            if (response.status !== 200) refused++
-            await response.arrayBuffer()
+            if (response.status !== 200) {
+              refused++
+              note(`${response.status} ${(await response.text()).slice(0, 120)}`)
+            } else await response.arrayBuffer()
           })
-          .catch(() => void refused++)
+          .catch((error: unknown) => {
+            refused++
+            note(String(error instanceof Error ? (error.cause ?? error.message) : error))
+          })
           .finally(() => inFlight.delete(request))
         inFlight.add(request)
       }
@@ -231,7 +238,8 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
       '',
       '| measure | result | target |',
       '| --- | --- | --- |',
-      `| events committed per second | ${count.format(committedPerSecond)} (${refused} requests refused or failed) | |`,
+      `| events committed per second | ${count.format(committedPerSecond)} | |`,
+      `| requests refused or failed | ${refused}${statuses.size > 0 ? `: ${[...statuses].map(([what, n]) => `${n} × ${what}`).join('; ')}` : ''} | 0 |`,
       `| deliveries per second | ${count.format(deliveriesPerSecond)} | >= 1,000 |`,
       `| request to receipt, p50 | ${ms(percentile(latenciesMs, 0.5))} | |`,
       `| request to receipt, p99 | ${ms(p99)} | < 100 ms |`,
