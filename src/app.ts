@@ -21,13 +21,15 @@ import { payloadEventRoutes, signEventRoutes } from './features/payloads/live/ro
 import { payloadRoutes } from './features/payloads/routes.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
+import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
 import { webhookRoutes } from './features/webhooks/routes.js'
 import { projectWebhookRoutes } from './features/webhooks/session-routes.js'
 import { badRequest } from './platform/errors.js'
-import { apiKeyAuthHook } from './platform/http/api-key-auth.js'
+import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
+import { idempotencyHooks } from './platform/http/idempotency.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
 import { redactUrl } from './platform/logger.js'
@@ -103,15 +105,17 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
-      api.addHook(
-        'onRequest',
-        apiKeyAuthHook({
-          authenticator: ctx.authenticator,
-          rateLimiter: ctx.rateLimiter,
-          limits: ctx.config.limits,
-          now: () => ctx.clock.now(),
-        }),
-      )
+      const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
+      api.addHook('onRequest', apiKeyAuthHook({ authenticator: ctx.authenticator, ...rate }))
+      const idempotency = idempotencyHooks({
+        db: ctx.storage.db,
+        secretBox: ctx.secretBox,
+        now: () => ctx.clock.now(),
+        countRequest: requestCounter(rate),
+      })
+      api.decorateRequest('idempotency', null)
+      api.addHook('preValidation', idempotency.checkIdempotencyKey)
+      api.addHook('onSend', idempotency.releaseUnfinished)
       await api.register(payloadRoutes, {
         payloads: ctx.payloads,
         pollGate: ctx.rateLimiter,
@@ -134,6 +138,10 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   )
+  await app.register(async (page) => {
+    page.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
+    await page.register(signQrRoutes, { payloads: ctx.payloads })
+  })
   await app.register(signPageRoutes, {})
   await app.register(dashboardRoutes, {})
 

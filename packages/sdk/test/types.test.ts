@@ -48,6 +48,9 @@ const signedPayload: server.Payload = {
   submitEngineResult: null,
   validatedResult: null,
   validatedLedgerIndex: null,
+  multisign: null,
+  externalId: 'order-42',
+  metadata: { cart: [1, 2] },
 }
 
 describe("the SDK's types and the server's", () => {

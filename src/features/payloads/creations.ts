@@ -5,8 +5,9 @@
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { utcDay } from '../../platform/clock.js'
-import type { Db } from '../../platform/db/database.js'
+import type { Db, Tx } from '../../platform/db/database.js'
 import { isEmbedded } from '../../platform/db/hot-query.js'
+import { isUnavailableError } from '../../platform/db/unavailable.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
 import { payloadsRepository } from './repository.js'
@@ -14,13 +15,28 @@ import { payloadsRepository } from './repository.js'
 /** The month's count of the project's payloads after the creation's commit, or the limit reached. */
 export type CreationResult = { created: true; monthCount: number | undefined } | { created: false }
 
+export interface Creation {
+  quota: { month: string; limit: number }
+  /**
+   * Runs in the transaction before the month's count, and again if the payload's insert did nothing (its externalId
+   * taken meanwhile): throws to refuse the creation.
+   */
+  check?: (tx: Tx) => Promise<void>
+  /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
+  alongside?: (tx: Tx) => Promise<void>
+}
+
 interface Waiting {
   payload: Payload
   month: string
   limit: number
+  creation: Creation
   resolve(result: CreationResult): void
   reject(error: unknown): void
 }
+
+/** A group's insert did less than all its rows: each is written again on its own, to learn which and why. */
+class PartialInsert extends Error {}
 
 /** A group larger than this is split: a statement's parameters stay well inside PostgreSQL's 65,535. */
 const MAX_GROUP = 500
@@ -40,12 +56,13 @@ export class PayloadCreations {
   }
 
   /**
-   * Inserts the payload (pending, counted on its creation day) if its project's month has room under `limit`.
-   * Resolves after the commit; monthCount is undefined if the count could not be read after it.
+   * Inserts the payload (pending, counted on its creation day) if its project's month has room under the limit.
+   * Resolves after the commit; monthCount is undefined if the count could not be read after it. Rejects with what
+   * `check` or `alongside` threw, or with the database's error.
    */
-  create(payload: Payload, quota: { month: string; limit: number }): Promise<CreationResult> {
+  create(payload: Payload, creation: Creation): Promise<CreationResult> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ payload, month: quota.month, limit: quota.limit, resolve, reject })
+      this.waiting.push({ payload, month: creation.quota.month, limit: creation.quota.limit, creation, resolve, reject })
       this.schedule()
     })
   }
@@ -73,8 +90,9 @@ export class PayloadCreations {
       accepted = await this.insert(group)
     } catch (error) {
       if (hasCode(error, '40P01') && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
-      if (group.length > 1 && isConstraintViolation(error)) {
-        // One creation's bad row must not fail the others: each is written again on its own.
+      if (group.length > 1 && !isUnavailableError(error)) {
+        // One creation's refusal (a taken externalId) or bad row must not fail the others: each is written again on
+        // its own. When the database is away, it is away for all of them.
         for (const one of group) await this.write([one])
         return
       }
@@ -100,6 +118,7 @@ export class PayloadCreations {
       byMonth.set(key, [...(byMonth.get(key) ?? []), one])
     }
     return this.db.transaction().execute(async (tx) => {
+      for (const one of group) await one.creation.check?.(tx)
       const fitting = new Set<Waiting>()
       // In one order of projects, so that groups written at once lock their counter rows in the same order.
       for (const key of [...byMonth.keys()].sort()) {
@@ -110,10 +129,16 @@ export class PayloadCreations {
         for (const one of creations.slice(0, fit)) fitting.add(one)
       }
       const accepted = group.filter((one) => fitting.has(one))
-      await payloadsRepository.insertMany(
+      const inserted = await payloadsRepository.insertMany(
         tx,
         accepted.map((one) => one.payload),
       )
+      if (inserted < accepted.length) {
+        if (group.length > 1) throw new PartialInsert('a payload of the group was not inserted')
+        await group[0]!.creation.check?.(tx)
+        throw new Error('the payload was not inserted, and its check found nothing in the way')
+      }
+      for (const one of accepted) await one.creation.alongside?.(tx)
       const perDay = new Map<string, { projectId: string; day: string; count: number }>()
       for (const { payload } of accepted) {
         const day = utcDay(payload.createdAtMs)
@@ -135,10 +160,4 @@ const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
 
 function hasCode(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
-}
-
-/** PostgreSQL's class 23 (integrity constraint violation), SQLite's SQLITE_CONSTRAINT_*. */
-function isConstraintViolation(error: unknown): boolean {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined
-  return typeof code === 'string' && (/^23\d{3}$/.test(code) || code.startsWith('SQLITE_CONSTRAINT'))
 }

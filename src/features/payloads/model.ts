@@ -1,5 +1,7 @@
-// Payloads: their types, states, and how they are shown to applications (spec sections 2-4, DESIGN.md).
+// Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { type MultisignView, toMultisignView } from '../signing/multisign/view.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
 export type PayloadType = (typeof PAYLOAD_TYPES)[number]
@@ -8,13 +10,20 @@ export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as 
 export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
 export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
-export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** The events a resolution causes: what a webhook receives when it names no events. */
+export const RESOLUTION_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** Every event a webhook can subscribe to: the resolutions, and each signature of a multisigned request (opt-in). */
+export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
 export const MAX_CUSTOM_INSTRUCTIONS_CHARS = 200
 export const MAX_RETURN_URL_CHARS = 2048
+/** options.externalId: the application's own id for a payload, unique per project. */
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$'
+/** options.metadata: at most this many bytes of UTF-8 once serialized as JSON. */
+export const MAX_METADATA_BYTES = 2048
 
 export interface Payload {
   uuid: string
@@ -38,6 +47,10 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /** options.multisign: the signer list and what each signer answered; null for other payloads. */
+  multisign: MultisignState | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
 }
 
 /** What resolving a payload as signed records. */
@@ -55,7 +68,7 @@ export function isTransactionType(type: PayloadType): boolean {
   return type === 'sign' || type === 'signAndSubmit'
 }
 
-export function eventForStatus(status: ResolvedStatus): PayloadEvent {
+export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENTS)[number] {
   return `payload.${status}`
 }
 
@@ -63,7 +76,7 @@ export function signingUrl(publicUrl: string, uuid: string): string {
   return `${publicUrl}/sign/${uuid}`
 }
 
-/** The 201 body of POST /payloads: exactly the spec's fields. */
+/** The 201 body of POST /payloads: exactly the fields of docs/interface.md §4. */
 export function toCreatedView(payload: Payload, publicUrl: string) {
   return {
     uuid: payload.uuid,
@@ -76,7 +89,7 @@ export function toCreatedView(payload: Payload, publicUrl: string) {
 }
 
 /**
- * A payload as GET /payloads/{uuid} and the list show it. Every field of the spec is always present
+ * A payload as GET /payloads/{uuid} and the list show it. Every field of docs/interface.md §2 is always present
  * (null until it has a value), and each type adds what it produces: the signed blob for transactions,
  * the key and signature for messages and connect, the ledger outcome for signAndSubmit.
  */
@@ -91,6 +104,8 @@ export function toPayloadView(payload: Payload): PayloadView {
     expiresAt: toIso(payload.expiresAtMs),
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
   if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
   else {
@@ -104,6 +119,7 @@ export function toPayloadView(payload: Payload): PayloadView {
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return view
 }
 
@@ -117,13 +133,16 @@ export interface PayloadView {
   expiresAt: string
   createdAt: string
   resolvedAt: string | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
   txBlob?: string | null
   publicKey?: string | null
   signature?: string | null
   submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  multisign?: MultisignView
 }
 
-/** The payload object of a webhook delivery: spec section 6, null for fields a payload does not have. */
+/** The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. */
 export function toWebhookPayload(payload: Payload) {
   return {
     uuid: payload.uuid,
@@ -135,5 +154,8 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
 }

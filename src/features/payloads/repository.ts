@@ -4,6 +4,7 @@ import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx } from '../../platform/db/database.js'
 import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
+import type { MultisignState } from '../signing/multisign/model.js'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from './model.js'
 
 type PayloadRow = Selectable<PayloadsTable>
@@ -31,7 +32,19 @@ export function rowToPayload(row: PayloadRow): Payload {
     submitEngineResult: row.submit_engine_result,
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
+    multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
+    externalId: row.external_id,
+    metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
   }
+}
+
+/** A page of a project's payloads, optionally filtered. */
+export interface PayloadListQuery {
+  limit: number
+  offset: number
+  status?: PayloadStatus
+  type?: PayloadType
+  externalId?: string
 }
 
 export interface TransitionChanges {
@@ -54,22 +67,33 @@ type NewPayloadRow = Pick<
   | 'custom_instructions'
   | 'expires_at'
   | 'created_at'
+  | 'multisign_json'
+  | 'external_id'
+  | 'metadata_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
-  db.insertInto('payloads').values({
-    uuid: p.uuid,
-    project_id: p.project_id,
-    type: p.type,
-    status: p.status,
-    transaction_json: p.transaction_json,
-    message: p.message,
-    challenge: p.challenge,
-    return_url: p.return_url,
-    custom_instructions: p.custom_instructions,
-    expires_at: p.expires_at,
-    created_at: p.created_at,
-  }),
+  db
+    .insertInto('payloads')
+    .values({
+      uuid: p.uuid,
+      project_id: p.project_id,
+      type: p.type,
+      status: p.status,
+      transaction_json: p.transaction_json,
+      message: p.message,
+      challenge: p.challenge,
+      return_url: p.return_url,
+      custom_instructions: p.custom_instructions,
+      expires_at: p.expires_at,
+      created_at: p.created_at,
+      external_id: p.external_id,
+      metadata_json: p.metadata_json,
+      multisign_json: p.multisign_json,
+    })
+    // The one conflict that can happen: another payload of the project holds the externalId (the uuid is random).
+    .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
+    .returning('uuid'),
 )
 /**
  * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
@@ -122,25 +146,69 @@ function newPayloadRow(payload: Payload): NewPayloadRow {
     custom_instructions: payload.customInstructions,
     expires_at: payload.expiresAtMs,
     created_at: payload.createdAtMs,
+    multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
+    external_id: payload.externalId,
+    metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
   }
 }
 
 export const payloadsRepository = {
-  async insert(db: DbOrTx, payload: Payload): Promise<void> {
-    await insertPayload.execute(db, newPayloadRow(payload))
+  /** Inserts the payload; false when another payload of the project already has its externalId. */
+  async insert(db: DbOrTx, payload: Payload): Promise<boolean> {
+    const inserted = await insertPayload.executeTakeFirst(db, newPayloadRow(payload))
+    return inserted !== undefined
   },
 
   /**
    * Inserts several payloads: on PostgreSQL in one statement (one round trip), on SQLite one prepared insert after
-   * another on the connection (no round trips to save there).
+   * another on the connection (no round trips to save there). Returns how many were inserted: fewer when some
+   * externalId was taken (by another payload of the project, or by another of these).
    */
-  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<void> {
-    if (payloads.length === 0) return
+  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<number> {
     if (payloads.length === 1 || isEmbedded(db)) {
-      for (const payload of payloads) await payloadsRepository.insert(db, payload)
-      return
+      let inserted = 0
+      for (const payload of payloads) if (await payloadsRepository.insert(db, payload)) inserted++
+      return inserted
     }
-    await db.insertInto('payloads').values(payloads.map(newPayloadRow)).execute()
+    if (payloads.length === 0) return 0
+    const rows = await db
+      .insertInto('payloads')
+      .values(payloads.map(newPayloadRow))
+      .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
+      .returning('uuid')
+      .execute()
+    return rows.length
+  },
+
+  async findByExternalId(db: DbOrTx, projectId: string, externalId: string): Promise<Payload | undefined> {
+    const row = await db
+      .selectFrom('payloads')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('external_id', '=', externalId)
+      .executeTakeFirst()
+    return row && rowToPayload(row)
+  },
+
+  /**
+   * Replaces a pending multisigned payload's state if it is still `expected` (compare-and-set: of two racing
+   * signatures one wins, the other reads again). Undefined when the state moved, or the payload was resolved or expired.
+   */
+  async replaceMultisign(
+    db: DbOrTx,
+    uuid: string,
+    change: { expected: MultisignState; next: MultisignState; notExpiredAtMs: number },
+  ): Promise<Payload | undefined> {
+    const row = await db
+      .updateTable('payloads')
+      .set({ multisign_json: JSON.stringify(change.next) })
+      .where('uuid', '=', uuid)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', change.notExpiredAtMs)
+      .where('multisign_json', '=', JSON.stringify(change.expected))
+      .returningAll()
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
@@ -153,14 +221,11 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  async listForProject(
-    db: DbOrTx,
-    projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
-  ): Promise<Payload[]> {
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
+    if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
   },

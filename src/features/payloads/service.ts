@@ -1,6 +1,6 @@
 // Payload operations: creation under the plan's limits, reads that never show a stale pending payload,
 // and every state transition, each in one database transaction with what must happen alongside it.
-import { EventEmitter } from 'node:events'
+import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { utcDay, utcMonth } from '../../platform/clock.js'
 import { newPayloadUuid } from '../../platform/crypto/ids.js'
@@ -8,20 +8,13 @@ import type { Db, Tx } from '../../platform/db/database.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
+import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
+import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
 import { PayloadCreations } from './creations.js'
-import {
-  eventForStatus,
-  type Payload,
-  type PayloadEvent,
-  type PayloadStatus,
-  type PayloadType,
-  type ResolvedStatus,
-  type SignedResolution,
-  signingUrl,
-} from './model.js'
+import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { type PayloadListQuery, payloadsRepository, type TransitionChanges } from './repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -30,19 +23,22 @@ export interface PayloadTransition {
   event: PayloadEvent
 }
 
-/** Runs inside the transaction of a state change: what it writes commits or rolls back with the change. */
-export type TransitionHook = (tx: Tx, transition: PayloadTransition) => Promise<void>
-
-/** Runs once per month and project, in the transaction that records the monthly usage warning (after the creation that crossed its threshold). */
-export type UsageWarningHook = (tx: Tx, warning: { projectId: string; month: string; used: number; limit: number }) => Promise<void>
-
 export interface PayloadServiceOptions {
   db: Db
   clock: Clock
+  /** 'payload.changed' in the transaction of each state change and after its commit; 'usage.warning' in a creation's. */
+  events: ServiceEvents
   publicUrl: string
   network: string
   limits: Record<PlanName, PlanLimits>
+  /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
+  prepareMultisign?: MultisignPreparer
+  /** Recording the monthly usage warning failed after a creation's commit (the creation stands; the next one tries again). */
+  onUsageWarningError?: (error: unknown) => void
 }
+
+/** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
+const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export interface CreatingProject {
   projectId: string
@@ -50,10 +46,6 @@ export interface CreatingProject {
 }
 
 export class PayloadService {
-  /** Emits 'transition' with a PayloadTransition after each state change has committed. */
-  readonly events = new EventEmitter()
-  private readonly transitionHooks: TransitionHook[] = []
-  private readonly usageWarningHooks: UsageWarningHook[] = []
   private readonly challengeDomain: string
   private readonly creations: PayloadCreations
   /** Months whose usage warning is known to be recorded: no more checks for them in this process. */
@@ -62,22 +54,22 @@ export class PayloadService {
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
     this.creations = new PayloadCreations(options.db)
-    this.events.setMaxListeners(0)
   }
 
-  onTransition(hook: TransitionHook): void {
-    this.transitionHooks.push(hook)
-  }
-
-  onUsageWarning(hook: UsageWarningHook): void {
-    this.usageWarningHooks.push(hook)
-  }
-
-  async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
+  /**
+   * Creates a payload. `alongside` runs inside the creation's transaction once the payload is written, so that what it
+   * records (an idempotent response) commits or rolls back with the payload.
+   */
+  async create(
+    project: CreatingProject,
+    request: PayloadRequest,
+    alongside?: (tx: Tx, payload: Payload) => Promise<void>,
+  ): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
 
+    const multisign = request.options?.multisign === true ? await this.prepareMultisign(request.transaction ?? {}) : undefined
     const nowMs = this.options.clock.now()
     const uuid = newPayloadUuid()
     const expiresAtMs = nowMs + expiresInSeconds(request, limits) * 1000
@@ -86,7 +78,7 @@ export class PayloadService {
       projectId: project.projectId,
       type: request.type,
       status: 'pending',
-      transaction: request.transaction ?? null,
+      transaction: multisign?.transaction ?? request.transaction ?? null,
       message: request.message ?? null,
       challenge: request.type === 'connect' ? this.connectChallenge(uuid, nowMs, expiresAtMs) : null,
       returnUrl: request.options?.returnUrl ?? null,
@@ -103,10 +95,23 @@ export class PayloadService {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      multisign: multisign?.state ?? null,
+      externalId: request.options?.externalId ?? null,
+      metadata: request.options?.metadata ?? null,
     }
     const month = utcMonth(nowMs)
     const limit = limits.monthlyPayloads
-    const result = await this.creations.create(payload, { month, limit })
+    // Written with the other creations of the moment, in one transaction (creations.ts); the checks and `alongside` run
+    // in it for this payload.
+    const result = await this.creations.create(payload, {
+      quota: { month, limit },
+      // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
+      // again if the insert found the externalId taken since.
+      check: async (tx) => {
+        if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
+      },
+      alongside: alongside && ((tx) => alongside(tx, payload)),
+    })
     if (!result.created) {
       throw new AppError(
         403,
@@ -130,13 +135,19 @@ export class PayloadService {
     try {
       await this.options.db.transaction().execute(async (tx) => {
         if (!(await usageRepository.recordUsageWarning(tx, { projectId, month, limit, payloadCount: used, nowMs }))) return
-        for (const hook of this.usageWarningHooks) await hook(tx, { projectId, month, used, limit })
+        await this.options.events.emitInTransaction(tx, 'usage.warning', { projectId, month, used, limit })
       })
       if (this.warnedMonths.size >= 10_000) this.warnedMonths.clear()
       this.warnedMonths.add(key)
     } catch (error) {
-      this.events.emit('usageWarningError', error)
+      this.options.onUsageWarningError?.(error)
     }
+  }
+
+  /** 409 naming the project's payload that already has this externalId. */
+  private async assertExternalIdFree(tx: Tx, projectId: string, externalId: string): Promise<void> {
+    const existing = await payloadsRepository.findByExternalId(tx, projectId, externalId)
+    if (existing) throw conflict(`A payload with externalId "${externalId}" already exists in this project`, { uuid: existing.uuid })
   }
 
   /** A project's payload, expired first if its time has passed. */
@@ -146,7 +157,7 @@ export class PayloadService {
     return this.expireIfDue(payload)
   }
 
-  async list(projectId: string, page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }): Promise<Payload[]> {
+  async list(projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
     return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
   }
@@ -187,6 +198,36 @@ export class PayloadService {
     if (payload.status === 'expired') throw gone('Payload has expired')
     if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
     return payload
+  }
+
+  /**
+   * Changes what a pending multisigned request has collected (a signature or a signer's rejection): `change` computes
+   * the next state from the current payload and throws to refuse. Compare-and-set on the payload's row, retried
+   * when another signer's change got there first, so that concurrent answers on any number of instances all count.
+   * A signature also notifies the webhooks that list payload.signature_added, in the same transaction.
+   */
+  async changeMultisign(
+    uuid: string,
+    change: (payload: Payload & { multisign: MultisignState }, nowMs: number) => MultisignState,
+    event?: 'payload.signature_added',
+  ): Promise<Payload> {
+    for (let attempt = 0; attempt < MULTISIGN_ATTEMPTS; attempt++) {
+      const payload = await this.assertActionable(uuid)
+      const expected = payload.multisign
+      if (expected === null) throw conflict('This request is not multisigned')
+      const nowMs = this.options.clock.now()
+      const next = change({ ...payload, multisign: expected }, nowMs)
+      const changed = await this.options.db.transaction().execute(async (tx) => {
+        const updated = await payloadsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
+        if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
+        return updated
+      })
+      if (changed) {
+        this.options.events.emitCommitted('payload.changed', { payload: changed, event: event ?? 'payload.signature_added' })
+        return changed
+      }
+    }
+    throw conflict('Too many signers answered this request at once: try again')
   }
 
   /** The background sweeper's step: expires up to `batchSize` overdue payloads; returns how many. */
@@ -244,11 +285,18 @@ export class PayloadService {
       shard,
     )
     const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
-    for (const hook of this.transitionHooks) await hook(tx, transition)
+    await this.options.events.emitInTransaction(tx, 'payload.changed', transition)
   }
 
   private emit(payload: Payload): void {
-    this.events.emit('transition', { payload, event: eventForStatus(payload.status as ResolvedStatus) } satisfies PayloadTransition)
+    this.options.events.emitCommitted('payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
+  }
+
+  private async prepareMultisign(transaction: Record<string, unknown>): Promise<PreparedMultisign> {
+    if (this.options.prepareMultisign === undefined) {
+      throw unprocessable([{ field: 'options.multisign', message: 'is not available on this service' }])
+    }
+    return this.options.prepareMultisign(transaction)
   }
 
   private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {

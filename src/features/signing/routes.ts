@@ -1,4 +1,4 @@
-// The wallet-facing API (DESIGN.md, docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
+// The wallet-facing API (docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUuid } from '../../platform/crypto/ids.js'
@@ -7,6 +7,7 @@ import { errorResponses, Timestamp, UuidParams } from '../../platform/http/schem
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../payloads/model.js'
 import { NOT_FOUND_MESSAGE } from '../payloads/service.js'
+import { MultisignViewSchema } from './multisign/schema.js'
 import type { SigningService } from './service.js'
 import { MAX_SIGNED_BLOB_BYTES } from './verify/signed-blob.js'
 import { toResolution, WALLET_ADAPTERS, type WalletAdapterName } from './view.js'
@@ -33,6 +34,7 @@ const SignViewSchema = Type.Object({
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
   customInstructions: Type.Optional(Type.String()),
+  multisign: Type.Optional(MultisignViewSchema),
   wallets: Type.Object(
     {
       xaman: Type.Boolean({ description: 'The operator configured Xaman' }),
@@ -44,17 +46,20 @@ const SignViewSchema = Type.Object({
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
   resolvedAt: Type.Optional(Timestamp()),
-  redirectUrl: Type.Optional(Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid} and {txHash} filled in" })),
+  redirectUrl: Type.Optional(
+    Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid}, {txHash} and {externalId} filled in" }),
+  ),
 })
 
 const ResolutionSchema = Type.Object({
   uuid: Type.String({ format: 'uuid' }),
-  status: Type.String({ enum: ['signed', 'rejected'] }),
+  status: Type.String({ enum: ['signed', 'rejected', 'pending'], description: 'pending: a multisigned request that needs more signers' }),
   signerAddress: Type.Optional(Type.String()),
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Timestamp(),
+  resolvedAt: Type.Optional(Timestamp()),
   redirectUrl: Type.Optional(Type.String()),
+  multisign: Type.Optional(MultisignViewSchema),
 })
 
 const ApproveBody = Type.Object(
@@ -74,7 +79,13 @@ const ApproveBody = Type.Object(
   { additionalProperties: false },
 )
 
-const RejectBody = Type.Object({ walletAdapter: Type.Optional(WalletAdapterSchema) }, { additionalProperties: false })
+const RejectBody = Type.Object(
+  {
+    walletAdapter: Type.Optional(WalletAdapterSchema),
+    signerAccount: Type.Optional(Type.String({ maxLength: 35, description: 'Multisigned requests only: the signer who rejects' })),
+  },
+  { additionalProperties: false },
+)
 
 export interface SignRequestHookDeps {
   rateLimiter: RateLimiter
@@ -163,7 +174,11 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
     },
     async (request) => {
       const body = (request.body ?? {}) as typeof RejectBody.static
-      const rejected = await deps.signing.reject((request.params as { uuid: string }).uuid, body.walletAdapter as WalletAdapterName)
+      const rejected = await deps.signing.reject(
+        (request.params as { uuid: string }).uuid,
+        body.walletAdapter as WalletAdapterName,
+        body.signerAccount,
+      )
       return toResolution(rejected)
     },
   )

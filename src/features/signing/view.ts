@@ -1,8 +1,9 @@
 // What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
-// outcome once resolved (DESIGN.md, "Wallet-facing API"; docs/signing.md).
+// outcome once resolved (docs/signing.md, "The wallet-facing API").
 import { toIso } from '../../platform/clock.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
 import { fillReturnUrl } from '../payloads/payload-request.js'
+import { type MultisignView, toMultisignView } from './multisign/view.js'
 
 export const WALLET_ADAPTERS = ['gemwallet', 'crossmark', 'ledger', 'xaman', 'developer'] as const
 export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]
@@ -29,6 +30,8 @@ export interface SignView {
   walletAdapter?: string
   resolvedAt?: string
   redirectUrl?: string
+  /** options.multisign: the signer list and who has answered. */
+  multisign?: MultisignView
 }
 
 export interface SignViewContext {
@@ -51,27 +54,28 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
   if (payload.message !== null) view.message = payload.message
   if (payload.challenge !== null) view.challenge = payload.challenge
   if (payload.customInstructions !== null) view.customInstructions = payload.customInstructions
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
 }
 
 export interface Resolution {
   uuid: string
-  status: 'signed' | 'rejected'
+  /** pending: a multisigned request that recorded this signer's answer and needs more. */
+  status: 'signed' | 'rejected' | 'pending'
   signerAddress?: string
   txHash?: string
   walletAdapter?: string
-  resolvedAt: string
+  /** Absent while pending. */
+  resolvedAt?: string
   redirectUrl?: string
+  multisign?: MultisignView
 }
 
-/** The 200 answer of approve and reject, for the payload they resolved. */
+/** The 200 answer of approve and reject: the payload they resolved, or the multisigned request they added to. */
 export function toResolution(payload: Payload): Resolution {
-  return {
-    uuid: payload.uuid,
-    status: payload.status as Resolution['status'],
-    resolvedAt: toIso(payload.resolvedAtMs as number),
-    ...outcomeOf(payload),
-  }
+  const resolution: Resolution = { uuid: payload.uuid, status: payload.status as Resolution['status'], ...outcomeOf(payload) }
+  if (payload.multisign !== null) resolution.multisign = toMultisignView(payload.multisign, toIso)
+  return resolution
 }
 
 type Outcome = Partial<Pick<SignView, 'signerAddress' | 'txHash' | 'walletAdapter' | 'resolvedAt' | 'redirectUrl'>>
@@ -87,7 +91,7 @@ function outcomeOf(payload: Payload): Outcome {
   if (payload.walletAdapter !== null) outcome.walletAdapter = payload.walletAdapter
   if (payload.resolvedAtMs !== null) outcome.resolvedAt = toIso(payload.resolvedAtMs)
   if (payload.returnUrl !== null && (payload.status === 'signed' || payload.status === 'rejected')) {
-    const redirectUrl = fillReturnUrl(payload.returnUrl, payload.uuid, payload.txHash)
+    const redirectUrl = fillReturnUrl(payload.returnUrl, payload)
     if (redirectUrl !== undefined) outcome.redirectUrl = redirectUrl
   }
   return outcome

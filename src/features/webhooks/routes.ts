@@ -1,7 +1,8 @@
-// The webhook API for applications (spec section 4, and the delivery endpoints documented in docs/webhooks.md).
+// The webhook API for applications (docs/interface.md §4, and the delivery endpoints documented in docs/webhooks.md).
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../../platform/http/api-key-auth.js'
+import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import {
   ApiKeyOnlyQuery,
   ApiKeyQuery,
@@ -18,7 +19,10 @@ import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.'
 
-const EventName = Type.String({ enum: [...PAYLOAD_EVENTS], description: 'payload.signed, payload.rejected or payload.expired' })
+const EventName = Type.String({
+  enum: [...PAYLOAD_EVENTS],
+  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+})
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
 
@@ -98,10 +102,12 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
   app.post(
     '/webhooks',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Register a webhook',
         description: `${PRO_ONLY} A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks (409 beyond). URLs on loopback, private, link-local or metadata addresses are refused (422).`,
         tags: ['webhooks'],
+        headers: IdempotencyKeyHeaders,
         querystring: ApiKeyOnlyQuery,
         body: CreateWebhookBody,
         response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 409, 415, 422, 429) },
@@ -109,8 +115,19 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     },
     async (request, reply) => {
       const body = request.body as typeof CreateWebhookBody.static
-      const { webhook, secret } = await deps.webhooks.create(principalOf(request), body)
-      return reply.code(201).send({ id: webhook.id, url: webhook.url, secret, events: webhook.events })
+      const idempotency = request.idempotency
+      const view = ({ webhook, secret }: { webhook: { id: string; url: string; events: string[] }; secret: string }) => ({
+        id: webhook.id,
+        url: webhook.url,
+        secret,
+        events: webhook.events,
+      })
+      const created = await deps.webhooks.create(
+        principalOf(request),
+        body,
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, view(created)) : undefined,
+      )
+      return reply.code(201).send(view(created))
     },
   )
 

@@ -1,11 +1,11 @@
 // Webhook operations for a project (API-key routes and dashboard routes alike), and the transactional outbox:
 // the deliveries of an event are written in the transaction of the state change that caused it.
-import { EventEmitter } from 'node:events'
+import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
-import { PAYLOAD_EVENTS, type PayloadEvent } from '../payloads/model.js'
+import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
 import type { PayloadTransition } from '../payloads/service.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
@@ -43,20 +43,22 @@ export interface WebhookServiceOptions {
   db: Db
   dialect: Dialect
   clock: Clock
+  /** 'delivery.queued' after a retry or a test delivery has committed, so that a dispatcher sends it at once. */
+  events: ServiceEvents
   secretBox: SecretBox
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS */
   allowPrivateTargets: boolean
 }
 
 export class WebhookService {
-  /** Emits 'queued' after a retry or a test delivery has committed, so that a dispatcher sends it at once. */
-  readonly events = new EventEmitter()
+  constructor(private readonly options: WebhookServiceOptions) {}
 
-  constructor(private readonly options: WebhookServiceOptions) {
-    this.events.setMaxListeners(0)
-  }
-
-  async create(scope: ProjectScope, input: { url: string; events?: readonly string[] }): Promise<CreatedWebhook> {
+  /** Registers a webhook. `alongside` runs inside the creation's transaction (an idempotent response is recorded there). */
+  async create(
+    scope: ProjectScope,
+    input: { url: string; events?: readonly string[] },
+    alongside?: (tx: Tx, created: CreatedWebhook) => Promise<void>,
+  ): Promise<CreatedWebhook> {
     assertPro(scope)
     const events = validateEvents(input.events)
     await assertWebhookUrl(input.url, { allowPrivateTargets: this.options.allowPrivateTargets })
@@ -76,6 +78,7 @@ export class WebhookService {
         throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
       }
       await webhooksRepository.insert(tx, webhook, this.options.secretBox.seal(secret))
+      if (alongside) await alongside(tx, { webhook, secret })
     })
     return { webhook, secret }
   }
@@ -122,7 +125,7 @@ export class WebhookService {
       this.options.clock.now(),
     )
     if (!restarted) throw conflict('Delivery is already waiting for its next attempt or being sent; retry it once it has finished')
-    this.events.emit('queued')
+    this.options.events.emitCommitted('delivery.queued')
     return restarted
   }
 
@@ -133,7 +136,7 @@ export class WebhookService {
     const nowMs = this.options.clock.now()
     const delivery = newDelivery(webhook.id, scope.projectId, null, WEBHOOK_TEST_EVENT, testEventBody(webhook.id, nowMs), nowMs)
     await webhookDeliveriesRepository.insertMany(this.options.db, [delivery])
-    this.events.emit('queued')
+    this.options.events.emitCommitted('delivery.queued')
     return delivery
   }
 
@@ -199,7 +202,7 @@ function assertEnabled(webhook: Webhook): void {
 
 /** A non-empty list of distinct payload events; all three when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
-  if (events === undefined) return [...PAYLOAD_EVENTS]
+  if (events === undefined) return [...RESOLUTION_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')
   if (events.length === 0) throw unprocessable([{ field: 'events', message: `must list at least one of ${allowed}` }])
   const unknown = events.find((event) => !isPayloadEvent(event))

@@ -42,12 +42,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers)
-  const body = error.details ? { error: error.message, details: error.details } : { error: error.message }
+  const body = error.details ? { error: error.message, details: error.details } : { error: error.message, ...error.fields }
   return reply.code(error.statusCode).send(body)
 }
 
 function sendValidationError(reply: FastifyReply, part: string, errors: AjvError[]): FastifyReply {
-  // DESIGN.md: 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
+  // docs/api.md, "Creating payloads": 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
   if (part === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
     return reply.code(400).send({ error: 'Request body must be a JSON object' })
   }

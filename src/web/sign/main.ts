@@ -8,6 +8,7 @@ import { button, type Child, h, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'
+import { MultisignProgress } from './multisign-progress.js'
 import { renderPhoneQr } from './phone-qr.js'
 import { describeFailure } from './problems.js'
 import { renderAsker, renderRequest } from './request-view.js'
@@ -75,6 +76,8 @@ class SigningPage {
   private readonly panel = h('div', { className: 'wallet-panel', testId: 'wallet-panel' })
   private readonly approveButton = button('Approve', { className: 'primary', testId: 'approve' }, () => void this.approve())
   private readonly rejectButton = button('Reject', { className: 'secondary', testId: 'reject' }, () => void this.reject())
+  /** A multisigned request: the quorum's progress, and which signer a rejection is for. */
+  private readonly multisign: MultisignProgress | undefined
 
   constructor(
     private readonly root: HTMLElement,
@@ -82,6 +85,7 @@ class SigningPage {
     private readonly clock: Clock,
   ) {
     this.expiresAtMs = Date.parse(request.expiresAt)
+    this.multisign = request.multisign === undefined ? undefined : new MultisignProgress(request.multisign)
     this.choices = walletsFor(request).map((adapter) => {
       const note = h('span', { className: 'wallet-note' }, 'Checking…')
       const item = h('button', {
@@ -107,6 +111,7 @@ class SigningPage {
       renderAsker(this.request),
       h('div', { className: 'state' }, this.status, this.countdown),
       renderRequest(this.request),
+      this.multisign?.element,
       h(
         'section',
         { className: 'wallets', attrs: { 'aria-label': 'Wallets' } },
@@ -117,7 +122,7 @@ class SigningPage {
         this.panel,
       ),
       this.problem,
-      h('div', { className: 'actions' }, this.approveButton, this.rejectButton),
+      h('div', { className: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
       renderPhoneQr(`${location.origin}${location.pathname}`),
     )
     this.refreshControls()
@@ -190,7 +195,8 @@ class SigningPage {
     this.hideProblem()
     this.setBusy(true, 'Rejecting…')
     try {
-      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.chosen?.adapter.id)))
+      const signerAccount = this.multisign?.rejectAs.value
+      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.chosen?.adapter.id, signerAccount)))
     } catch (error) {
       this.setBusy(false, 'Waiting for your approval')
       this.showFailure(error, undefined)
@@ -209,6 +215,7 @@ class SigningPage {
   private onUpdate(request: SignRequest): void {
     if (this.settled || this.posting) return
     this.request = request
+    if (request.multisign !== undefined) this.multisign?.update(request.multisign)
     if (request.status !== 'pending') this.settle(request)
   }
 
@@ -225,6 +232,12 @@ class SigningPage {
   /** Shows the answer of approve or reject, then returns the user to the app when it asked for that. */
   private finish(resolution: Resolution): void {
     if (this.settled) return
+    if (resolution.status === 'pending') {
+      // A multisigned request took this signer's answer; the page stays for the other signers.
+      if (resolution.multisign !== undefined) this.multisign?.update(resolution.multisign)
+      this.setBusy(false, 'Your answer is recorded: waiting for the other signers')
+      return
+    }
     if (resolution.status === 'signed') {
       this.showOutcome('signed', SIGNED_HEADLINES[this.request.type], signedLines(resolution), resolution.redirectUrl)
     } else {

@@ -3,6 +3,7 @@
 // equal to the payloads themselves after concurrent creations and transitions.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { ServiceEvents } from '../../../src/events.js'
 import type { PayloadRequest } from '../../../src/features/payloads/payload-request.js'
 import { PayloadService } from '../../../src/features/payloads/service.js'
 import { analyticsRepository } from '../../../src/features/projects/analytics-repository.js'
@@ -24,17 +25,23 @@ forEachDatabase('usage counters', (dialect) => {
   let database: TestDatabase
   const storages: Storage[] = []
   const clock = new ManualClock(NOW)
-  const services = (monthlyPayloads: number) =>
-    storages.map(
-      (storage) =>
-        new PayloadService({
-          db: storage.db,
-          clock,
-          publicUrl: 'http://countersign.test',
-          network: 'testnet',
-          limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
-        }),
-    )
+  /** Warnings emitted by the instances' payload services since the last call to services(). */
+  let warned = 0
+  const services = (monthlyPayloads: number) => {
+    warned = 0
+    return storages.map((storage) => {
+      const events = new ServiceEvents()
+      events.onTransaction('usage.warning', async () => void warned++)
+      return new PayloadService({
+        db: storage.db,
+        clock,
+        events,
+        publicUrl: 'http://countersign.test',
+        network: 'testnet',
+        limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
+      })
+    })
+  }
   const db = () => storages[0]!.db
   const newProject = async () => (await new ProjectService(db(), clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
 
@@ -123,8 +130,6 @@ forEachDatabase('usage counters', (dialect) => {
   it('records one usage warning when concurrent creations on several instances cross 80% together', async () => {
     const projectId = await newProject()
     const instances = services(10)
-    let warned = 0
-    for (const instance of instances) instance.onUsageWarning(async () => void warned++)
     assert.deepEqual(await createAtOnce(instances, projectId, 8), { created: 8, refused: 0 })
     const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
     assert.equal(warnings.length, 1)

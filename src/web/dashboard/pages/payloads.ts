@@ -183,6 +183,8 @@ function fields(payload: PayloadDetail): HTMLElement {
     ['Message', payload.message === null ? '—' : h('pre', {}, payload.message)],
     ['Custom instructions', payload.customInstructions ?? '—'],
     ['Return URL', code(payload.returnUrl)],
+    ['External id', code(payload.externalId)],
+    ['Metadata', payload.metadata ? h('pre', {}, h('code', {}, JSON.stringify(payload.metadata, null, 2))) : '—'],
   )
   return h(
     'dl',
