@@ -4,13 +4,14 @@
 // payload is durable. On PostgreSQL a commit waits for the log to reach the disk, and several rounds trips go with
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
+import { sql } from 'kysely'
 import { utcDay } from '../../platform/clock.js'
 import type { Db, Tx } from '../../platform/db/database.js'
 import { isEmbedded } from '../../platform/db/hot-query.js'
 import { isUnavailableError } from '../../platform/db/unavailable.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
-import { payloadsRepository } from './repository.js'
+import { newPayloadRow, payloadsRepository } from './repository.js'
 
 /** The month's count of the project's payloads after the creation's commit, or the limit reached. */
 export type CreationResult = { created: true; monthCount: number | undefined } | { created: false }
@@ -112,6 +113,7 @@ export class PayloadCreations {
   /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
   private async insert(group: Waiting[]): Promise<Waiting[]> {
     const shard = pickShard(this.db)
+    if (await this.insertInOneStatement(group, shard)) return group
     const byMonth = new Map<string, Waiting[]>()
     for (const one of group) {
       const key = `${monthKey(one)}\u0000${one.limit}`
@@ -154,7 +156,57 @@ export class PayloadCreations {
       return accepted
     })
   }
+
+  /**
+   * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
+   * project and day, with no check or work alongside (no externalId, no idempotency key), whose shard has quota for all
+   * of it. The shard's count, the rows and the daily count are written only if the count fits (`where exists`).
+   * Returns false, having written nothing, when the group is not such a group or the shard is short of quota: then the
+   * transaction does it.
+   */
+  private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
+    if (isEmbedded(this.db)) return false
+    const first = group[0]!
+    const day = utcDay(first.payload.createdAtMs)
+    const alone = group.every(
+      (one) =>
+        one.payload.projectId === first.payload.projectId &&
+        one.month === first.month &&
+        utcDay(one.payload.createdAtMs) === day &&
+        one.payload.externalId === null &&
+        !one.creation.check &&
+        !one.creation.alongside,
+    )
+    if (!alone) return false
+    const projectId = first.payload.projectId
+    const count = group.length
+    const rows = sql.join(
+      group.map((one) => {
+        const row = newPayloadRow(one.payload) as Record<string, unknown>
+        return sql`(${sql.join(PAYLOAD_COLUMNS.map((column) => (BIGINT_COLUMNS.has(column) ? sql`${row[column]}::bigint` : sql`${row[column]}::text`)))})`
+      }),
+    )
+    const columns = sql.join(PAYLOAD_COLUMNS.map((column) => sql.ref(column)))
+    const result = await sql<{ counted: number }>`
+      with counted as (
+        update usage_shards set used = used + ${count}
+        where project_id = ${projectId} and month = ${first.month} and shard = ${shard} and used + ${count} <= granted
+        returning used
+      ), inserted as (
+        insert into payloads (${columns}) select * from (values ${rows}) as v where exists (select 1 from counted)
+      ), daily as (
+        insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
+        select ${projectId}::text, ${day}::text, 'pending', '', ${count}::bigint, ${shard}::int where exists (select 1 from counted)
+        on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
+      )
+      select count(*)::int as counted from counted`.execute(this.db)
+    return result.rows[0]?.counted === 1
+  }
 }
+
+/** The payload columns a creation writes, in one order for the one-statement insert. */
+const PAYLOAD_COLUMNS = Object.keys(newPayloadRow({} as Payload)) as (keyof ReturnType<typeof newPayloadRow>)[]
+const BIGINT_COLUMNS = new Set(['expires_at', 'created_at'])
 
 const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
 

@@ -133,7 +133,7 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
 )
 
-function newPayloadRow(payload: Payload): NewPayloadRow {
+export function newPayloadRow(payload: Payload): NewPayloadRow {
   return {
     uuid: payload.uuid,
     project_id: payload.projectId,
