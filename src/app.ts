@@ -23,8 +23,7 @@ import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
-import { webhookRoutes } from './features/webhooks/routes.js'
-import { projectWebhookRoutes } from './features/webhooks/session-routes.js'
+import { apiKeyScope, payloadDeliveryRoutes, sessionScope, webhookRoutes } from './features/webhooks/routes.js'
 import { badRequest } from './platform/errors.js'
 import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
@@ -123,7 +122,7 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
         publicUrl: ctx.config.publicUrl,
         now: () => ctx.clock.now(),
       })
-      await api.register(webhookRoutes, { webhooks: ctx.webhooks })
+      await api.register(webhookRoutes, { webhooks: ctx.webhooks, scope: apiKeyScope })
       await api.register(payloadEventRoutes, { streams: liveStreams, payloads: ctx.payloads, limits: ctx.config.limits })
     },
     { prefix: '/api/v1' },
@@ -163,7 +162,12 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
       )
       await dashboard.register(sessionRoutes)
       await dashboard.register(projectRoutes, { projects: ctx.accountProjects })
-      await dashboard.register(projectWebhookRoutes, { projects: ctx.accountProjects, webhooks: ctx.webhooks })
+      await dashboard.register(webhookRoutes, {
+        webhooks: ctx.webhooks,
+        scope: sessionScope(ctx.accountProjects),
+        prefix: '/projects/:projectId',
+      })
+      await dashboard.register(payloadDeliveryRoutes, { projects: ctx.accountProjects, webhooks: ctx.webhooks })
     },
     { prefix: '/api/v1' },
   )
