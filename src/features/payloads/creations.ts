@@ -172,6 +172,7 @@ export class PayloadCreations {
       (one) =>
         one.payload.projectId === first.payload.projectId &&
         one.month === first.month &&
+        one.limit === first.limit &&
         utcDay(one.payload.createdAtMs) === day &&
         one.payload.externalId === null &&
         !one.creation.check &&
@@ -191,6 +192,7 @@ export class PayloadCreations {
       with counted as (
         update usage_shards set used = used + ${count}
         where project_id = ${projectId} and month = ${first.month} and shard = ${shard} and used + ${count} <= granted
+          and (select payload_count from project_usage where project_id = ${projectId} and month = ${first.month}) <= ${first.limit}
         returning used
       ), inserted as (
         insert into payloads (${columns}) select * from (values ${rows}) as v where exists (select 1 from counted)

@@ -23,8 +23,9 @@ export function pickShard(db: DbOrTx): number {
   return isEmbedded(db) ? 0 : Math.floor(Math.random() * COUNTER_SHARDS)
 }
 
-// The common case, one statement: the shard has quota left for all `count`.
-const useFromShard = new HotQuery((db, p: { projectId: string; month: string; shard: number; count: number }) =>
+// The common case, one statement: the shard has quota left for all `count`, and the month's grants are within the
+// limit (a lower limit since they were made, after a change of plan, sends every creation to the exact count below).
+const useFromShard = new HotQuery((db, p: { projectId: string; month: string; shard: number; count: number; limit: number }) =>
   db
     .updateTable('usage_shards')
     .set((eb) => ({ used: eb('used', '+', p.count) }))
@@ -32,6 +33,17 @@ const useFromShard = new HotQuery((db, p: { projectId: string; month: string; sh
     .where('month', '=', p.month)
     .where('shard', '=', p.shard)
     .where((eb) => eb(eb('used', '+', p.count), '<=', eb.ref('granted')))
+    .where((eb) =>
+      eb(
+        eb
+          .selectFrom('project_usage')
+          .select('project_usage.payload_count')
+          .where('project_usage.project_id', '=', p.projectId)
+          .where('project_usage.month', '=', p.month),
+        '<=',
+        p.limit,
+      ),
+    )
     .returning('used'),
 )
 
@@ -70,7 +82,7 @@ export const usageRepository = {
   async reserveMonthlyPayloads(tx: Tx, quota: { projectId: string; month: string; limit: number }, count: number, shard: number) {
     if (count <= 0 || quota.limit <= 0) return 0
     const { projectId, month, limit } = quota
-    if (await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count })) return count
+    if (await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count, limit })) return count
     // Out of quota in this shard: take a block from the month, under the month's row lock (every grant and every
     // move between shards of this month waits for it, so they run one at a time and see each other's counts).
     const lock = !isEmbedded(tx)
@@ -94,8 +106,35 @@ export const usageRepository = {
       .where('month', '=', month)
       .orderBy('shard')
     if (lock) shards = shards.forUpdate()
-    const rows = (await shards.execute()).map((row) => ({ shard: row.shard, free: Number(row.granted) - Number(row.used) }))
+    const rows = (await shards.execute()).map((row) => ({
+      shard: row.shard,
+      used: Number(row.used),
+      free: Number(row.granted) - Number(row.used),
+    }))
     const own = rows.find((row) => row.shard === shard)?.free ?? 0
+    if (granted > limit) {
+      // The limit is lower than the quota granted this month (the plan changed): count against the payloads themselves,
+      // one creation at a time under the month's lock, and grant nothing more.
+      const used = rows.reduce((sum, row) => sum + row.used, 0)
+      const taken = Math.min(count, Math.max(0, limit - used))
+      const extra = Math.max(0, taken - own)
+      if (taken > 0) {
+        await tx
+          .updateTable('project_usage')
+          .set((eb) => ({ payload_count: eb('payload_count', '+', extra) }))
+          .where('project_id', '=', projectId)
+          .where('month', '=', month)
+          .execute()
+        await tx
+          .updateTable('usage_shards')
+          .set((eb) => ({ granted: eb('granted', '+', extra), used: eb('used', '+', taken) }))
+          .where('project_id', '=', projectId)
+          .where('month', '=', month)
+          .where('shard', '=', shard)
+          .execute()
+      }
+      return taken
+    }
     const block = blockSize(Math.max(0, limit - granted), count - own)
     let available = own + block
     // The month is all granted: take what the other shards have left (a shard of an idle instance, say).

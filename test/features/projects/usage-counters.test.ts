@@ -127,6 +127,23 @@ forEachDatabase('usage counters', (dialect) => {
     assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 6400)
   })
 
+  it('applies a lower limit at once although the shards hold quota granted under the higher one, and a higher one again', async () => {
+    const projectId = await newProject()
+    assert.deepEqual(await createAtOnce(services(6400), projectId, 50), { created: 50, refused: 0 })
+    const granted = await db()
+      .selectFrom('project_usage')
+      .select('payload_count')
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow()
+    assert.ok(Number(granted.payload_count) > 50, `blocks of more than one payload were granted (${granted.payload_count})`)
+    // The plan changed: a limit below the month's count refuses every creation, on every instance.
+    assert.deepEqual(await createAtOnce(services(30), projectId, 12), { created: 0, refused: 12 })
+    // Raised to 60: exactly 10 more.
+    assert.deepEqual(await createAtOnce(services(60), projectId, 25), { created: 10, refused: 15 })
+    assert.equal(await payloadRows(projectId), 60)
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 60)
+  })
+
   it('records one usage warning when concurrent creations on several instances cross 80% together', async () => {
     const projectId = await newProject()
     const instances = services(10)
