@@ -1,5 +1,5 @@
 // Memory after a million payloads: one service process on embedded SQLite (LOG_LEVEL=info, every worker running) is
-// sent 1,000,000 creations and then 1,000,000 reads, each payload read once (so the poll gate keeps a key for each),
+// sent 1,000,000 creations and then 1,000,000 reads, each payload read once (each poll gate key used once),
 // and its resident set size is read from /proc. Slow (minutes): `npm run bench -- --memory` or `--only=memory`;
 // BENCH_MEMORY_PAYLOADS sets another count.
 import { execFileSync } from 'node:child_process'
