@@ -4,7 +4,7 @@
 // so the limiter's cost is in the figures. On PostgreSQL (when it answers at TEST_POSTGRES_URL) it also runs pgbench
 // with the same client count on a scratch database, and one and two instances; the goals' ratios are taken within
 // this one run, since the machine is shared and its speed varies from one minute to the next.
-//   npm run bench -- --quick           3-second runs, 5,000 webhook events fewer
+//   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
 import { execFileSync } from 'node:child_process'
@@ -31,11 +31,12 @@ const goals: Goal[] = []
 
 // The request rate and the monthly count are raised; the Pro plan's 1-second poll gate stays as it is, so the reads
 // go round-robin over more payloads than a second's worth of reads (POLLED_PAYLOADS) and every one is let through.
-// Quick runs set the gate to 100 ms, which costs the same per read, so that 5,000 payloads are enough.
+// Quick runs, for a check in under two minutes, configure the gate off (0) so that 5,000 payloads are enough: their GET
+// figures leave out the gate's cost; the full run's keep it.
 const RAISED_LIMITS = JSON.stringify({
   requestsPerMinute: 100_000_000,
   monthlyPayloads: 100_000_000,
-  ...(quick && { minPollIntervalMs: 100 }),
+  ...(quick && { minPollIntervalMs: 0 }),
 })
 const POLLED_PAYLOADS = quick ? 5_000 : 40_000
 const SIGN_TRANSACTION = { TransactionType: 'Payment', Destination: 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe', Amount: '1000000' }
