@@ -21,6 +21,7 @@ import { dashboardRoutes } from './http/dashboard.js'
 import { registerErrorHandling } from './http/errors.js'
 import { registerHealthRoutes } from './http/health.js'
 import { liveStreamsFor } from './http/live-streams.js'
+import { logoRoutes } from './http/logos.js'
 import { payloadEventRoutes, signEventRoutes } from './http/payload-events.js'
 import { payloadRoutes } from './http/payloads.js'
 import { projectWebhookRoutes } from './http/project-webhooks.js'
@@ -135,6 +136,7 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     { prefix: '/api/v1' },
   )
   await app.register(signPageRoutes, {})
+  await app.register(logoRoutes, { projects: ctx.projects })
   await app.register(dashboardRoutes, {})
 
   // Dashboard sign-in, and the session-authenticated endpoints (never opened by an API key).

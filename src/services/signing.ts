@@ -7,7 +7,8 @@ import { isValidClassicAddress } from 'xrpl'
 import type { Clock } from '../domain/clock.js'
 import { AppError, badGateway, conflict, type FieldError, forbidden, tooManyRequests, unprocessable } from '../domain/errors.js'
 import type { Payload, SignedResolution } from '../domain/payloads.js'
-import { isDeveloperWalletAllowed, type SignView, toSignView, type WalletAdapterName } from '../domain/sign-view.js'
+import { logoPath } from '../domain/project-branding.js'
+import { isDeveloperWalletAllowed, type SignView, type SignViewContext, toSignView, type WalletAdapterName } from '../domain/sign-view.js'
 import { verifyConnectTransaction } from '../domain/xrpl/connect-challenge.js'
 import { SIGNED_FIELD } from '../domain/xrpl/signed-blob.js'
 import { verifyMessageSignature } from '../domain/xrpl/verify-message-signature.js'
@@ -40,10 +41,15 @@ export interface SigningServiceOptions {
   xrplNode: XrplNode | undefined
   /** Undefined without XAMAN_API_KEY: the Xaman wallet is not offered. */
   xaman: XamanClient | undefined
+  /** XRPL_EXPLORER_URL: a transaction's page with {txHash}; undefined when the network has no explorer. */
+  explorerTemplate: string | undefined
   /** Paces the checks of Xaman results. */
   rateLimiter: RateLimiter
   logger: Logger
 }
+
+/** What the wallet-facing API says when the XRP Ledger cannot be asked; why is in the operator's log. */
+export const LEDGER_UNAVAILABLE = 'The XRP Ledger cannot be reached from this service right now'
 
 /** A submission holds its claim this long at most: longer than connecting and submitting can take (10 s each). */
 const SUBMISSION_LEASE_MS = 60_000
@@ -71,8 +77,21 @@ export class SigningService {
     if (payload.status === 'pending' && this.options.xaman !== undefined && (await this.checkXaman(payload))) {
       payload = await this.options.payloads.getForSigning(uuid)
     }
-    const project = await projectsRepository.findById(this.options.db, payload.projectId)
-    return toSignView(payload, { projectName: project?.name ?? '', network: this.options.network, xamanEnabled: this.xamanEnabled })
+    const { db } = this.options
+    const [project, logoHash] = await Promise.all([
+      projectsRepository.findById(db, payload.projectId),
+      projectsRepository.findLogoHash(db, payload.projectId),
+    ])
+    const shown: SignViewContext['project'] = { name: project?.displayName ?? project?.name ?? '' }
+    // An unverified website is never shown: anyone can type any address into a dashboard.
+    if (project?.website && project.website.verifiedAtMs !== null) shown.website = project.website.url
+    if (logoHash !== undefined) shown.logoUrl = logoPath(payload.projectId, logoHash)
+    return toSignView(payload, {
+      project: shown,
+      network: this.options.network,
+      xamanEnabled: this.xamanEnabled,
+      explorerTemplate: this.options.explorerTemplate,
+    })
   }
 
   /**
@@ -362,14 +381,19 @@ export class SigningService {
 
   private requireNode(purpose: string): XrplNode {
     if (this.options.xrplNode !== undefined) return this.options.xrplNode
-    throw badGateway(`No XRPL node is configured on this service (XRPL_NODE_URL), so it cannot ${purpose}; the request is still pending`)
+    // The end user (who reads this on the signing page) cannot change the service's settings: the log names it.
+    this.options.logger.error({ purpose }, `no XRPL node is configured (XRPL_NODE_URL), so the service cannot ${purpose}`)
+    throw badGateway(`${LEDGER_UNAVAILABLE}, so it cannot ${purpose}; the request is still pending, try again later`)
   }
 
   private async askNode<T>(request: () => Promise<T>): Promise<T> {
     try {
       return await request()
     } catch (error) {
-      if (error instanceof XrplNodeUnavailableError) throw badGateway(`${error.message}; the request is still pending, try again`)
+      if (error instanceof XrplNodeUnavailableError) {
+        this.options.logger.warn({ err: error }, 'the XRPL node could not be reached')
+        throw badGateway(`${LEDGER_UNAVAILABLE}; the request is still pending, try again`)
+      }
       throw error
     }
   }
