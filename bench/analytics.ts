@@ -9,10 +9,10 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import SQLite from 'better-sqlite3'
 import { loadConfig } from '../src/config.js'
-import { ManualClock, utcDay, utcMonth } from '../src/domain/clock.js'
-import { PAYLOAD_TYPES } from '../src/domain/payloads.js'
-import { createLogger } from '../src/logger.js'
+import { PAYLOAD_TYPES } from '../src/features/payloads/model.js'
 import { startService } from '../src/main.js'
+import { ManualClock, utcDay, utcMonth } from '../src/platform/clock.js'
+import { createLogger } from '../src/platform/logger.js'
 
 const NOW_MS = Date.UTC(2026, 5, 30, 12)
 const DAYS = 60

@@ -8,10 +8,10 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import { loadConfig } from '../src/config.js'
-import { createLogger } from '../src/logger.js'
+import type { PayloadTransition } from '../src/features/payloads/service.js'
+import { startWebhookDispatcher } from '../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type RunningService, startService } from '../src/main.js'
-import type { PayloadTransition } from '../src/services/payloads.js'
-import { startWebhookDispatcher } from '../src/workers/webhook-dispatcher.js'
+import { createLogger } from '../src/platform/logger.js'
 
 const EVENTS = 5_000
 /** The rate events are committed at in the live run: the rate the service is meant to deliver at. */

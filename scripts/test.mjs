@@ -26,13 +26,13 @@ const LONGEST_FIRST = [
   'test/cli.test.ts',
   'test/e2e/signing-page.browser.test.ts',
   'test/e2e/reliability.test.ts',
-  'test/http/auth.local.test.ts',
+  'test/features/accounts/auth.local.test.ts',
   'test/e2e/multi-instance.test.ts',
   'test/e2e/dashboard.browser.test.ts',
   'test/e2e/webhooks-two-dispatchers.test.ts',
   'test/e2e/webhooks-crash.test.ts',
-  'test/http/payload-events.test.ts',
-  'test/http/sign-submit.test.ts',
+  'test/features/payloads/live/payload-events.test.ts',
+  'test/features/signing/sign-submit.test.ts',
 ]
 
 function startOrder(file) {

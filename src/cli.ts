@@ -2,15 +2,15 @@
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { createContext, type ServiceContext } from './context.js'
-import { systemClock } from './domain/clock.js'
-import { normalizeName } from './domain/names.js'
-import { isPlanName, PLAN_NAMES } from './domain/plans.js'
-import { localSignInUrl } from './domain/session-tokens.js'
-import { createLogger } from './logger.js'
+import { localSignInUrl } from './features/accounts/session-tokens.js'
+import { normalizeName } from './features/projects/names.js'
+import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
 import { startService } from './main.js'
-import { openStorage } from './storage/database.js'
-import { migrateToLatest } from './storage/migrations.js'
-import { loadServerSecret } from './storage/settings-repository.js'
+import { systemClock } from './platform/clock.js'
+import { openStorage } from './platform/db/database.js'
+import { migrateToLatest } from './platform/db/migrations.js'
+import { loadServerSecret } from './platform/db/settings-repository.js'
+import { createLogger } from './platform/logger.js'
 
 const USAGE = `Usage: countersign <command>
 

@@ -1,6 +1,6 @@
 // Every environment variable the service reads, parsed and validated in one place.
-import type { PlanLimits, PlanName } from './domain/plans.js'
-import { DEFAULT_PLAN_LIMITS } from './domain/plans.js'
+import type { PlanLimits, PlanName } from './features/projects/plans.js'
+import { DEFAULT_PLAN_LIMITS } from './features/projects/plans.js'
 
 export interface Config {
   port: number

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ConfigError, loadConfig } from '../src/config.js'
-import { isDeveloperWalletAllowed } from '../src/domain/sign-view.js'
+import { isDeveloperWalletAllowed } from '../src/features/signing/view.js'
 import { CLI } from './support/serve-process.js'
 
 const run = promisify(execFile)

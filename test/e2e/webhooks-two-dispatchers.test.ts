@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { loadConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/logger.js'
+import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { startService } from '../../src/main.js'
-import { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { createLogger } from '../../src/platform/logger.js'
 import { createTestDatabase, forEachDatabase } from '../support/databases.js'
 import { countByDeliveryId, startWebhookReceiver } from '../support/webhook-receiver.js'
 

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe } from 'node:test'
 import pg from 'pg'
-import { openStorage } from '../../src/storage/database.js'
-import { migrateToLatest } from '../../src/storage/migrations.js'
+import { openStorage } from '../../src/platform/db/database.js'
+import { migrateToLatest } from '../../src/platform/db/migrations.js'
 
 export type TestDialect = 'sqlite' | 'postgres'
 
@@ -69,7 +69,7 @@ export interface TestDatabase {
 
 /** Names the migrated copies: a change to the migrations gives new ones instead of reusing stale ones. */
 const MIGRATIONS_HASH = createHash('sha256')
-  .update(readFileSync(new URL('../../src/storage/migrations.ts', import.meta.url)))
+  .update(readFileSync(new URL('../../src/platform/db/migrations.ts', import.meta.url)))
   .digest('hex')
   .slice(0, 16)
 

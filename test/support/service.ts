@@ -1,10 +1,10 @@
 // Starts the real service on a fresh database for a test, with a manual clock, and helpers to call it.
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { type Config, loadConfig } from '../../src/config.js'
-import { ManualClock } from '../../src/domain/clock.js'
-import type { PlanName } from '../../src/domain/plans.js'
-import { createLogger } from '../../src/logger.js'
+import type { PlanName } from '../../src/features/projects/plans.js'
 import { type RunningService, startService } from '../../src/main.js'
+import { ManualClock } from '../../src/platform/clock.js'
+import { createLogger } from '../../src/platform/logger.js'
 import { createTestDatabase, type TestDialect } from './databases.js'
 
 export interface TestService {

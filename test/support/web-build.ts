@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { DEFAULT_WEB_ROOT } from '../../src/http/sign-page.js'
+import { DEFAULT_WEB_ROOT } from '../../src/features/signing/page.js'
 
 export function ensureWebBuild(): void {
   if (['sign.js', 'dashboard.js'].every((entry) => existsSync(path.join(DEFAULT_WEB_ROOT, entry)))) return

@@ -2,8 +2,8 @@
 // payloads of PROJECT_ID in a loop (rejections and cancellations) until it is killed.
 import { setImmediate } from 'node:timers/promises'
 import { loadConfig } from '../../src/config.js'
-import { createLogger } from '../../src/logger.js'
 import { startService } from '../../src/main.js'
+import { createLogger } from '../../src/platform/logger.js'
 
 const projectId = process.env.PROJECT_ID
 if (!projectId) throw new Error('PROJECT_ID is required')

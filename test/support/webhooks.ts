@@ -1,7 +1,7 @@
 // Steps shared by webhook tests: register a webhook through the API, resolve payloads, run a dispatcher by hand.
 import assert from 'node:assert/strict'
-import { newId } from '../../src/domain/ids.js'
-import type { WebhookDispatcher } from '../../src/workers/webhook-dispatcher.js'
+import type { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { newId } from '../../src/platform/crypto/ids.js'
 import { bearer, type TestService } from './service.js'
 
 export const SIGNED = {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { WebhookDispatcher } from '../../../src/workers/webhook-dispatcher.js'
+import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'

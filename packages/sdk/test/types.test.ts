@@ -2,14 +2,14 @@
 // soon as a restated type and the server's drift apart in either direction.
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import * as server from '../../../src/domain/payloads.js'
+import * as server from '../../../src/features/payloads/model.js'
 import {
   type DeliveryEvent,
   payloadEventBody,
   testEventBody,
   type WEBHOOK_TEST_EVENT,
   type WebhookView,
-} from '../../../src/domain/webhooks/webhook.js'
+} from '../../../src/features/webhooks/model.js'
 import type {
   CreatedPayload,
   Payload,

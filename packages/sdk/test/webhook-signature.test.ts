@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { signWebhookBody } from '../../../src/domain/webhooks/sign-webhook-body.js'
+import { signWebhookBody } from '../../../src/features/webhooks/signature.js'
 import { verifyWebhookSignature } from '../src/index.js'
 
 const secret = 'whsec_test-secret'

@@ -1,9 +1,10 @@
 // The session endpoints as the dashboard calls them: same-origin fetches that carry the session cookie (and, for
 // changes, the Origin header the browser adds), typed by the shapes the server declares.
-import type { Analytics, AnalyticsPeriod, DailyAnalytics } from '../../domain/analytics.js'
-import type { PayloadEvent, PayloadView } from '../../domain/payloads.js'
-import type { DeliveryView, WebhookView } from '../../domain/webhooks/webhook.js'
-import { callApi } from '../api-client.js'
+
+import type { PayloadEvent, PayloadView } from '../../features/payloads/model.js'
+import type { Analytics, AnalyticsPeriod, DailyAnalytics } from '../../features/projects/analytics.js'
+import type { DeliveryView, WebhookView } from '../../features/webhooks/model.js'
+import { callApi } from '../shared/api-client.js'
 
 export interface Account {
   id: string

@@ -1,6 +1,6 @@
 // The dashboard's entry: finds who is signed in, then renders the page of the current path into the shell's <main>.
 // Without a session it shows how to sign in on this server.
-import { ApiError } from '../api-client.js'
+import { ApiError } from '../shared/api-client.js'
 import { type Account, api } from './api.js'
 import type { Page } from './page.js'
 import { keysPage } from './pages/keys.js'

@@ -1,7 +1,7 @@
 // The HTML shell of the dashboard. It holds no account or project data (the script fetches everything with the
 // session cookie), so it is the same for every dashboard path; it has no inline script or style, so the strict
 // policy below can be sent with it.
-import { renderPageShell } from '../page-shell.js'
+import { renderPageShell } from '../shared/page-shell.js'
 
 /** The Content-Security-Policy to send with the shell: the page talks to its own origin only. */
 export const DASHBOARD_CSP =

@@ -1,8 +1,8 @@
 // Small building blocks shared by the dashboard's pages: secrets shown once, confirmations, empty states, errors.
-import { ApiError } from '../api-client.js'
-import { type Child, h, type Props, button as plainButton } from '../sign/dom.js'
+import { ApiError } from '../shared/api-client.js'
+import { type Child, h, type Props, button as plainButton } from '../shared/dom.js'
 
-export { type Child, h, replaceChildren } from '../sign/dom.js'
+export { type Child, h, replaceChildren } from '../shared/dom.js'
 
 export function button(label: string, onClick: () => void, props: Props = {}): HTMLButtonElement {
   return plainButton(label, { className: 'button', ...props }, onClick)

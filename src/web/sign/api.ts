@@ -1,7 +1,7 @@
 // The wallet-facing API (DESIGN.md) as the signing page calls it: the only server the page talks to.
-import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../domain/payloads.js'
-import type { Resolution, SignView, WalletAdapterName } from '../../domain/sign-view.js'
-import { ApiError, callApi } from '../api-client.js'
+import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../features/payloads/model.js'
+import type { Resolution, SignView, WalletAdapterName } from '../../features/signing/view.js'
+import { ApiError, callApi } from '../shared/api-client.js'
 
 /** GET /api/v1/sign/{uuid}: what the page shows and what the wallets sign (the server's own view type). */
 export type SignRequest = SignView

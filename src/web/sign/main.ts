@@ -1,10 +1,11 @@
 // The signing page (the signingUrl, /sign/{uuid}): shows what is asked, lets the user approve with a wallet or reject,
 // and follows the request's status live. Everything comes from the wallet-facing API; the HTML shell holds no payload data.
-import { type Clock, systemClock } from '../../domain/clock.js'
-import type { PayloadType } from '../../domain/payloads.js'
-import { ApiError } from '../api-client.js'
+
+import type { PayloadType } from '../../features/payloads/model.js'
+import { type Clock, systemClock } from '../../platform/clock.js'
+import { ApiError } from '../shared/api-client.js'
+import { button, type Child, h, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
-import { button, type Child, h, replaceChildren } from './dom.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'
 import { renderPhoneQr } from './phone-qr.js'

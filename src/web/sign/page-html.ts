@@ -1,6 +1,6 @@
 // The HTML shell of the signing page. It holds no payload data (the script fetches everything), so it is the same for
 // every uuid and can be cached; it has no inline script or style, so the strict policy below can be sent with it.
-import { renderPageShell } from '../page-shell.js'
+import { renderPageShell } from '../shared/page-shell.js'
 
 /**
  * The Content-Security-Policy to send with the shell. img-src allows Xaman's QR images (xumm.app); the wallet

@@ -1,5 +1,5 @@
 // "Open on your phone": a QR code of this page's own address, for people who keep their wallet on their phone.
-import { button, h } from './dom.js'
+import { button, h } from '../shared/dom.js'
 
 /** Shown on desktop-width screens only (sign.css); the QR library loads on first open. */
 export function renderPhoneQr(pageUrl: string): HTMLElement {

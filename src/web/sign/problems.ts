@@ -1,7 +1,7 @@
 // What the page tells the user when approving or rejecting fails: plain words per cause, the service's own message,
 // and its details for a signature that did not verify. Pure: no DOM.
-import type { FieldError } from '../../domain/errors.js'
-import { ApiError } from '../api-client.js'
+import type { FieldError } from '../../platform/errors.js'
+import { ApiError } from '../shared/api-client.js'
 
 export interface Problem {
   title: string

@@ -1,7 +1,7 @@
 // What the request asks for, in human terms: every value is inserted as text, so hostile content stays inert.
-import type { PayloadType } from '../../domain/payloads.js'
+import type { PayloadType } from '../../features/payloads/model.js'
+import { type Child, h } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
-import { type Child, h } from './dom.js'
 import { AMOUNT_FIELDS, describeAmount, describeFlags, fieldLabel, HEX_TEXT_FIELDS, hasDeceptiveCharacters, hexToText } from './format.js'
 
 const ACTIONS: Record<PayloadType, string> = {

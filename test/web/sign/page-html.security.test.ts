@@ -44,7 +44,7 @@ describe('the browser code (the signing page, what it shares with the dashboard,
   it('never hands text to an HTML parser (payload data must stay inert)', async () => {
     const directory = path.resolve(import.meta.dirname, '../../../src/web')
     const files = (await readdir(directory, { recursive: true })).filter((file) => file.endsWith('.ts'))
-    assert.ok(files.length > 5 && files.includes('api-client.ts') && files.includes(path.join('sign', 'main.ts')))
+    assert.ok(files.length > 5 && files.includes(path.join('shared', 'api-client.ts')) && files.includes(path.join('sign', 'main.ts')))
     for (const file of files) {
       const source = await readFile(path.join(directory, file), 'utf8')
       assert.doesNotMatch(source, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment/, file)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ApiError } from '../../../src/web/api-client.js'
+import { ApiError } from '../../../src/web/shared/api-client.js'
 import { describeFailure } from '../../../src/web/sign/problems.js'
 
 describe('describeFailure', () => {

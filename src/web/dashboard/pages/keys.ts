@@ -1,6 +1,6 @@
 // A project's API keys: create one with a name (its full value shown once), list them by prefix with their last
 // use, and revoke one after a confirmation step.
-import { MAX_NAME_CHARS } from '../../../domain/names.js'
+import { MAX_NAME_CHARS } from '../../../features/projects/names.js'
 import { type ApiKeySummary, api, type CreatedApiKey, type ProjectDetail } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import {

@@ -1,6 +1,6 @@
 // A project's usage overview: this month against the plan's limit, the signing rate, payloads per day and the
 // wallets that signed, over the last 7 or 30 UTC days.
-import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from '../../../domain/analytics.js'
+import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from '../../../features/projects/analytics.js'
 import { type Analytics, api, type Period, type ProjectDetail } from '../api.js'
 import { DAILY_SERIES, dailyBars, rateRing, usageMeter, walletBars } from '../charts.js'
 import { type PageContext, projectFrame } from '../page.js'

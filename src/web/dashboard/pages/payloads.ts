@@ -1,7 +1,7 @@
 // A project's payloads: a paginated list with status and type filters (kept in the URL), and one payload with
 // every field and the webhook deliveries of its events.
-import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../../domain/payloads.js'
-import { ApiError } from '../../api-client.js'
+import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../../features/payloads/model.js'
+import { ApiError } from '../../shared/api-client.js'
 import { api, type PayloadDelivery, type PayloadDetail } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import { paths } from '../router.js'

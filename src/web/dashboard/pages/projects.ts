@@ -1,5 +1,5 @@
 // The account's projects and the form that creates one; a new project's API key is shown here once.
-import { MAX_NAME_CHARS } from '../../../domain/names.js'
+import { MAX_NAME_CHARS } from '../../../features/projects/names.js'
 import { api, type CreatedProject, type ProjectSummary } from '../api.js'
 import { type PageContext, planBadge } from '../page.js'
 import { paths } from '../router.js'

@@ -1,8 +1,8 @@
 // A Pro project's webhooks: create one (its signing secret shown once), list, delete, read its delivery log, send a
 // test event and retry a delivery. On Free the page says that webhooks need Pro.
-import { PAYLOAD_EVENTS } from '../../../domain/payloads.js'
-import { RETRYABLE_DELIVERY_STATES } from '../../../domain/webhooks/webhook.js'
-import { ApiError } from '../../api-client.js'
+import { PAYLOAD_EVENTS } from '../../../features/payloads/model.js'
+import { RETRYABLE_DELIVERY_STATES } from '../../../features/webhooks/model.js'
+import { ApiError } from '../../shared/api-client.js'
 import { api, type CreatedWebhook, type DeliveryView, type ProjectDetail, type WebhookView } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import {

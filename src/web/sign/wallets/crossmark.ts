@@ -1,7 +1,7 @@
 // Crossmark, a browser extension, through @crossmarkio/sdk (loaded only when needed).
 // signAndWait answers the signed blob (txBlob); signInAndWait(hex) signs the given hex as ripple-keypairs does and
 // answers the address, public key and signature, so the page hands it the hex of the text's UTF-8 bytes.
-import { isTransactionType } from '../../../domain/payloads.js'
+import { isTransactionType } from '../../../features/payloads/model.js'
 import type { SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign, utf8ToHex } from './what-to-sign.js'

@@ -1,8 +1,8 @@
 // The developer wallet: a key held in this page, from a family seed or freshly generated, for development and tests.
 // The service offers it only off mainnet (wallets.developer); the key never leaves the page.
-import { isTransactionType } from '../../../domain/payloads.js'
+import { isTransactionType } from '../../../features/payloads/model.js'
+import { button, h } from '../../shared/dom.js'
 import type { SignRequest } from '../api.js'
-import { button, h } from '../dom.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign, utf8ToHex } from './what-to-sign.js'
 

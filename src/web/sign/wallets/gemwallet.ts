@@ -1,7 +1,7 @@
 // GemWallet, a browser extension, through @gemwallet/api (loaded only when needed).
 // signTransaction answers { signature } holding the whole signed blob (the extension autofills Fee, Sequence and
 // LastLedgerSequence); signMessage signs the hex of the message's UTF-8 bytes with ripple-keypairs, as the service verifies.
-import { isTransactionType } from '../../../domain/payloads.js'
+import { isTransactionType } from '../../../features/payloads/model.js'
 import type { SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign } from './what-to-sign.js'

@@ -1,9 +1,9 @@
 // Ledger hardware wallets over WebHID, through @ledgerhq/hw-app-xrp (loaded only when needed).
 // The device signs transactions only, so connect signs a transaction that can never be applied, carrying the challenge.
-import { isTransactionType } from '../../../domain/payloads.js'
-import { ApiError } from '../../api-client.js'
+import { isTransactionType } from '../../../features/payloads/model.js'
+import { ApiError } from '../../shared/api-client.js'
+import { h } from '../../shared/dom.js'
 import { fetchAccountFill, type SignRequest } from '../api.js'
-import { h } from '../dom.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign } from './what-to-sign.js'
 
@@ -82,7 +82,7 @@ export function createLedgerAdapter(): WalletAdapter {
 /** The transaction the device signs, complete: the device has no ledger connection to fill Fee and Sequence. */
 async function transactionFor(request: SignRequest, address: string): Promise<Record<string, unknown>> {
   if (!isTransactionType(request.type)) {
-    const { buildConnectTransaction } = await import('../../../domain/xrpl/connect-challenge.js')
+    const { buildConnectTransaction } = await import('../../../features/signing/verify/connect-challenge.js')
     return buildConnectTransaction(textToSign(request), address)
   }
   const transaction = { ...transactionToSign(request) }

@@ -1,6 +1,6 @@
 // The one interface every wallet adapter of the signing page implements.
-import type { PayloadType } from '../../../domain/payloads.js'
-import type { WalletAdapterName } from '../../../domain/sign-view.js'
+import type { PayloadType } from '../../../features/payloads/model.js'
+import type { WalletAdapterName } from '../../../features/signing/view.js'
 import type { ApproveBody, SignRequest } from '../api.js'
 
 export interface Availability {

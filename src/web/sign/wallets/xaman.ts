@@ -1,7 +1,8 @@
 // Xaman, through the Xaman platform API on the server: the service creates the Xaman sign request, fetches the signed
 // result server to server and verifies it like any other; the page only shows Xaman's QR code and link, then waits.
+
+import { h } from '../../shared/dom.js'
 import { type SignRequest, startXaman } from '../api.js'
-import { h } from '../dom.js'
 import { httpUrl } from '../http-url.js'
 import type { Approval, WalletAdapter } from './types.js'
 

@@ -1,0 +1,136 @@
+// Dashboard sign-in and sign-out (DESIGN.md "Dashboard session"): the OpenID Connect code flow, the local
+// admin's one-time link when no provider is configured, logout, and GET /api/v1/session for the dashboard.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { deriveStateKey, openState, sealState } from '../../platform/crypto/signed-state.js'
+import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
+import { clearedCookie, readCookie, serializeCookie } from '../../platform/http/cookies.js'
+import { errorResponses } from '../../platform/http/schemas.js'
+import { assertSameOrigin, SESSION_COOKIE, sessionCookieOptions, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
+import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
+import type { AccountService } from './service.js'
+import type { SessionService } from './sessions.js'
+
+const FLOW_COOKIE = 'cs_oidc_flow'
+/** Time to sign in at the provider; the flow cookie and its signed content both end then. */
+const FLOW_TTL_MS = 10 * 60_000
+
+/** How to sign in on a server with or without OpenID Connect: the 401 of a session endpoint says it. */
+export function signInHint(oidcConfigured: boolean): string {
+  return oidcConfigured
+    ? 'sign in at /auth/login'
+    : 'open the one-time sign-in link printed by `countersign serve`, or run `countersign login-link` for a fresh one'
+}
+
+export interface AuthRoutesDeps {
+  publicUrl: string
+  accounts: AccountService
+  sessions: SessionService
+  /** Undefined when OIDC is not configured: the local admin's links sign in instead. */
+  oidc: OidcSignIn | undefined
+  /** The flow cookie is signed with a key derived from it. */
+  serverSecret: string
+  now: () => number
+}
+
+export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
+  const { oidc, publicUrl } = deps
+  const dashboardUrl = `${publicUrl}/dashboard`
+  const sessionCookie = sessionCookieOptions(publicUrl)
+  const flowCookie = { path: '/auth', secure: sessionCookie.secure, maxAgeSeconds: FLOW_TTL_MS / 1000 }
+  const flowKey = deriveStateKey(deps.serverSecret, 'oidc-flow')
+  const publicOrigin = new URL(publicUrl).origin
+
+  // A logout form posts an empty urlencoded body; the app otherwise parses only JSON.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined))
+
+  /** Signs the account in: a new session and cookie, the browser's previous session ended, then on to the dashboard. */
+  async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<FastifyReply> {
+    const session = await deps.sessions.start(accountId, sessionTokenOf(request))
+    reply.header('set-cookie', serializeCookie(SESSION_COOKIE, session.token, sessionCookie))
+    return reply.redirect(dashboardUrl, 303)
+  }
+
+  // How this server signs people in, for the dashboard's sign-in page.
+  app.get('/auth/methods', { schema: { hide: true } }, async () => ({ oidc: oidc !== undefined, localLink: oidc === undefined }))
+
+  app.get('/auth/login', { schema: { hide: true } }, async (_request, reply) => {
+    if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
+    const flow = oidc.newFlow()
+    const authorizationUrl = await oidc.authorizationUrl(flow)
+    reply.header('set-cookie', serializeCookie(FLOW_COOKIE, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie))
+    return reply.redirect(authorizationUrl, 302)
+  })
+
+  app.get('/auth/callback', { schema: { hide: true } }, async (request, reply) => {
+    if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
+    // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
+    // callback fails even with the cookie replayed alongside it.
+    reply.header('set-cookie', clearedCookie(FLOW_COOKIE, flowCookie))
+    const sealed = readCookie(request.headers.cookie, FLOW_COOKIE)
+    const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
+    if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
+    const queryStart = request.url.indexOf('?')
+    const callbackUrl = new URL(`${publicUrl}/auth/callback${queryStart === -1 ? '' : request.url.slice(queryStart)}`)
+    const identity = await oidc.identify(callbackUrl, flow)
+    const account = await deps.accounts.recordSignIn(identity)
+    return signIn(request, reply, account.id)
+  })
+
+  app.get(
+    '/auth/local',
+    { schema: { hide: true, querystring: Type.Object({ token: Type.String({ description: 'The one-time sign-in token' }) }) } },
+    async (request, reply) => {
+      // The link is a credential: keep it out of the Referer of whatever the browser loads next.
+      reply.header('referrer-policy', 'no-referrer')
+      if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
+      const { token } = request.query as { token: string }
+      const accountId = await deps.sessions.redeemLoginToken(token)
+      if (!accountId) {
+        throw unauthorized(
+          'This sign-in link is invalid, already used or expired (links last 15 minutes): run `countersign login-link` for a new one',
+        )
+      }
+      return signIn(request, reply, accountId)
+    },
+  )
+
+  app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
+    assertSameOrigin(request, publicOrigin)
+    await deps.sessions.end(sessionTokenOf(request))
+    reply.header('set-cookie', clearedCookie(SESSION_COOKIE, sessionCookie))
+    return reply.redirect(dashboardUrl, 303)
+  })
+}
+
+const SessionAccount = Type.Object({
+  id: Type.String({ description: 'Account id, acct_...' }),
+  email: Type.Union([Type.String(), Type.Null()], { description: 'Verified email address; notifications go here' }),
+  name: Type.Union([Type.String(), Type.Null()]),
+})
+
+/** GET /api/v1/session, registered under the session hook: who is signed in. */
+export async function sessionRoutes(app: FastifyInstance): Promise<void> {
+  app.get(
+    '/session',
+    {
+      schema: {
+        summary: 'The signed-in dashboard account',
+        description: 'Session-authenticated (dashboard cookie). 401 when not signed in.',
+        tags: ['dashboard'],
+        response: { 200: Type.Object({ account: SessionAccount }), ...errorResponses(401) },
+      },
+    },
+    async (request) => {
+      const { account } = sessionOf(request)
+      return { account: { id: account.id, email: account.email, name: account.name } }
+    },
+  )
+}
+
+function asFlow(value: unknown): OidcFlow | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { state, nonce, codeVerifier } = value as Record<string, unknown>
+  if (typeof state !== 'string' || typeof nonce !== 'string' || typeof codeVerifier !== 'string') return undefined
+  return { state, nonce, codeVerifier }
+}

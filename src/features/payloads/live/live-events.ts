@@ -1,0 +1,120 @@
+// The fan-out of payload changes to live streams: in this process alone, or through Redis pub/sub so that a stream
+// on any instance sees a change made on any other.
+import type { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import { closeRedis, lazyRedis } from '../../../platform/redis.js'
+import type { PayloadView } from '../model.js'
+
+/**
+ * Called with each published change of the payload, or with null when changes may have been missed (the Redis
+ * subscription was lost and is back): the listener reads the current state itself.
+ */
+export type LiveListener = (change: PayloadView | null) => void
+
+export interface LiveEvents {
+  /** Listens for changes of one payload; returns the function that stops listening. */
+  subscribe(uuid: string, listener: LiveListener): () => void
+  /** Sends a committed change to every subscriber of its payload, on every instance. */
+  publish(view: PayloadView): Promise<void>
+  close(): Promise<void>
+}
+
+/** Every instance's subscriber listens on this one channel and keeps the messages of payloads it has streams for. */
+export const LIVE_EVENTS_CHANNEL = 'countersign:payload-changes'
+
+class Subscribers {
+  private readonly byUuid = new Map<string, Set<LiveListener>>()
+
+  add(uuid: string, listener: LiveListener): () => void {
+    let listeners = this.byUuid.get(uuid)
+    if (!listeners) {
+      listeners = new Set()
+      this.byUuid.set(uuid, listeners)
+    }
+    listeners.add(listener)
+    return () => {
+      listeners.delete(listener)
+      if (listeners.size === 0 && this.byUuid.get(uuid) === listeners) this.byUuid.delete(uuid)
+    }
+  }
+
+  deliver(uuid: string, change: PayloadView | null): void {
+    for (const listener of this.byUuid.get(uuid) ?? []) listener(change)
+  }
+
+  deliverToAll(change: null): void {
+    for (const uuid of this.byUuid.keys()) this.deliver(uuid, change)
+  }
+}
+
+/** One process: the embedded default. */
+export class LocalLiveEvents implements LiveEvents {
+  private readonly subscribers = new Subscribers()
+
+  subscribe(uuid: string, listener: LiveListener): () => void {
+    return this.subscribers.add(uuid, listener)
+  }
+
+  publish(view: PayloadView): Promise<void> {
+    this.subscribers.deliver(view.uuid, view)
+    return Promise.resolve()
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve()
+  }
+}
+
+/**
+ * Many instances: a change is published to Redis and comes back to every instance's subscriber connection, this one
+ * included, which delivers it locally. Redis pub/sub keeps nothing for a subscriber that is away, so each time the
+ * subscription is (re-)established every local listener is told to read the current state: a stream opened before the
+ * first subscription, or one whose change went by during a lost connection, catches up then.
+ */
+export class RedisLiveEvents implements LiveEvents {
+  private readonly subscribers = new Subscribers()
+  private readonly publisher: Redis
+  private readonly subscriber: Redis
+  constructor(redisUrl: string, logger: Logger) {
+    this.publisher = lazyRedis(redisUrl, { maxRetriesPerRequest: 1 })
+    // Subscribed by hand on each 'ready', so that listeners learn when a lost subscription is back.
+    this.subscriber = lazyRedis(redisUrl, { autoResubscribe: false })
+    for (const connection of [this.publisher, this.subscriber]) {
+      connection.on('error', (error) => logger.warn({ err: error }, 'Redis connection for live events failed; retrying'))
+    }
+    this.subscriber.on('ready', () => {
+      this.subscriber.subscribe(LIVE_EVENTS_CHANNEL).then(
+        () => this.subscribers.deliverToAll(null),
+        (error: unknown) => logger.warn({ err: error }, 'could not subscribe to live events; retrying on the next connection'),
+      )
+    })
+    this.subscriber.on('message', (_channel: string, message: string) => {
+      let view: PayloadView
+      try {
+        view = JSON.parse(message) as PayloadView
+      } catch {
+        logger.warn('ignored a live event that is not JSON')
+        return
+      }
+      this.subscribers.deliver(view.uuid, view)
+    })
+  }
+
+  subscribe(uuid: string, listener: LiveListener): () => void {
+    // The subscriber connects when the first stream opens; its subscription then tells every listener to read.
+    if (this.subscriber.status === 'wait') this.subscriber.connect().catch(() => {})
+    return this.subscribers.add(uuid, listener)
+  }
+
+  async publish(view: PayloadView): Promise<void> {
+    await this.publisher.publish(LIVE_EVENTS_CHANNEL, JSON.stringify(view))
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)])
+  }
+}
+
+export function createLiveEvents(redisUrl: string | undefined, logger: Logger): LiveEvents {
+  return redisUrl === undefined ? new LocalLiveEvents() : new RedisLiveEvents(redisUrl, logger)
+}

@@ -1,0 +1,105 @@
+// Live status routes: GET /payloads/{uuid}/events for applications (API key) and GET /sign/{uuid}/events for the
+// signing page (public, the uuid is the capability). Both are Server-Sent Events (docs/api.md, "Live status").
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { isUuid } from '../../../platform/crypto/ids.js'
+import { notFound } from '../../../platform/errors.js'
+import { principalOf } from '../../../platform/http/api-key-auth.js'
+import { ApiKeyOnlyQuery, errorResponses, UuidParams } from '../../../platform/http/schemas.js'
+import { PLAN_LABELS, type PlanLimits, type PlanName } from '../../projects/plans.js'
+import { SIGN_REQUESTS_PER_MINUTE } from '../../signing/routes.js'
+import type { SigningService } from '../../signing/service.js'
+import type { SignView } from '../../signing/view.js'
+import { type PayloadView, toPayloadView } from '../model.js'
+import { NOT_FOUND_MESSAGE, type PayloadService } from '../service.js'
+import type { LiveStreams, StreamState } from './live-streams.js'
+
+/** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
+const SIGN_STREAMS_PER_PAYLOAD = 5
+/** How often a signing page's stream reads a pending payload again when Xaman is enabled: its outcome is learned by reading. */
+const XAMAN_REFRESH_MS = 2000
+
+const EventStreamResponse = {
+  200: {
+    description:
+      'text/event-stream. Each `data:` line is the JSON shown by the matching GET, the current state first, then each change; ' +
+      'the stream ends once the payload is signed, rejected or expired. A comment line (`: heartbeat`) comes every LIVE_HEARTBEAT_MS (15 s by default).',
+    content: { 'text/event-stream': { schema: Type.String() } },
+  },
+}
+
+const viewState = (view: PayloadView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
+const signState = (view: SignView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
+
+export interface PayloadEventRoutesDeps {
+  streams: LiveStreams
+  payloads: PayloadService
+  limits: Record<PlanName, PlanLimits>
+}
+
+/** Registered under the API-key hook, which counts the opening request against the project's rate; the stream itself is not counted. */
+export async function payloadEventRoutes(app: FastifyInstance, deps: PayloadEventRoutesDeps): Promise<void> {
+  app.get(
+    '/payloads/:uuid/events',
+    {
+      schema: {
+        summary: "A payload's live status (Server-Sent Events)",
+        description:
+          "Counts once against the request rate. Open streams are capped per project (the plan's maxLiveStreams: Free 10, Pro 500); " +
+          'one more is refused with 429.',
+        tags: ['payloads'],
+        params: UuidParams,
+        querystring: ApiKeyOnlyQuery,
+        response: { ...EventStreamResponse, ...errorResponses(401, 404, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request)
+      const { uuid } = request.params as { uuid: string }
+      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
+      const limit = deps.limits[principal.plan].maxLiveStreams
+      return deps.streams.serve(reply, {
+        uuid: uuid.toLowerCase(),
+        slotKey: `project:${principal.projectId}`,
+        slotLimit: limit,
+        overLimitMessage: `Too many live streams: the ${PLAN_LABELS[principal.plan]} plan allows ${limit} open at once per project; close one first`,
+        read: async () => viewState(toPayloadView(await deps.payloads.getForProject(principal.projectId, uuid))),
+        fromChange: viewState,
+      })
+    },
+  )
+}
+
+export interface SignEventRoutesDeps {
+  streams: LiveStreams
+  signing: SigningService
+}
+
+/** The signing page's stream: each event is what GET /sign/{uuid} answers. Registered under signRequestHook (features/signing/routes.ts). */
+export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoutesDeps): Promise<void> {
+  app.get(
+    '/sign/:uuid/events',
+    {
+      schema: {
+        summary: "A signing request's live status (Server-Sent Events; the signing page)",
+        description:
+          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload; opening one counts ` +
+          `against the ${SIGN_REQUESTS_PER_MINUTE} requests a minute per payload of the wallet-facing API.`,
+        tags: ['signing'],
+        params: UuidParams,
+        response: { ...EventStreamResponse, ...errorResponses(404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { uuid } = request.params as { uuid: string }
+      return deps.streams.serve(reply, {
+        uuid: uuid.toLowerCase(),
+        slotKey: `sign:${uuid.toLowerCase()}`,
+        slotLimit: SIGN_STREAMS_PER_PAYLOAD,
+        overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
+        read: async () => signState(await deps.signing.view(uuid)),
+        refreshMs: deps.signing.xamanEnabled ? XAMAN_REFRESH_MS : undefined,
+      })
+    },
+  )
+}

@@ -1,0 +1,78 @@
+// The rules of POST /payloads that a JSON schema cannot say (spec sections 4 and 8).
+import type { FieldError } from '../../platform/errors.js'
+import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
+import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './model.js'
+import { validateRequestedTransaction } from './requested-transaction.js'
+
+export interface PayloadRequest {
+  type: PayloadType
+  transaction?: Record<string, unknown>
+  message?: string
+  options?: { expiresIn?: number; returnUrl?: string; customInstructions?: string }
+}
+
+export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, limits: PlanLimits): FieldError[] {
+  const errors: FieldError[] = []
+  if (isTransactionType(request.type)) {
+    if (request.transaction === undefined) errors.push({ field: 'transaction', message: `is required for type ${request.type}` })
+    else errors.push(...validateRequestedTransaction(request.transaction))
+  } else if (request.transaction !== undefined) {
+    errors.push({ field: 'transaction', message: `is only accepted for types sign and signAndSubmit, not ${request.type}` })
+  }
+
+  if (request.type === 'signMessage') {
+    if (request.message === undefined) errors.push({ field: 'message', message: 'is required for type signMessage' })
+    else errors.push(...validateMessage(request.message))
+  } else if (request.message !== undefined) {
+    errors.push({ field: 'message', message: `is only accepted for type signMessage, not ${request.type}` })
+  }
+
+  const expiresIn = request.options?.expiresIn
+  if (expiresIn !== undefined && expiresIn > limits.maxExpiresInSeconds) {
+    errors.push({
+      field: 'options.expiresIn',
+      message: `must be at most ${limits.maxExpiresInSeconds} seconds on the ${PLAN_LABELS[plan]} plan`,
+    })
+  }
+  const returnUrl = request.options?.returnUrl
+  if (returnUrl !== undefined) {
+    const problem = returnUrlProblem(returnUrl)
+    if (problem) errors.push({ field: 'options.returnUrl', message: problem })
+  }
+  return errors
+}
+
+/** The payload's TTL: as asked, else the default, but never past a plan maximum an operator lowered below it. */
+export function expiresInSeconds(request: PayloadRequest, limits: PlanLimits): number {
+  return request.options?.expiresIn ?? Math.min(DEFAULT_EXPIRES_IN_SECONDS, limits.maxExpiresInSeconds)
+}
+
+function validateMessage(message: string): FieldError[] {
+  if (message.length === 0) return [{ field: 'message', message: 'must not be empty' }]
+  if (message.includes('\u0000')) {
+    // Every XRPL signing prefix ends in a NUL byte: a message with one could be a transaction in disguise.
+    return [{ field: 'message', message: 'must not contain the NUL character (U+0000)' }]
+  }
+  const bytes = Buffer.byteLength(message, 'utf8')
+  if (bytes > MAX_MESSAGE_BYTES) return [{ field: 'message', message: `must be at most ${MAX_MESSAGE_BYTES} bytes of UTF-8, got ${bytes}` }]
+  return []
+}
+
+/** The problem with a return URL, or undefined when it is an absolute http(s) URL. */
+export function returnUrlProblem(value: string): string | undefined {
+  if (value.length > MAX_RETURN_URL_CHARS) return `must be at most ${MAX_RETURN_URL_CHARS} characters`
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'must be an absolute http or https URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL'
+  return undefined
+}
+
+/** The return URL with its {uuid} and {txHash} placeholders filled; undefined if the result is not http(s). */
+export function fillReturnUrl(template: string, uuid: string, txHash: string | null): string | undefined {
+  const filled = template.replaceAll('{uuid}', encodeURIComponent(uuid)).replaceAll('{txHash}', encodeURIComponent(txHash ?? ''))
+  return returnUrlProblem(filled) === undefined ? new URL(filled).href : undefined
+}

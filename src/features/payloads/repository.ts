@@ -1,0 +1,200 @@
+// Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
+// two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
+import type { Insertable, Selectable } from 'kysely'
+import type { DbOrTx } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
+import type { PayloadsTable } from '../../platform/db/schema.js'
+import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from './model.js'
+
+type PayloadRow = Selectable<PayloadsTable>
+
+export function rowToPayload(row: PayloadRow): Payload {
+  return {
+    uuid: row.uuid,
+    projectId: row.project_id,
+    type: row.type as PayloadType,
+    status: row.status as PayloadStatus,
+    transaction: row.transaction_json === null ? null : (JSON.parse(row.transaction_json) as Record<string, unknown>),
+    message: row.message,
+    challenge: row.challenge,
+    returnUrl: row.return_url,
+    customInstructions: row.custom_instructions,
+    expiresAtMs: row.expires_at,
+    createdAtMs: row.created_at,
+    resolvedAtMs: row.resolved_at,
+    signerAddress: row.signer_address,
+    txHash: row.tx_hash,
+    txBlob: row.tx_blob,
+    walletAdapter: row.wallet_adapter,
+    publicKey: row.public_key,
+    signature: row.signature,
+    submitEngineResult: row.submit_engine_result,
+    validatedResult: row.validated_result,
+    validatedLedgerIndex: row.validated_ledger_index,
+  }
+}
+
+export interface TransitionChanges {
+  status: ResolvedStatus
+  resolvedAtMs: number
+  signed?: SignedResolution
+  rejectedBy?: string
+}
+
+type NewPayloadRow = Pick<
+  Insertable<PayloadsTable>,
+  | 'uuid'
+  | 'project_id'
+  | 'type'
+  | 'status'
+  | 'transaction_json'
+  | 'message'
+  | 'challenge'
+  | 'return_url'
+  | 'custom_instructions'
+  | 'expires_at'
+  | 'created_at'
+>
+
+const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
+  db.insertInto('payloads').values({
+    uuid: p.uuid,
+    project_id: p.project_id,
+    type: p.type,
+    status: p.status,
+    transaction_json: p.transaction_json,
+    message: p.message,
+    challenge: p.challenge,
+    return_url: p.return_url,
+    custom_instructions: p.custom_instructions,
+    expires_at: p.expires_at,
+    created_at: p.created_at,
+  }),
+)
+/**
+ * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
+ * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition.
+ */
+const resolvePending = new HotQuery(
+  (
+    db,
+    p: Required<Pick<PayloadsTable, ResolutionColumn>> & {
+      status: ResolvedStatus
+      resolved_at: number
+      uuid: string
+      notExpiredAtMs: number
+    },
+  ) =>
+    db
+      .updateTable('payloads')
+      .set({
+        status: p.status,
+        resolved_at: p.resolved_at,
+        wallet_adapter: p.wallet_adapter,
+        signer_address: p.signer_address,
+        tx_hash: p.tx_hash,
+        tx_blob: p.tx_blob,
+        public_key: p.public_key,
+        signature: p.signature,
+        submit_engine_result: p.submit_engine_result,
+      })
+      .where('uuid', '=', p.uuid)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', p.notExpiredAtMs)
+      .returningAll(),
+)
+type ResolutionColumn = 'wallet_adapter' | 'signer_address' | 'tx_hash' | 'tx_blob' | 'public_key' | 'signature' | 'submit_engine_result'
+const selectPayload = new HotQuery((db, p: { uuid: string }) => db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid))
+const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: string }) =>
+  db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
+)
+
+export const payloadsRepository = {
+  async insert(db: DbOrTx, payload: Payload): Promise<void> {
+    await insertPayload.execute(db, {
+      uuid: payload.uuid,
+      project_id: payload.projectId,
+      type: payload.type,
+      status: payload.status,
+      transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
+      message: payload.message,
+      challenge: payload.challenge,
+      return_url: payload.returnUrl,
+      custom_instructions: payload.customInstructions,
+      expires_at: payload.expiresAtMs,
+      created_at: payload.createdAtMs,
+    })
+  },
+
+  async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
+    const row = await selectPayload.executeTakeFirst(db, { uuid })
+    return row && rowToPayload(row)
+  },
+
+  async findForProject(db: DbOrTx, projectId: string, uuid: string): Promise<Payload | undefined> {
+    const row = await selectProjectPayload.executeTakeFirst(db, { uuid, projectId })
+    return row && rowToPayload(row)
+  },
+
+  async listForProject(
+    db: DbOrTx,
+    projectId: string,
+    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
+  ): Promise<Payload[]> {
+    let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
+    if (page.status) query = query.where('status', '=', page.status)
+    if (page.type) query = query.where('type', '=', page.type)
+    const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
+    return rows.map(rowToPayload)
+  },
+
+  /**
+   * Moves a pending payload to a resolved status. `notExpiredAtMs` makes the move conditional on the
+   * payload not having expired yet (a wallet acting at the last instant loses to the clock).
+   * Returns the updated payload, or undefined when another transition got there first.
+   */
+  async transition(db: DbOrTx, uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+    const signed = changes.signed
+    const row = await resolvePending.executeTakeFirst(db, {
+      uuid,
+      notExpiredAtMs: notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
+      status: changes.status,
+      resolved_at: changes.resolvedAtMs,
+      wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,
+      signer_address: signed?.signerAddress ?? null,
+      tx_hash: signed?.txHash ?? null,
+      tx_blob: signed?.txBlob ?? null,
+      public_key: signed?.publicKey ?? null,
+      signature: signed?.signature ?? null,
+      submit_engine_result: signed?.submitEngineResult ?? null,
+    })
+    return row && rowToPayload(row)
+  },
+
+  /** Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. */
+  async expireOverdue(db: DbOrTx, nowMs: number, limit: number): Promise<Payload[]> {
+    const overdue = db
+      .selectFrom('payloads')
+      .select('uuid')
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', nowMs)
+      .orderBy('expires_at')
+      .limit(limit)
+    const rows = await db
+      .updateTable('payloads')
+      .set({ status: 'expired', resolved_at: nowMs })
+      .where('uuid', 'in', overdue)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .execute()
+    return rows.map(rowToPayload)
+  },
+
+  async recordValidation(db: DbOrTx, uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
+    await db
+      .updateTable('payloads')
+      .set({ validated_result: result.transactionResult, validated_ledger_index: result.ledgerIndex })
+      .where('uuid', '=', uuid)
+      .execute()
+  },
+}

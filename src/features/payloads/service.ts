@@ -1,0 +1,246 @@
+// Payload operations: creation under the plan's limits, reads that never show a stale pending payload,
+// and every state transition, each in one database transaction with what must happen alongside it.
+import { EventEmitter } from 'node:events'
+import type { Clock } from '../../platform/clock.js'
+import { utcDay, utcMonth } from '../../platform/clock.js'
+import { newPayloadUuid } from '../../platform/crypto/ids.js'
+import type { Db, Tx } from '../../platform/db/database.js'
+import { AppError, conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
+import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
+import { usageRepository } from '../projects/usage-repository.js'
+import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
+import {
+  eventForStatus,
+  type Payload,
+  type PayloadEvent,
+  type PayloadStatus,
+  type PayloadType,
+  type ResolvedStatus,
+  type SignedResolution,
+  signingUrl,
+} from './model.js'
+import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
+import { payloadsRepository, type TransitionChanges } from './repository.js'
+
+export const NOT_FOUND_MESSAGE = 'Payload not found'
+
+export interface PayloadTransition {
+  payload: Payload
+  event: PayloadEvent
+}
+
+/** Runs inside the transaction of a state change: what it writes commits or rolls back with the change. */
+export type TransitionHook = (tx: Tx, transition: PayloadTransition) => Promise<void>
+
+/** Runs inside the transaction of a creation that crossed the monthly usage warning threshold. */
+export type UsageWarningHook = (tx: Tx, warning: { projectId: string; month: string; used: number; limit: number }) => Promise<void>
+
+export interface PayloadServiceOptions {
+  db: Db
+  clock: Clock
+  publicUrl: string
+  network: string
+  limits: Record<PlanName, PlanLimits>
+}
+
+export interface CreatingProject {
+  projectId: string
+  plan: PlanName
+}
+
+export class PayloadService {
+  /** Emits 'transition' with a PayloadTransition after each state change has committed. */
+  readonly events = new EventEmitter()
+  private readonly transitionHooks: TransitionHook[] = []
+  private readonly usageWarningHooks: UsageWarningHook[] = []
+  private readonly challengeDomain: string
+
+  constructor(private readonly options: PayloadServiceOptions) {
+    this.challengeDomain = new URL(options.publicUrl).host
+    this.events.setMaxListeners(0)
+  }
+
+  onTransition(hook: TransitionHook): void {
+    this.transitionHooks.push(hook)
+  }
+
+  onUsageWarning(hook: UsageWarningHook): void {
+    this.usageWarningHooks.push(hook)
+  }
+
+  async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
+    const limits = this.options.limits[project.plan]
+    const errors = validatePayloadRequest(request, project.plan, limits)
+    if (errors.length > 0) throw unprocessable(errors)
+
+    const nowMs = this.options.clock.now()
+    const uuid = newPayloadUuid()
+    const expiresAtMs = nowMs + expiresInSeconds(request, limits) * 1000
+    const payload: Payload = {
+      uuid,
+      projectId: project.projectId,
+      type: request.type,
+      status: 'pending',
+      transaction: request.transaction ?? null,
+      message: request.message ?? null,
+      challenge: request.type === 'connect' ? this.connectChallenge(uuid, nowMs, expiresAtMs) : null,
+      returnUrl: request.options?.returnUrl ?? null,
+      customInstructions: request.options?.customInstructions ?? null,
+      expiresAtMs,
+      createdAtMs: nowMs,
+      resolvedAtMs: null,
+      signerAddress: null,
+      txHash: null,
+      txBlob: null,
+      walletAdapter: null,
+      publicKey: null,
+      signature: null,
+      submitEngineResult: null,
+      validatedResult: null,
+      validatedLedgerIndex: null,
+    }
+    const month = utcMonth(nowMs)
+    await this.options.db.transaction().execute(async (tx) => {
+      const used = await usageRepository.reserveMonthlyPayload(tx, project.projectId, month, limits.monthlyPayloads)
+      if (used === undefined) {
+        throw new AppError(
+          403,
+          `Monthly payload limit reached: the ${PLAN_LABELS[project.plan]} plan allows ${limits.monthlyPayloads} payloads per month; ` +
+            `the count starts again on the first day of next month (UTC)${project.plan === 'free' ? ', or upgrade to Pro' : ''}`,
+        )
+      }
+      if (used >= usageWarningThreshold(limits)) {
+        const warning = { projectId: project.projectId, month, limit: limits.monthlyPayloads, payloadCount: used, nowMs }
+        if (await usageRepository.recordUsageWarning(tx, warning)) {
+          for (const hook of this.usageWarningHooks)
+            await hook(tx, { projectId: project.projectId, month, used, limit: limits.monthlyPayloads })
+        }
+      }
+      await payloadsRepository.insert(tx, payload)
+      await usageRepository.addDailyCount(tx, { projectId: project.projectId, day: utcDay(nowMs), status: 'pending', walletAdapter: '' }, 1)
+    })
+    return payload
+  }
+
+  /** A project's payload, expired first if its time has passed. */
+  async getForProject(projectId: string, uuid: string): Promise<Payload> {
+    const payload = await payloadsRepository.findForProject(this.options.db, projectId, uuid)
+    if (!payload) throw notFound(NOT_FOUND_MESSAGE)
+    return this.expireIfDue(payload)
+  }
+
+  async list(projectId: string, page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }): Promise<Payload[]> {
+    const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
+    return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
+  }
+
+  /** Any payload by uuid (the signing page's capability), expired first if its time has passed. */
+  async getForSigning(uuid: string): Promise<Payload> {
+    const payload = await payloadsRepository.findByUuid(this.options.db, uuid)
+    if (!payload) throw notFound(NOT_FOUND_MESSAGE)
+    return this.expireIfDue(payload)
+  }
+
+  /** DELETE /payloads/{uuid}: the application cancels a pending payload, which becomes expired. */
+  async cancel(projectId: string, uuid: string): Promise<Payload> {
+    const payload = await this.getForProject(projectId, uuid)
+    if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
+    const moved = await this.transition(uuid, { status: 'expired', resolvedAtMs: this.options.clock.now() })
+    if (moved) return moved
+    const now = await payloadsRepository.findByUuid(this.options.db, uuid)
+    throw conflict(`Payload is already ${now?.status ?? 'resolved'}`)
+  }
+
+  /** The wallet approved and the service verified it: pending -> signed, before expiry only. */
+  async resolveSigned(uuid: string, signed: SignedResolution): Promise<Payload> {
+    return this.resolveByWallet(uuid, { status: 'signed', resolvedAtMs: this.options.clock.now(), signed })
+  }
+
+  /** The user rejected in the wallet: pending -> rejected, before expiry only. */
+  async reject(uuid: string, walletAdapter: string | undefined): Promise<Payload> {
+    return this.resolveByWallet(uuid, { status: 'rejected', resolvedAtMs: this.options.clock.now(), rejectedBy: walletAdapter })
+  }
+
+  /**
+   * Throws the error for acting on a payload that can no longer be resolved: 404, 410 once expired,
+   * 409 once resolved otherwise. Used before slow work (verification, submission) and after a lost race.
+   */
+  async assertActionable(uuid: string): Promise<Payload> {
+    const payload = await this.getForSigning(uuid)
+    if (payload.status === 'expired') throw gone('Payload has expired')
+    if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
+    return payload
+  }
+
+  /** The background sweeper's step: expires up to `batchSize` overdue payloads; returns how many. */
+  async expireOverdue(batchSize = 500): Promise<number> {
+    const nowMs = this.options.clock.now()
+    const expired = await this.options.db.transaction().execute(async (tx) => {
+      const moved = await payloadsRepository.expireOverdue(tx, nowMs, batchSize)
+      for (const payload of moved) await this.afterTransitionInTx(tx, payload)
+      return moved
+    })
+    for (const payload of expired) this.emit(payload)
+    return expired.length
+  }
+
+  async recordValidation(uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
+    await payloadsRepository.recordValidation(this.options.db, uuid, result)
+  }
+
+  signingUrl(uuid: string): string {
+    return signingUrl(this.options.publicUrl, uuid)
+  }
+
+  private async resolveByWallet(uuid: string, changes: TransitionChanges): Promise<Payload> {
+    const moved = await this.transition(uuid, changes, this.options.clock.now())
+    if (moved) return moved
+    await this.assertActionable(uuid)
+    throw conflict('Payload was resolved by another request')
+  }
+
+  private async expireIfDue(payload: Payload): Promise<Payload> {
+    const nowMs = this.options.clock.now()
+    if (payload.status !== 'pending' || payload.expiresAtMs > nowMs) return payload
+    const moved = await this.transition(payload.uuid, { status: 'expired', resolvedAtMs: nowMs })
+    return moved ?? (await payloadsRepository.findByUuid(this.options.db, payload.uuid)) ?? payload
+  }
+
+  private async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+    const moved = await this.options.db.transaction().execute(async (tx) => {
+      const payload = await payloadsRepository.transition(tx, uuid, changes, notExpiredAtMs)
+      if (payload) await this.afterTransitionInTx(tx, payload)
+      return payload
+    })
+    if (moved) this.emit(moved)
+    return moved
+  }
+
+  private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
+    const day = utcDay(payload.createdAtMs)
+    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1)
+    await usageRepository.addDailyCount(
+      tx,
+      { projectId: payload.projectId, day, status: payload.status, walletAdapter: payload.walletAdapter ?? '' },
+      1,
+    )
+    const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
+    for (const hook of this.transitionHooks) await hook(tx, transition)
+  }
+
+  private emit(payload: Payload): void {
+    this.events.emit('transition', { payload, event: eventForStatus(payload.status as ResolvedStatus) } satisfies PayloadTransition)
+  }
+
+  private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {
+    return buildConnectChallenge({
+      domain: this.challengeDomain,
+      signingUrl: this.signingUrl(uuid),
+      uuid,
+      nonce: newChallengeNonce(),
+      issuedAtMs,
+      expiresAtMs,
+      network: this.options.network,
+    })
+  }
+}

@@ -1,0 +1,62 @@
+// Authenticates API keys with a short-lived cache: a hot key costs one hash and one map lookup, and a
+// revoked key stops working everywhere within CACHE_TTL_MS (at once in the process that revoked it).
+
+import type { Clock } from '../../platform/clock.js'
+import type { Db } from '../../platform/db/database.js'
+import { unauthorized } from '../../platform/errors.js'
+import { digestsEqual, hashApiKey, isWellFormedApiKey } from './api-keys.js'
+import { type ApiKeyPrincipal, apiKeysRepository } from './api-keys-repository.js'
+
+export const API_KEY_CACHE_TTL_MS = 5_000
+/** lastUsedAt is written at most this often per key, so that reads stay reads. */
+const LAST_USED_WRITE_INTERVAL_MS = 60_000
+const MAX_CACHED_KEYS = 50_000
+
+interface CacheEntry {
+  principal: ApiKeyPrincipal | undefined
+  fetchedAtMs: number
+}
+
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, CacheEntry>()
+  private readonly lastUsedWrittenAtMs = new Map<string, number>()
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly onBackgroundError: (error: unknown) => void,
+  ) {}
+
+  /** The principal of a key, or a 401 for a missing, malformed, unknown or revoked key. */
+  async authenticate(key: string | undefined): Promise<ApiKeyPrincipal> {
+    if (!key) throw unauthorized('Missing API key: send it as Authorization: Bearer <API key> or as the api_key query parameter')
+    if (!isWellFormedApiKey(key)) throw unauthorized('Invalid API key')
+    const hash = hashApiKey(key)
+    const nowMs = this.clock.now()
+    let entry = this.cache.get(hash)
+    if (!entry || nowMs - entry.fetchedAtMs >= API_KEY_CACHE_TTL_MS) {
+      entry = { principal: await apiKeysRepository.findPrincipalByHash(this.db, hash), fetchedAtMs: nowMs }
+      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
+      this.cache.set(hash, entry)
+    }
+    const principal = entry.principal
+    // The lookup was by hash; compare again in constant time so no code path branches on a partial match.
+    if (!principal || !digestsEqual(principal.keyHash, hash)) throw unauthorized('Invalid API key')
+    if (principal.revoked) throw unauthorized('API key has been revoked')
+    this.touch(principal.keyId, nowMs)
+    return principal
+  }
+
+  /** Forgets cached keys so that a revocation or plan change is seen by the next request in this process. */
+  invalidate(): void {
+    this.cache.clear()
+  }
+
+  private touch(keyId: string, nowMs: number): void {
+    const last = this.lastUsedWrittenAtMs.get(keyId)
+    if (last !== undefined && nowMs - last < LAST_USED_WRITE_INTERVAL_MS) return
+    if (this.lastUsedWrittenAtMs.size >= MAX_CACHED_KEYS) this.lastUsedWrittenAtMs.clear()
+    this.lastUsedWrittenAtMs.set(keyId, nowMs)
+    apiKeysRepository.touchLastUsed(this.db, keyId, nowMs).catch(this.onBackgroundError)
+  }
+}

@@ -1,0 +1,18 @@
+// Names people give to projects and API keys: trimmed, 1 to 100 characters, no control characters.
+import type { FieldError } from '../../platform/errors.js'
+
+export const MAX_NAME_CHARS = 100
+export const DEFAULT_API_KEY_NAME = 'API key'
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this rejects
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
+/** The trimmed name, or the error for `field`. Characters are counted as code points, as JSON Schema counts them. */
+export function normalizeName(field: string, value: string): { name: string } | { error: FieldError } {
+  const name = value.trim()
+  const length = [...name].length
+  if (length === 0) return { error: { field, message: 'must not be empty' } }
+  if (length > MAX_NAME_CHARS) return { error: { field, message: `must be at most ${MAX_NAME_CHARS} characters` } }
+  if (CONTROL_CHARACTER.test(name)) return { error: { field, message: 'must not contain control characters' } }
+  return { name }
+}

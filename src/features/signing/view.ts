@@ -1,0 +1,131 @@
+// What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
+// outcome once resolved (DESIGN.md, "Wallet-facing API"; docs/signing.md).
+import { decode } from 'ripple-binary-codec'
+import { toIso } from '../../platform/clock.js'
+import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
+import { fillReturnUrl } from '../payloads/payload-request.js'
+
+export const WALLET_ADAPTERS = ['gemwallet', 'crossmark', 'ledger', 'xaman', 'developer'] as const
+export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]
+
+/** The developer wallet holds a key in the page: fine for test networks, never offered or accepted on mainnet. */
+export function isDeveloperWalletAllowed(network: string): boolean {
+  return network !== 'mainnet'
+}
+
+export interface SignView {
+  uuid: string
+  type: PayloadType
+  status: PayloadStatus
+  expiresAt: string
+  network: string
+  /** name: the display name, or the project's name; website: its verified origin only; logoUrl: on this service. */
+  project: { name: string; website?: string; logoUrl?: string }
+  transaction?: Record<string, unknown>
+  message?: string
+  challenge?: string
+  customInstructions?: string
+  wallets: { xaman: boolean; developer: boolean }
+  signerAddress?: string
+  txHash?: string
+  walletAdapter?: string
+  resolvedAt?: string
+  redirectUrl?: string
+  /** Signed transactions: what the wallet filled in (the account and the fee, in drops), read from the signed blob. */
+  signed?: { account?: string; fee?: string }
+  /** Where a person can look the transaction up (XRPL_EXPLORER_URL), when the network has an explorer. */
+  explorerUrl?: string
+  /** signAndSubmit once signed: the submission's engine result and, once validated, the final result. */
+  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+}
+
+export interface SignViewContext {
+  project: { name: string; website?: string; logoUrl?: string }
+  network: string
+  xamanEnabled: boolean
+  /** XRPL_EXPLORER_URL's template with {txHash}, or undefined when the network has none. */
+  explorerTemplate: string | undefined
+}
+
+export function toSignView(payload: Payload, context: SignViewContext): SignView {
+  const view: SignView = {
+    uuid: payload.uuid,
+    type: payload.type,
+    status: payload.status,
+    expiresAt: toIso(payload.expiresAtMs),
+    network: context.network,
+    project: context.project,
+    wallets: { xaman: context.xamanEnabled, developer: isDeveloperWalletAllowed(context.network) },
+  }
+  if (payload.transaction !== null) view.transaction = payload.transaction
+  if (payload.message !== null) view.message = payload.message
+  if (payload.challenge !== null) view.challenge = payload.challenge
+  if (payload.customInstructions !== null) view.customInstructions = payload.customInstructions
+  if (payload.txBlob !== null && (payload.type === 'sign' || payload.type === 'signAndSubmit')) {
+    const signed = signedFields(payload.txBlob)
+    if (signed !== undefined) view.signed = signed
+  }
+  if (payload.txHash !== null && context.explorerTemplate !== undefined) {
+    view.explorerUrl = context.explorerTemplate.replaceAll('{txHash}', encodeURIComponent(payload.txHash))
+  }
+  if (payload.type === 'signAndSubmit' && payload.status === 'signed') {
+    view.submission = {
+      engineResult: payload.submitEngineResult,
+      validatedResult: payload.validatedResult,
+      ledgerIndex: payload.validatedLedgerIndex,
+    }
+  }
+  return { ...view, ...outcomeOf(payload) }
+}
+
+/** The account and fee of a verified signed blob (the service checked it decodes before keeping it). */
+function signedFields(txBlob: string): SignView['signed'] {
+  try {
+    const { Account, Fee } = decode(txBlob) as { Account?: unknown; Fee?: unknown }
+    const fields: NonNullable<SignView['signed']> = {}
+    if (typeof Account === 'string') fields.account = Account
+    if (typeof Fee === 'string') fields.fee = Fee
+    return fields
+  } catch {
+    return undefined
+  }
+}
+
+export interface Resolution {
+  uuid: string
+  status: 'signed' | 'rejected'
+  signerAddress?: string
+  txHash?: string
+  walletAdapter?: string
+  resolvedAt: string
+  redirectUrl?: string
+}
+
+/** The 200 answer of approve and reject, for the payload they resolved. */
+export function toResolution(payload: Payload): Resolution {
+  return {
+    uuid: payload.uuid,
+    status: payload.status as Resolution['status'],
+    resolvedAt: toIso(payload.resolvedAtMs as number),
+    ...outcomeOf(payload),
+  }
+}
+
+type Outcome = Partial<Pick<SignView, 'signerAddress' | 'txHash' | 'walletAdapter' | 'resolvedAt' | 'redirectUrl'>>
+
+/**
+ * The outcome fields of a resolved payload. The app's return URL is offered after signing and rejecting only: after
+ * expiry the user has nothing to bring back, and the app learns of it from its own polling or webhook.
+ */
+function outcomeOf(payload: Payload): Outcome {
+  const outcome: Outcome = {}
+  if (payload.signerAddress !== null) outcome.signerAddress = payload.signerAddress
+  if (payload.txHash !== null) outcome.txHash = payload.txHash
+  if (payload.walletAdapter !== null) outcome.walletAdapter = payload.walletAdapter
+  if (payload.resolvedAtMs !== null) outcome.resolvedAt = toIso(payload.resolvedAtMs)
+  if (payload.returnUrl !== null && (payload.status === 'signed' || payload.status === 'rejected')) {
+    const redirectUrl = fillReturnUrl(payload.returnUrl, payload.uuid, payload.txHash)
+    if (redirectUrl !== undefined) outcome.redirectUrl = redirectUrl
+  }
+  return outcome
+}

@@ -1,0 +1,247 @@
+// Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
+import type { Insertable, Selectable } from 'kysely'
+import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
+import { claimDueRows, claimHolds, type OutboxClaim } from '../../platform/db/outbox.js'
+import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
+import type { DeliveryEvent, DeliveryState, WebhookDelivery } from './model.js'
+
+export { claimOf } from '../../platform/db/outbox.js'
+
+const insertDelivery = new HotQuery((db, row: Required<Insertable<WebhookDeliveriesTable>>) =>
+  db.insertInto('webhook_deliveries').values({
+    id: row.id,
+    webhook_id: row.webhook_id,
+    project_id: row.project_id,
+    payload_uuid: row.payload_uuid,
+    event: row.event,
+    body: row.body,
+    state: row.state,
+    attempts: row.attempts,
+    next_attempt_at: row.next_attempt_at,
+    lease_expires_at: row.lease_expires_at,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+  }),
+)
+
+const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  projectId: row.project_id,
+  payloadUuid: row.payload_uuid,
+  event: row.event as DeliveryEvent,
+  body: row.body,
+  state: row.state as DeliveryState,
+  attempts: row.attempts,
+  nextAttemptAtMs: row.next_attempt_at,
+  leaseExpiresAtMs: row.lease_expires_at,
+  lastStatusCode: row.last_status_code,
+  lastError: row.last_error,
+  createdAtMs: row.created_at,
+  completedAtMs: row.completed_at,
+})
+
+/** The outcome of one attempt, or of deciding not to make it. */
+export interface DeliveryOutcome {
+  state: DeliveryState
+  attempts: number
+  nextAttemptAtMs: number
+  lastStatusCode: number | null
+  lastError: string | null
+  completedAtMs: number | null
+}
+
+export const webhookDeliveriesRepository = {
+  /**
+   * One statement a delivery (an event has one per subscribed webhook, most often just one): several are written
+   * together only inside the caller's transaction.
+   */
+  async insertMany(db: DbOrTx, deliveries: WebhookDelivery[]): Promise<void> {
+    for (const d of deliveries) {
+      await insertDelivery.execute(db, {
+        id: d.id,
+        webhook_id: d.webhookId,
+        project_id: d.projectId,
+        payload_uuid: d.payloadUuid,
+        event: d.event,
+        body: d.body,
+        state: d.state,
+        attempts: d.attempts,
+        next_attempt_at: d.nextAttemptAtMs,
+        lease_expires_at: d.leaseExpiresAtMs,
+        last_status_code: d.lastStatusCode,
+        last_error: d.lastError,
+        created_at: d.createdAtMs,
+        completed_at: d.completedAtMs,
+      })
+    }
+  },
+
+  /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */
+  async claimDue(
+    db: DbOrTx,
+    dialect: Dialect,
+    claim: { nowMs: number; leaseExpiresAtMs: number; limit: number; excludeWebhookIds: readonly string[] },
+  ): Promise<WebhookDelivery[]> {
+    const rows = await claimDueRows(db, dialect, 'webhook_deliveries', claim, (due) =>
+      claim.excludeWebhookIds.length > 0 ? due.where('webhook_id', 'not in', claim.excludeWebhookIds) : due,
+    )
+    return rows.map(toDelivery)
+  },
+
+  /** Records an attempt's outcome if the claim still holds; returns false when another worker took the delivery over. */
+  async complete(db: DbOrTx, claim: OutboxClaim, outcome: DeliveryOutcome): Promise<boolean> {
+    const result = await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state: outcome.state,
+        attempts: outcome.attempts,
+        next_attempt_at: outcome.nextAttemptAtMs,
+        lease_expires_at: null,
+        last_status_code: outcome.lastStatusCode,
+        last_error: outcome.lastError,
+        completed_at: outcome.completedAtMs,
+      })
+      .where(claimHolds(claim))
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  },
+
+  /**
+   * Records many successful attempts at once: one statement per claim and status code. A claim's lease is unique to
+   * it (a takeover's lease is always later), so it alone tells whether the claim still holds.
+   */
+  async completeSucceeded(
+    db: DbOrTx,
+    successes: ReadonlyArray<{ claim: OutboxClaim; statusCode: number }>,
+    completedAtMs: number,
+  ): Promise<void> {
+    const groups = new Map<string, { leaseExpiresAtMs: number; statusCode: number; ids: string[] }>()
+    for (const { claim, statusCode } of successes) {
+      const key = `${claim.leaseExpiresAtMs}:${statusCode}`
+      const group = groups.get(key) ?? { leaseExpiresAtMs: claim.leaseExpiresAtMs, statusCode, ids: [] }
+      group.ids.push(claim.id)
+      groups.set(key, group)
+    }
+    for (const { leaseExpiresAtMs, statusCode, ids } of groups.values()) {
+      await db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({
+          state: 'succeeded',
+          attempts: eb('attempts', '+', 1),
+          lease_expires_at: null,
+          last_status_code: statusCode,
+          last_error: null,
+          completed_at: completedAtMs,
+        }))
+        .where('id', 'in', ids)
+        .where('state', '=', 'sending')
+        .where('lease_expires_at', '=', leaseExpiresAtMs)
+        .execute()
+    }
+  },
+
+  /** Hands deliveries claimed together (one lease) back unchanged, for a later run: their webhook had no free sending slot. */
+  async release(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
+    if (ids.length === 0) return
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', lease_expires_at: null })
+      .where('id', 'in', ids)
+      .where('state', '=', 'sending')
+      .where('lease_expires_at', '=', leaseExpiresAtMs)
+      .execute()
+  },
+
+  /** Cancels deliveries claimed together (one lease) that may no longer be sent. */
+  async cancelClaimed(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number, nowMs: number): Promise<void> {
+    if (ids.length === 0) return
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', lease_expires_at: null, completed_at: nowMs })
+      .where('id', 'in', ids)
+      .where('state', '=', 'sending')
+      .where('lease_expires_at', '=', leaseExpiresAtMs)
+      .execute()
+  },
+
+  /** Cancels the webhook's deliveries that wait for an attempt (deleted or disabled webhook). */
+  async cancelPendingForWebhook(db: DbOrTx, webhookId: string, nowMs: number): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', completed_at: nowMs, lease_expires_at: null })
+      .where('webhook_id', '=', webhookId)
+      .where('state', '=', 'pending')
+      .execute()
+  },
+
+  /** The webhook's deliveries, newest first. */
+  async listForWebhook(db: DbOrTx, webhookId: string, page: { limit: number; offset: number }): Promise<WebhookDelivery[]> {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('webhook_id', '=', webhookId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute()
+    return rows.map(toDelivery)
+  },
+
+  /** The deliveries of one payload's events in a project, newest first (a payload has a few: one per webhook and retry series). */
+  async listForPayload(db: DbOrTx, projectId: string, payloadUuid: string): Promise<WebhookDelivery[]> {
+    const rows = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('payload_uuid', '=', payloadUuid)
+      .where('project_id', '=', projectId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute()
+    return rows.map(toDelivery)
+  },
+
+  async findForWebhook(db: DbOrTx, webhookId: string, id: string): Promise<WebhookDelivery | undefined> {
+    const row = await db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', id)
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirst()
+    return row && toDelivery(row)
+  },
+
+  /**
+   * Starts a new attempt series for a delivery in which no attempt is due: same id and body, attempts from zero.
+   * Returns the delivery, or undefined when it was not in one of `fromStates` (it is pending or being sent).
+   */
+  async restart(
+    db: DbOrTx,
+    webhookId: string,
+    id: string,
+    fromStates: readonly DeliveryState[],
+    nowMs: number,
+  ): Promise<WebhookDelivery | undefined> {
+    const row = await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: nowMs,
+        lease_expires_at: null,
+        last_status_code: null,
+        last_error: null,
+        completed_at: null,
+      })
+      .where('id', '=', id)
+      .where('webhook_id', '=', webhookId)
+      .where('state', 'in', fromStates)
+      .returningAll()
+      .executeTakeFirst()
+    return row && toDelivery(row)
+  },
+}

@@ -1,0 +1,166 @@
+// Webhook rows. Deleting is soft (deleted_at), so that a webhook's deliveries keep their history.
+import type { Selectable } from 'kysely'
+import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
+import type { WebhooksTable } from '../../platform/db/schema.js'
+import type { PayloadEvent } from '../payloads/model.js'
+import { type PlanName, WEBHOOKS_PLAN } from '../projects/plans.js'
+import type { Webhook } from './model.js'
+
+// Read in every transaction that resolves a payload.
+const selectSubscribers = new HotQuery((db, p: { projectId: string }) =>
+  db
+    .selectFrom('webhooks')
+    .innerJoin('projects', 'projects.id', 'webhooks.project_id')
+    .select(['webhooks.id', 'webhooks.events_json'])
+    .where('webhooks.project_id', '=', p.projectId)
+    .where('projects.plan', '=', WEBHOOKS_PLAN)
+    .where('webhooks.disabled_at', 'is', null)
+    .where('webhooks.deleted_at', 'is', null),
+)
+
+const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({
+  id: row.id,
+  projectId: row.project_id,
+  url: row.url,
+  events: JSON.parse(row.events_json) as PayloadEvent[],
+  createdAtMs: row.created_at,
+  disabledAtMs: row.disabled_at,
+  disabledReason: row.disabled_reason,
+})
+
+/** What a dispatcher needs to send to a webhook, and to decide whether it still may. */
+export interface DeliveryTarget {
+  webhookId: string
+  projectId: string
+  projectName: string
+  plan: PlanName
+  url: string
+  secretCiphertext: string
+  disabled: boolean
+  deleted: boolean
+}
+
+export const webhooksRepository = {
+  async insert(db: DbOrTx, webhook: Webhook, secretCiphertext: string): Promise<void> {
+    await db
+      .insertInto('webhooks')
+      .values({
+        id: webhook.id,
+        project_id: webhook.projectId,
+        url: webhook.url,
+        secret_ciphertext: secretCiphertext,
+        events_json: JSON.stringify(webhook.events),
+        created_at: webhook.createdAtMs,
+        disabled_at: webhook.disabledAtMs,
+        disabled_reason: webhook.disabledReason,
+        deleted_at: null,
+      })
+      .execute()
+  },
+
+  /**
+   * Serialises webhook creation per project on PostgreSQL (the project row is locked until the transaction ends),
+   * so that concurrent creations cannot pass the per-project cap together. SQLite has one writer already.
+   */
+  async lockProject(db: DbOrTx, dialect: Dialect, projectId: string): Promise<void> {
+    if (dialect !== 'postgres') return
+    await db.selectFrom('projects').select('id').where('id', '=', projectId).forUpdate().execute()
+  },
+
+  async countForProject(db: DbOrTx, projectId: string): Promise<number> {
+    const row = await db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.count)
+  },
+
+  /** The project's webhooks that are not deleted, oldest first. */
+  async listForProject(db: DbOrTx, projectId: string): Promise<Webhook[]> {
+    const rows = await db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute()
+    return rows.map(toWebhook)
+  },
+
+  async findForProject(db: DbOrTx, projectId: string, id: string): Promise<Webhook | undefined> {
+    const row = await db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+    return row && toWebhook(row)
+  },
+
+  /** Returns false when the project has no such webhook (or it is already deleted). */
+  async markDeleted(db: DbOrTx, projectId: string, id: string, nowMs: number): Promise<boolean> {
+    const result = await db
+      .updateTable('webhooks')
+      .set({ deleted_at: nowMs })
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  },
+
+  /** Disables a webhook once; a second call keeps the first time and reason. */
+  async disable(db: DbOrTx, id: string, nowMs: number, reason: string): Promise<void> {
+    await db
+      .updateTable('webhooks')
+      .set({ disabled_at: nowMs, disabled_reason: reason })
+      .where('id', '=', id)
+      .where('disabled_at', 'is', null)
+      .execute()
+  },
+
+  /** The webhooks that receive the project's events now: enabled, not deleted, and the project on the Pro plan. */
+  async listSubscribers(db: DbOrTx, projectId: string): Promise<Array<{ id: string; events: PayloadEvent[] }>> {
+    const rows = await selectSubscribers.execute(db, { projectId })
+    return rows.map((row) => ({ id: row.id, events: JSON.parse(row.events_json) as PayloadEvent[] }))
+  },
+
+  async findTargets(db: DbOrTx, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+    if (ids.length === 0) return new Map()
+    const rows = await db
+      .selectFrom('webhooks')
+      .innerJoin('projects', 'projects.id', 'webhooks.project_id')
+      .select([
+        'webhooks.id',
+        'webhooks.project_id',
+        'webhooks.url',
+        'webhooks.secret_ciphertext',
+        'webhooks.disabled_at',
+        'webhooks.deleted_at',
+        'projects.name',
+        'projects.plan',
+      ])
+      .where('webhooks.id', 'in', ids)
+      .execute()
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          webhookId: row.id,
+          projectId: row.project_id,
+          projectName: row.name,
+          plan: row.plan as PlanName,
+          url: row.url,
+          secretCiphertext: row.secret_ciphertext,
+          disabled: row.disabled_at !== null,
+          deleted: row.deleted_at !== null,
+        },
+      ]),
+    )
+  },
+}

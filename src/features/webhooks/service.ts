@@ -1,0 +1,209 @@
+// Webhook operations for a project (API-key routes and dashboard routes alike), and the transactional outbox:
+// the deliveries of an event are written in the transaction of the state change that caused it.
+import { EventEmitter } from 'node:events'
+import type { Clock } from '../../platform/clock.js'
+import { newId } from '../../platform/crypto/ids.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
+import { PAYLOAD_EVENTS, type PayloadEvent } from '../payloads/model.js'
+import type { PayloadTransition } from '../payloads/service.js'
+import { type PlanName, planHasWebhooks } from '../projects/plans.js'
+import { webhookDeliveriesRepository } from './deliveries-repository.js'
+import {
+  DELIVERY_NOT_FOUND_MESSAGE,
+  isPayloadEvent,
+  MAX_WEBHOOKS_PER_PROJECT,
+  PRO_PLAN_REQUIRED_MESSAGE,
+  payloadEventBody,
+  RETRYABLE_DELIVERY_STATES,
+  testEventBody,
+  WEBHOOK_NOT_FOUND_MESSAGE,
+  WEBHOOK_TEST_EVENT,
+  type Webhook,
+  type WebhookDelivery,
+} from './model.js'
+import { webhooksRepository } from './repository.js'
+import type { SecretBox } from './secret-box.js'
+import { newWebhookSecret } from './signature.js'
+import { assertWebhookUrl } from './url-policy.js'
+
+/** The project a caller acts for, and its plan: webhooks are a Pro feature. */
+export interface ProjectScope {
+  projectId: string
+  plan: PlanName
+}
+
+export interface CreatedWebhook {
+  webhook: Webhook
+  /** The signing secret: returned once, stored only sealed. */
+  secret: string
+}
+
+export interface WebhookServiceOptions {
+  db: Db
+  dialect: Dialect
+  clock: Clock
+  secretBox: SecretBox
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS */
+  allowPrivateTargets: boolean
+}
+
+export class WebhookService {
+  /** Emits 'queued' after a retry or a test delivery has committed, so that a dispatcher sends it at once. */
+  readonly events = new EventEmitter()
+
+  constructor(private readonly options: WebhookServiceOptions) {
+    this.events.setMaxListeners(0)
+  }
+
+  async create(scope: ProjectScope, input: { url: string; events?: readonly string[] }): Promise<CreatedWebhook> {
+    assertPro(scope)
+    const events = validateEvents(input.events)
+    await assertWebhookUrl(input.url, { allowPrivateTargets: this.options.allowPrivateTargets })
+    const secret = newWebhookSecret()
+    const webhook: Webhook = {
+      id: newId('wh'),
+      projectId: scope.projectId,
+      url: input.url,
+      events,
+      createdAtMs: this.options.clock.now(),
+      disabledAtMs: null,
+      disabledReason: null,
+    }
+    await this.options.db.transaction().execute(async (tx) => {
+      await webhooksRepository.lockProject(tx, this.options.dialect, scope.projectId)
+      if ((await webhooksRepository.countForProject(tx, scope.projectId)) >= MAX_WEBHOOKS_PER_PROJECT) {
+        throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
+      }
+      await webhooksRepository.insert(tx, webhook, this.options.secretBox.seal(secret))
+    })
+    return { webhook, secret }
+  }
+
+  /** The project's webhooks, oldest first; deleted ones are gone, disabled ones are listed. */
+  async list(scope: ProjectScope): Promise<Webhook[]> {
+    assertPro(scope)
+    return webhooksRepository.listForProject(this.options.db, scope.projectId)
+  }
+
+  /** Deletes the webhook; its deliveries waiting for an attempt are cancelled with it. */
+  async delete(scope: ProjectScope, webhookId: string): Promise<void> {
+    assertPro(scope)
+    const nowMs = this.options.clock.now()
+    await this.options.db.transaction().execute(async (tx) => {
+      if (!(await webhooksRepository.markDeleted(tx, scope.projectId, webhookId, nowMs))) throw notFound(WEBHOOK_NOT_FOUND_MESSAGE)
+      await webhookDeliveriesRepository.cancelPendingForWebhook(tx, webhookId, nowMs)
+    })
+  }
+
+  /** The webhook's deliveries, newest first. */
+  async listDeliveries(scope: ProjectScope, webhookId: string, page: { limit: number; offset: number }): Promise<WebhookDelivery[]> {
+    const webhook = await this.find(scope, webhookId)
+    return webhookDeliveriesRepository.listForWebhook(this.options.db, webhook.id, page)
+  }
+
+  /** The deliveries of a payload's events, to every webhook of the project (deleted ones included), newest first. */
+  async listPayloadDeliveries(scope: ProjectScope, payloadUuid: string): Promise<WebhookDelivery[]> {
+    assertPro(scope)
+    return webhookDeliveriesRepository.listForPayload(this.options.db, scope.projectId, payloadUuid)
+  }
+
+  /** Sends a finished delivery again as a new series of attempts, with the same delivery id and body. */
+  async retryDelivery(scope: ProjectScope, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+    const webhook = await this.find(scope, webhookId)
+    const existing = await webhookDeliveriesRepository.findForWebhook(this.options.db, webhook.id, deliveryId)
+    if (!existing) throw notFound(DELIVERY_NOT_FOUND_MESSAGE)
+    assertEnabled(webhook)
+    const restarted = await webhookDeliveriesRepository.restart(
+      this.options.db,
+      webhook.id,
+      deliveryId,
+      RETRYABLE_DELIVERY_STATES,
+      this.options.clock.now(),
+    )
+    if (!restarted) throw conflict('Delivery is already waiting for its next attempt or being sent; retry it once it has finished')
+    this.events.emit('queued')
+    return restarted
+  }
+
+  /** Queues a signed test delivery, `{event: "webhook.test", webhookId, createdAt}`, tried once. */
+  async sendTest(scope: ProjectScope, webhookId: string): Promise<WebhookDelivery> {
+    const webhook = await this.find(scope, webhookId)
+    assertEnabled(webhook)
+    const nowMs = this.options.clock.now()
+    const delivery = newDelivery(webhook.id, scope.projectId, null, WEBHOOK_TEST_EVENT, testEventBody(webhook.id, nowMs), nowMs)
+    await webhookDeliveriesRepository.insertMany(this.options.db, [delivery])
+    this.events.emit('queued')
+    return delivery
+  }
+
+  /**
+   * Runs inside the transaction of a payload's state change: one delivery per webhook that receives the event now,
+   * all with the same body, serialised once here.
+   */
+  async enqueueForTransition(tx: Tx, { payload, event }: PayloadTransition): Promise<void> {
+    const subscribers = await webhooksRepository.listSubscribers(tx, payload.projectId)
+    const receiving = subscribers.filter((webhook) => webhook.events.includes(event))
+    if (receiving.length === 0) return
+    const body = payloadEventBody(event, payload)
+    const nowMs = this.options.clock.now()
+    await webhookDeliveriesRepository.insertMany(
+      tx,
+      receiving.map((webhook) => newDelivery(webhook.id, payload.projectId, payload.uuid, event, body, nowMs)),
+    )
+  }
+
+  private async find(scope: ProjectScope, webhookId: string): Promise<Webhook> {
+    assertPro(scope)
+    const webhook = await webhooksRepository.findForProject(this.options.db, scope.projectId, webhookId)
+    if (!webhook) throw notFound(WEBHOOK_NOT_FOUND_MESSAGE)
+    return webhook
+  }
+}
+
+function newDelivery(
+  webhookId: string,
+  projectId: string,
+  payloadUuid: string | null,
+  event: WebhookDelivery['event'],
+  body: string,
+  nowMs: number,
+): WebhookDelivery {
+  return {
+    id: newId('dlv'),
+    webhookId,
+    projectId,
+    payloadUuid,
+    event,
+    body,
+    state: 'pending',
+    attempts: 0,
+    nextAttemptAtMs: nowMs,
+    leaseExpiresAtMs: null,
+    lastStatusCode: null,
+    lastError: null,
+    createdAtMs: nowMs,
+    completedAtMs: null,
+  }
+}
+
+function assertPro(scope: ProjectScope): void {
+  if (!planHasWebhooks(scope.plan)) throw forbidden(PRO_PLAN_REQUIRED_MESSAGE)
+}
+
+function assertEnabled(webhook: Webhook): void {
+  if (webhook.disabledAtMs !== null) {
+    throw conflict(`Webhook is disabled (${webhook.disabledReason ?? 'no reason recorded'}); register its URL again to resume deliveries`)
+  }
+}
+
+/** A non-empty list of distinct payload events; all three when omitted. */
+function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
+  if (events === undefined) return [...PAYLOAD_EVENTS]
+  const allowed = PAYLOAD_EVENTS.join(', ')
+  if (events.length === 0) throw unprocessable([{ field: 'events', message: `must list at least one of ${allowed}` }])
+  const unknown = events.find((event) => !isPayloadEvent(event))
+  if (unknown !== undefined) throw unprocessable([{ field: 'events', message: `"${unknown}" is not an event; use ${allowed}` }])
+  if (new Set(events).size !== events.length) throw unprocessable([{ field: 'events', message: 'must not list an event twice' }])
+  return events as PayloadEvent[]
+}

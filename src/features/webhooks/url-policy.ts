@@ -1,0 +1,63 @@
+// Registration-time check of a webhook URL: shape, and where its host resolves (SSRF).
+// The same address rule is applied again when each delivery connects (send.ts), because DNS can change in between.
+import { lookup as dnsLookup } from 'node:dns/promises'
+import { isIP } from 'node:net'
+import { unprocessable } from '../../platform/errors.js'
+import { describeForbiddenAddress } from './target-address.js'
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048
+
+export interface AssertWebhookUrlOptions {
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: skip the address check (tests, local development). */
+  allowPrivateTargets: boolean
+  /** Every address (A and AAAA) the host resolves to; the system resolver when omitted. */
+  lookup?: (host: string) => Promise<string[]>
+}
+
+/** The parsed URL when it is an acceptable webhook target; otherwise throws a 422 on field `url`. */
+export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOptions): Promise<URL> {
+  if (url.length > MAX_WEBHOOK_URL_LENGTH) refuse(`url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return refuse('url must be an absolute http or https URL')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') refuse(`url must use http or https, not ${parsed.protocol.slice(0, -1)}`)
+  if (parsed.username !== '' || parsed.password !== '')
+    refuse('url must not contain a user name or password; authenticate deliveries with the signature')
+  if (options.allowPrivateTargets) return parsed
+
+  const host = webhookHost(parsed)
+  const addresses = isIP(host) === 0 ? await resolve(host, options.lookup ?? lookupAll) : [host]
+  for (const address of addresses) {
+    const forbidden = describeForbiddenAddress(address)
+    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public`)
+  }
+  return parsed
+}
+
+/** The URL's host as a resolver or net.connect takes it: an IPv6 literal without its brackets. */
+export function webhookHost(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1')
+}
+
+async function lookupAll(host: string): Promise<string[]> {
+  const results = await dnsLookup(host, { all: true })
+  return results.map((result) => result.address)
+}
+
+async function resolve(host: string, lookup: (host: string) => Promise<string[]>): Promise<string[]> {
+  let addresses: string[]
+  try {
+    addresses = await lookup(host)
+  } catch {
+    return refuse(`url host ${host} could not be resolved; webhook targets must have a public DNS name or address`)
+  }
+  if (addresses.length === 0) refuse(`url host ${host} has no addresses; webhook targets must have a public DNS name or address`)
+  return addresses
+}
+
+function refuse(message: string): never {
+  throw unprocessable([{ field: 'url', message }])
+}

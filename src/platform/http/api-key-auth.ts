@@ -1,0 +1,60 @@
+// The onRequest hook of every API-key endpoint: who is calling, and may they call again this minute.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ApiKeyAuthenticator } from '../../features/projects/api-key-authenticator.js'
+import type { ApiKeyPrincipal } from '../../features/projects/api-keys-repository.js'
+import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
+import { badRequest, tooManyRequests, unauthorized } from '../errors.js'
+import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: ApiKeyPrincipal | null
+  }
+}
+
+const RATE_WINDOW_MS = 60_000
+const BEARER = /^Bearer +(\S+) *$/i
+
+export interface ApiKeyAuthDeps {
+  authenticator: ApiKeyAuthenticator
+  rateLimiter: RateLimiter
+  limits: Record<PlanName, PlanLimits>
+  now: () => number
+}
+
+export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
+  return async function authenticateApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = await deps.authenticator.authenticate(apiKeyOf(request))
+    const limit = deps.limits[principal.plan].requestsPerMinute
+    const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
+    const nowMs = deps.now()
+    reply.header('x-ratelimit-limit', String(decision.limit))
+    reply.header('x-ratelimit-remaining', String(decision.remaining))
+    reply.header('x-ratelimit-reset', String(secondsUntil(decision.resetAtMs, nowMs)))
+    if (!decision.allowed) {
+      const retryAfter = retryAfterSeconds(decision, nowMs)
+      throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
+    }
+    request.principal = principal
+  }
+}
+
+/** The principal set by the hook; routes under the hook always have one. */
+export function principalOf(request: FastifyRequest): ApiKeyPrincipal {
+  if (!request.principal) throw unauthorized('Missing API key')
+  return request.principal
+}
+
+function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  const query = (request.query as Record<string, unknown> | undefined)?.api_key
+  const fromQuery = typeof query === 'string' ? query : undefined
+  if (Array.isArray(query)) throw badRequest('Send the api_key query parameter once')
+  if (header === undefined) return fromQuery
+  const match = BEARER.exec(header)
+  if (!match) throw unauthorized('Malformed Authorization header: use "Authorization: Bearer <API key>"')
+  if (fromQuery !== undefined && fromQuery !== match[1]) {
+    throw badRequest('Two different API keys were sent: use the Authorization header or the api_key query parameter, not both')
+  }
+  return match[1]
+}

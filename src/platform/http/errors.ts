@@ -1,0 +1,75 @@
+// Maps every error to the one error contract: JSON {"error"} (with "details" for 422), never a stack or SQL.
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { isUnavailableError } from '../db/unavailable.js'
+import { AppError, type FieldError } from '../errors.js'
+
+interface AjvError {
+  keyword: string
+  instancePath: string
+  message?: string
+  params: Record<string, unknown>
+}
+
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported Content-Type: send the body as application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty: send a JSON object',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Request body is not valid JSON',
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) return sendAppError(reply, error)
+    if (error.validation) return sendValidationError(reply, error.validationContext ?? 'body', error.validation as AjvError[])
+    if (isUnavailableError(error)) {
+      request.log.warn({ err: error }, 'dependency unavailable')
+      return reply.code(503).header('retry-after', '5').send({ error: 'Service temporarily unavailable; retry shortly' })
+    }
+    const status = error.statusCode ?? 500
+    if (status >= 400 && status < 500) {
+      const message = (error.code && FASTIFY_MESSAGES[error.code]) || error.message || 'Bad request'
+      return reply.code(status).send({ error: status === 413 ? `${message} (the limit is ${app.initialConfig.bodyLimit} bytes)` : message })
+    }
+    request.log.error({ err: error }, 'request failed')
+    return reply.code(500).send({ error: 'Internal server error' })
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ error: `Route not found: ${request.method} ${request.url.split('?')[0]}` })
+  })
+}
+
+function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.headers) reply.headers(error.headers)
+  const body = error.details ? { error: error.message, details: error.details } : { error: error.message }
+  return reply.code(error.statusCode).send(body)
+}
+
+function sendValidationError(reply: FastifyReply, part: string, errors: AjvError[]): FastifyReply {
+  // DESIGN.md: 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
+  if (part === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
+    return reply.code(400).send({ error: 'Request body must be a JSON object' })
+  }
+  const details = errors.map((e) => toFieldError(part, e))
+  const unique = details.filter((d, i) => details.findIndex((o) => o.field === d.field && o.message === d.message) === i)
+  return reply.code(422).send({ error: 'Validation failed', details: unique })
+}
+
+function toFieldError(part: string, error: AjvError): FieldError {
+  const path = error.instancePath.split('/').filter(Boolean).join('.')
+  const join = (name: string) => (path ? `${path}.${name}` : name)
+  switch (error.keyword) {
+    case 'required':
+      return { field: join(String(error.params.missingProperty)), message: 'is required' }
+    case 'additionalProperties':
+      return {
+        field: join(String(error.params.additionalProperty)),
+        message: part === 'querystring' ? 'is not a known query parameter' : 'is not a known field',
+      }
+    case 'enum':
+      return { field: path || part, message: `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}` }
+    default:
+      return { field: path || part, message: error.message ?? 'is invalid' }
+  }
+}

@@ -1,0 +1,59 @@
+// The onRequest hook of every session endpoint (the dashboard's /api/v1/projects... and /api/v1/session):
+// a valid session cookie, and for a state-changing request an Origin equal to PUBLIC_URL's origin (so that
+// another site cannot make a signed-in browser act). API keys are not looked at: they never open these endpoints.
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { SESSION_ABSOLUTE_TTL_MS } from '../../features/accounts/session-tokens.js'
+import type { ActiveSession, SessionService } from '../../features/accounts/sessions.js'
+import { forbidden, unauthorized } from '../errors.js'
+import { type CookieOptions, readCookie } from './cookies.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    dashboardSession: ActiveSession | null
+  }
+}
+
+export const SESSION_COOKIE = 'cs_session'
+const STATE_CHANGING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/** Where the session cookie lives: the whole site, Secure under https, kept by the browser as long as a session can last. */
+export function sessionCookieOptions(publicUrl: string): CookieOptions {
+  return { path: '/', secure: new URL(publicUrl).protocol === 'https:', maxAgeSeconds: SESSION_ABSOLUTE_TTL_MS / 1000 }
+}
+
+export function sessionTokenOf(request: FastifyRequest): string | undefined {
+  return readCookie(request.headers.cookie, SESSION_COOKIE)
+}
+
+/** 403 unless a state-changing request comes from a page of this service. */
+export function assertSameOrigin(request: FastifyRequest, publicOrigin: string): void {
+  if (!STATE_CHANGING_METHODS.has(request.method)) return
+  const origin = request.headers.origin
+  if (origin === undefined) throw forbidden(`Missing Origin header: state-changing dashboard requests must come from ${publicOrigin}`)
+  if (origin !== publicOrigin) throw forbidden(`Origin ${origin} may not change anything here: only ${publicOrigin} may`)
+}
+
+export interface SessionAuthDeps {
+  sessions: SessionService
+  publicUrl: string
+  /** How to sign in on this server, for the 401 message. */
+  signInHint: string
+}
+
+export function sessionAuthHook(deps: SessionAuthDeps) {
+  const publicOrigin = new URL(deps.publicUrl).origin
+  return async function authenticateSession(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // Session responses carry account data and, once, full API keys: no cache may keep them.
+    reply.header('cache-control', 'no-store')
+    const session = await deps.sessions.authenticate(sessionTokenOf(request))
+    if (!session) throw unauthorized(`Not signed in: ${deps.signInHint}`)
+    assertSameOrigin(request, publicOrigin)
+    request.dashboardSession = session
+  }
+}
+
+/** The session set by the hook; routes under the hook always have one. */
+export function sessionOf(request: FastifyRequest): ActiveSession {
+  if (!request.dashboardSession) throw unauthorized('Not signed in')
+  return request.dashboardSession
+}

@@ -1,0 +1,42 @@
+// The in-memory rate limiter: the embedded default and the tests. Counts live in this process only.
+import type { Clock } from '../clock.js'
+import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
+
+interface Window {
+  count: number
+  resetAtMs: number
+}
+
+/** Ended windows are dropped once this many keys are held, so memory stays bounded by active keys. */
+const PRUNE_AT_SIZE = 10_000
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, Window>()
+  private pruneAtSize = PRUNE_AT_SIZE
+
+  constructor(private readonly clock: Clock) {}
+
+  consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
+    const nowMs = this.clock.now()
+    let window = this.windows.get(key)
+    if (!window || window.resetAtMs <= nowMs) {
+      if (this.windows.size >= this.pruneAtSize) this.prune(nowMs)
+      window = { count: 0, resetAtMs: nowMs + windowMs }
+      this.windows.set(key, window)
+    }
+    const allowed = window.count < limit
+    if (allowed) window.count += 1
+    return Promise.resolve({ allowed, limit, remaining: Math.max(0, limit - window.count), resetAtMs: window.resetAtMs })
+  }
+
+  close(): Promise<void> {
+    this.windows.clear()
+    return Promise.resolve()
+  }
+
+  private prune(nowMs: number): void {
+    for (const [key, window] of this.windows) if (window.resetAtMs <= nowMs) this.windows.delete(key)
+    // Many live keys: prune again only after as many more arrive, so pruning stays amortised O(1).
+    this.pruneAtSize = Math.max(PRUNE_AT_SIZE, this.windows.size * 2)
+  }
+}

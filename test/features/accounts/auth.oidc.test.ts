@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { deriveStateKey, openState, sealState } from '../../../src/platform/crypto/signed-state.js'
+import { TestBrowser } from '../../support/browser.js'
+import { forEachDatabase } from '../../support/databases.js'
+import { startIdentityProvider, type TestIdentityProvider } from '../../support/oidc-provider.js'
+import { startTestService, type TestService } from '../../support/service.js'
+
+const PUBLIC_URL = 'http://countersign.test'
+const REDIRECT_URI = `${PUBLIC_URL}/auth/callback`
+
+forEachDatabase('dashboard sign-in with OpenID Connect', (dialect) => {
+  let idp: TestIdentityProvider
+  let t: TestService
+  before(async () => {
+    idp = await startIdentityProvider(REDIRECT_URI, {
+      alice: { email: 'alice@example.com', email_verified: true, name: 'Alice Example' },
+      mallory: { email: 'victim@example.com', email_verified: false, name: 'Mallory' },
+    })
+    t = await startTestService(dialect, {
+      listen: true,
+      env: { PUBLIC_URL, OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret },
+    })
+  })
+  after(async () => {
+    await t.stop()
+    await idp.stop()
+  })
+
+  const newBrowser = () => new TestBrowser({ [PUBLIC_URL]: t.url })
+  const isCallback = (url: URL) => url.href.startsWith(REDIRECT_URI)
+  const login = new URL(`${PUBLIC_URL}/auth/login`)
+  const sessionOf = (browser: TestBrowser) =>
+    browser.request(new URL(`${PUBLIC_URL}/api/v1/session`)).then((r) => ({ status: r.status, body: JSON.parse(r.body) }))
+
+  it('signs in end to end: login, the provider, the callback, a session cookie, then the account', async () => {
+    const browser = newBrowser()
+    const start = await browser.request(login)
+    assert.equal(start.status, 302)
+    const authorization = start.location as URL
+    assert.equal(authorization.origin, idp.issuer)
+    assert.equal(authorization.searchParams.get('redirect_uri'), REDIRECT_URI)
+    assert.equal(authorization.searchParams.get('code_challenge_method'), 'S256')
+    assert.match(authorization.searchParams.get('state') ?? '', /^[\w-]{20,}$/)
+    assert.match(authorization.searchParams.get('nonce') ?? '', /^[\w-]{20,}$/)
+    assert.match(start.setCookies[0] ?? '', /^cs_oidc_flow=[\w.-]+; Path=\/auth; Max-Age=600; HttpOnly; SameSite=Lax$/)
+
+    const callback = await browser.signInAtProvider(authorization, 'alice', isCallback)
+    const signedIn = await browser.request(callback)
+    assert.equal(signedIn.status, 303)
+    assert.equal(signedIn.location?.href, `${PUBLIC_URL}/dashboard`)
+    const sessionCookie = signedIn.setCookies.find((c) => c.startsWith('cs_session='))
+    assert.match(sessionCookie ?? '', /^cs_session=[\w-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax$/)
+    assert.ok(
+      signedIn.setCookies.some((c) => /^cs_oidc_flow=; .*Max-Age=0/.test(c)),
+      'the flow cookie is cleared',
+    )
+
+    const session = await sessionOf(browser)
+    assert.equal(session.status, 200)
+    assert.deepEqual(session.body, { account: { id: session.body.account.id, email: 'alice@example.com', name: 'Alice Example' } })
+    const row = await t.service.ctx.storage.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', session.body.account.id)
+      .executeTakeFirstOrThrow()
+    assert.equal(row.issuer, idp.issuer)
+    assert.equal(row.subject, 'alice')
+  })
+
+  it('a second sign-in keeps the account, rotates the cookie and ends the previous session', async () => {
+    const browser = newBrowser()
+    await browser.request(await browser.signInAtProvider(login, 'alice', isCallback))
+    const first = await sessionOf(browser)
+    const firstToken = browser.cookie(login, 'cs_session') as string
+
+    await browser.request(await browser.signInAtProvider(login, 'alice', isCallback))
+    const secondToken = browser.cookie(login, 'cs_session')
+    assert.notEqual(secondToken, firstToken)
+    assert.equal((await sessionOf(browser)).body.account.id, first.body.account.id)
+
+    const stale = newBrowser()
+    stale.setCookie(login, 'cs_session', firstToken)
+    assert.equal((await sessionOf(stale)).status, 401)
+  })
+
+  it('refuses a callback whose state was changed, and signs nobody in', async () => {
+    const browser = newBrowser()
+    const callback = await browser.signInAtProvider(login, 'alice', isCallback)
+    callback.searchParams.set('state', 'a-state-this-browser-never-sent')
+    const response = await browser.request(callback)
+    assert.equal(response.status, 400)
+    assert.match(JSON.parse(response.body).error, /^Sign-in failed: .*"state"/)
+    assert.equal(browser.cookie(login, 'cs_session'), undefined)
+    assert.equal((await sessionOf(browser)).status, 401)
+  })
+
+  it('refuses a replayed callback, even with the flow cookie replayed too', async () => {
+    const browser = newBrowser()
+    const callback = await browser.signInAtProvider(login, 'alice', isCallback)
+    const flowCookie = browser.cookie(login, 'cs_oidc_flow') as string
+    assert.equal((await browser.request(callback)).status, 303)
+
+    const attacker = newBrowser()
+    attacker.setCookie(login, 'cs_oidc_flow', flowCookie)
+    const replayed = await attacker.request(callback)
+    assert.equal(replayed.status, 400)
+    assert.match(JSON.parse(replayed.body).error, /refused the authorization code/)
+    assert.equal(attacker.cookie(login, 'cs_session'), undefined)
+
+    const withoutFlow = await newBrowser().request(callback)
+    assert.equal(withoutFlow.status, 400)
+    assert.match(JSON.parse(withoutFlow.body).error, /start again at \/auth\/login/)
+  })
+
+  it('refuses a callback once the flow is older than 10 minutes, and a flow cookie altered by hand', async () => {
+    const browser = newBrowser()
+    const callback = await browser.signInAtProvider(login, 'alice', isCallback)
+    const flowCookie = browser.cookie(login, 'cs_oidc_flow') as string
+    const [body, signature] = flowCookie.split('.') as [string, string]
+    const altered = JSON.parse(Buffer.from(body, 'base64url').toString())
+    altered.value.state = callback.searchParams.get('state')
+    altered.expiresAtMs += 3_600_000
+    browser.setCookie(login, 'cs_oidc_flow', `${Buffer.from(JSON.stringify(altered)).toString('base64url')}.${signature}`)
+    const tampered = await browser.request(callback)
+    assert.equal(tampered.status, 400)
+    assert.match(JSON.parse(tampered.body).error, /Sign-in expired or was started in another browser/)
+
+    const late = newBrowser()
+    const lateCallback = await late.signInAtProvider(login, 'alice', isCallback)
+    t.clock.advance(10 * 60_000)
+    const response = await late.request(lateCallback)
+    assert.equal(response.status, 400)
+    assert.match(JSON.parse(response.body).error, /Sign-in expired/)
+  })
+
+  it('refuses an ID token for another nonce, and a code redeemed with another PKCE verifier', async () => {
+    const key = deriveStateKey(t.service.ctx.serverSecret, 'oidc-flow')
+    for (const [field, reason] of [
+      ['nonce', /^Sign-in failed: .*nonce/],
+      ['codeVerifier', /^Sign-in failed: the provider refused the authorization code/],
+    ] as const) {
+      const browser = newBrowser()
+      const callback = await browser.signInAtProvider(login, 'alice', isCallback)
+      // What a server that forgot the flow's values would hold: everything right but one.
+      const flow = openState(key, browser.cookie(login, 'cs_oidc_flow') as string, t.clock.now()) as Record<string, string>
+      const forged = { ...flow, [field]: 'x'.repeat(43) }
+      browser.setCookie(login, 'cs_oidc_flow', sealState(key, forged, t.clock.now() + 60_000))
+      const response = await browser.request(callback)
+      assert.equal(response.status, 400, field)
+      assert.match(JSON.parse(response.body).error, reason)
+      assert.equal(browser.cookie(login, 'cs_session'), undefined)
+    }
+  })
+
+  it('a sign-in cancelled at the provider ends in a 400 that says so', async () => {
+    const browser = newBrowser()
+    const authorization = (await browser.request(login)).location as URL
+    const interaction = (await browser.request(authorization)).location as URL
+    assert.match(interaction.pathname, /^\/interaction\//)
+    const callback = await browser.signInAtProvider(new URL(`${interaction.href}/abort`), 'alice', isCallback)
+    assert.equal(callback.searchParams.get('error'), 'access_denied')
+    const response = await browser.request(callback)
+    assert.equal(response.status, 400)
+    assert.match(JSON.parse(response.body).error, /^Sign-in failed: the provider answered access_denied/)
+    assert.equal(browser.cookie(login, 'cs_session'), undefined)
+  })
+
+  it('creates the account of an unverified email without taking the address', async () => {
+    const browser = newBrowser()
+    await browser.request(await browser.signInAtProvider(login, 'mallory', isCallback))
+    const session = await sessionOf(browser)
+    assert.equal(session.status, 200)
+    assert.deepEqual(session.body.account, { id: session.body.account.id, email: null, name: 'Mallory' })
+    const claimed = await t.service.ctx.storage.db.selectFrom('accounts').select('id').where('email', '=', 'victim@example.com').execute()
+    assert.deepEqual(claimed, [])
+  })
+
+  it('turns local sign-in links off', async () => {
+    const admin = await t.service.ctx.accounts.ensureLocalAdmin()
+    const { token } = await t.service.ctx.sessions.createLoginToken(admin.id)
+    const response = await newBrowser().request(new URL(`${PUBLIC_URL}/auth/local?token=${token}`))
+    assert.equal(response.status, 404)
+    assert.match(JSON.parse(response.body).error, /OpenID Connect is configured/)
+  })
+})

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { type LiveEvents, LocalLiveEvents, RedisLiveEvents } from '../../../../src/features/payloads/live/live-events.js'
+import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from '../../../../src/features/payloads/live/stream-slots.js'
+import type { PayloadView } from '../../../../src/features/payloads/model.js'
+import { ManualClock } from '../../../../src/platform/clock.js'
+import { createLogger } from '../../../../src/platform/logger.js'
+import { redisSkip, TEST_REDIS_URL, uniqueRedisPrefix } from '../../../support/redis.js'
+
+const silent = createLogger('silent')
+
+const view = (uuid: string, status: PayloadView['status'] = 'signed'): PayloadView => ({
+  uuid,
+  type: 'signMessage',
+  status,
+  signerAddress: null,
+  txHash: null,
+  walletAdapter: null,
+  expiresAt: '2026-01-15T12:05:00.000Z',
+  createdAt: '2026-01-15T12:00:00.000Z',
+  resolvedAt: '2026-01-15T12:01:00.000Z',
+})
+
+/** Collects what a listener receives; `until` waits for the count to reach n. */
+function collector() {
+  const received: Array<PayloadView | null> = []
+  return {
+    received,
+    listener: (change: PayloadView | null) => received.push(change),
+    async until(n: number, timeoutMs = 3000) {
+      const deadline = Date.now() + timeoutMs
+      while (received.length < n && Date.now() < deadline) await sleep(10)
+    },
+  }
+}
+
+const changesOf = (received: Array<PayloadView | null>) => received.filter((r): r is PayloadView => r !== null)
+
+describe('LocalLiveEvents', () => {
+  it('delivers a change to the subscribers of its payload only, until they unsubscribe', async () => {
+    const events: LiveEvents = new LocalLiveEvents()
+    const a = collector()
+    const b = collector()
+    const stopA = events.subscribe('uuid-a', a.listener)
+    events.subscribe('uuid-b', b.listener)
+    await events.publish(view('uuid-a'))
+    stopA()
+    await events.publish(view('uuid-a', 'rejected'))
+    assert.deepEqual(a.received, [view('uuid-a')])
+    assert.deepEqual(b.received, [])
+  })
+})
+
+describe('RedisLiveEvents', { skip: redisSkip }, () => {
+  const opened: LiveEvents[] = []
+  const open = () => {
+    const events = new RedisLiveEvents(TEST_REDIS_URL, silent)
+    opened.push(events)
+    return events
+  }
+  after(() => Promise.all(opened.map((e) => e.close())))
+
+  it('delivers a change published on one instance to a subscriber on another, and tells subscribers when it subscribed', async () => {
+    const [one, two] = [open(), open()]
+    const watcher = collector()
+    two.subscribe('uuid-x', watcher.listener)
+    const other = collector()
+    two.subscribe('uuid-y', other.listener)
+    // The first null is the subscription coming up: the stream reads its payload then.
+    await watcher.until(1)
+    assert.deepEqual(watcher.received, [null])
+
+    await one.publish(view('uuid-x'))
+    await watcher.until(2)
+    assert.deepEqual(changesOf(watcher.received), [view('uuid-x')])
+    assert.deepEqual(changesOf(other.received), [])
+  })
+})
+
+function streamSlotsBehaviour(name: string, skip: string | false, make: (clock: ManualClock) => StreamSlots): void {
+  describe(name, { skip }, () => {
+    const made: StreamSlots[] = []
+    after(() => Promise.all(made.map((s) => s.close())))
+    const open = (clock = new ManualClock()) => {
+      const slots = make(clock)
+      made.push(slots)
+      return slots
+    }
+
+    it('gives out `limit` slots per key and one more once a slot is released', async () => {
+      const slots = open()
+      const key = `project:${uniqueRedisPrefix()}`
+      const first = await slots.acquire(key, 2)
+      const second = await slots.acquire(key, 2)
+      assert.ok(first && second)
+      assert.equal(await slots.acquire(key, 2), undefined)
+      assert.ok(await slots.acquire(`${key}-other`, 2), 'another key has its own slots')
+      first.release()
+      first.release()
+      await sleep(20)
+      assert.ok(await slots.acquire(key, 2), 'a released slot is free again')
+      assert.equal(await slots.acquire(key, 2), undefined, 'releasing twice frees one slot only')
+    })
+  })
+}
+
+streamSlotsBehaviour('MemoryStreamSlots', false, () => new MemoryStreamSlots())
+streamSlotsBehaviour(
+  'RedisStreamSlots',
+  redisSkip,
+  (clock) => new RedisStreamSlots(TEST_REDIS_URL, { clock, leaseMs: 60_000, logger: silent, keyPrefix: uniqueRedisPrefix() }),
+)
+
+describe('RedisStreamSlots across instances', { skip: redisSkip }, () => {
+  it('counts the streams of every instance together, and frees the slots of an instance that stopped renewing', async () => {
+    const clock = new ManualClock()
+    const keyPrefix = uniqueRedisPrefix()
+    const [one, two] = [1, 2].map(() => new RedisStreamSlots(TEST_REDIS_URL, { clock, leaseMs: 60_000, logger: silent, keyPrefix }))
+    try {
+      await sleep(100)
+      const held = await one?.acquire('project:p', 2)
+      const renewed = await two?.acquire('project:p', 2)
+      assert.ok(held && renewed)
+      assert.equal(await two?.acquire('project:p', 2), undefined)
+
+      clock.advance(40_000)
+      renewed.renew()
+      await sleep(20)
+      clock.advance(30_000)
+      // The first instance's lease lapsed (it never renewed, as if it had died); the renewed one holds.
+      assert.ok(await two?.acquire('project:p', 2))
+      assert.equal(await one?.acquire('project:p', 2), undefined)
+    } finally {
+      await Promise.all([one?.close(), two?.close()])
+    }
+  })
+})

@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { forEachDatabase } from '../../support/databases.js'
+import { paymentTransaction } from '../../support/fixtures.js'
+import { bearer, startTestService, type TestService } from '../../support/service.js'
+
+forEachDatabase('payload API, bad input', (dialect) => {
+  let t: TestService
+  let free: string
+  let pro: string
+  before(async () => {
+    t = await startTestService(dialect, {
+      env: { LIMITS_FREE: '{"requestsPerMinute": 100000}', LIMITS_PRO: '{"requestsPerMinute": 100000}' },
+    })
+    free = (await t.createProject('free')).apiKey
+    pro = (await t.createProject('pro')).apiKey
+  })
+  after(() => t.stop())
+
+  const payloadCount = async () =>
+    Number(
+      (
+        await t.service.ctx.storage.db
+          .selectFrom('payloads')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+
+  /** Sends a request that must be refused, and checks that it changed nothing. */
+  async function refused(request: {
+    method?: 'POST' | 'GET' | 'DELETE'
+    url?: string
+    key?: string
+    headers?: Record<string, string>
+    payload?: unknown
+  }) {
+    const before = await payloadCount()
+    const response = await t.inject({
+      method: request.method ?? 'POST',
+      url: request.url ?? '/api/v1/payloads',
+      headers: { ...bearer(request.key ?? pro), ...request.headers },
+      payload: request.payload as string,
+    })
+    assert.equal(await payloadCount(), before, 'a refused request must not change state')
+    assert.ok(response.statusCode >= 400 && response.statusCode < 500, `expected a 4xx, got ${response.statusCode}: ${response.body}`)
+    assert.match(response.headers['content-type'] as string, /^application\/json/)
+    return { status: response.statusCode, body: response.json() as { error: string; details?: { field: string; message: string }[] } }
+  }
+
+  const fieldsOf = (body: { details?: { field: string }[] }) => (body.details ?? []).map((d) => d.field)
+
+  describe('body format', () => {
+    it('malformed JSON is 400', async () => {
+      const { status, body } = await refused({ headers: { 'content-type': 'application/json' }, payload: '{"type": "connect",' })
+      assert.equal(status, 400)
+      assert.equal(body.error, 'Request body is not valid JSON')
+    })
+    it('a body that is not an object is 400', async () => {
+      for (const payload of ['[]', '"connect"', '42', 'null']) {
+        const { status, body } = await refused({ headers: { 'content-type': 'application/json' }, payload })
+        assert.equal(status, 400, payload)
+        assert.equal(body.error, 'Request body must be a JSON object')
+      }
+    })
+    it('a wrong content type is 415', async () => {
+      const { status, body } = await refused({ headers: { 'content-type': 'text/plain' }, payload: '{"type":"connect"}' })
+      assert.equal(status, 415)
+      assert.match(body.error, /application\/json/)
+    })
+    it('a huge body is 413 and names the limit', async () => {
+      const { status, body } = await refused({ payload: { type: 'signMessage', message: 'x'.repeat(100_000) } })
+      assert.equal(status, 413)
+      assert.match(body.error, /65536 bytes/)
+    })
+    it('prototype pollution attempts are 400', async () => {
+      const { status } = await refused({
+        headers: { 'content-type': 'application/json' },
+        payload: '{"type":"connect","__proto__":{"x":1}}',
+      })
+      assert.equal(status, 400)
+    })
+    it('unknown fields are 422 and named', async () => {
+      const { status, body } = await refused({ payload: { type: 'connect', expiresIn: 60, options: { expires_in: 60 } } })
+      assert.equal(status, 422)
+      assert.deepEqual(fieldsOf(body).sort(), ['expiresIn', 'options.expires_in'])
+    })
+  })
+
+  describe('spec rules', () => {
+    const cases: [string, unknown, string, string?][] = [
+      ['missing type', {}, 'type'],
+      ['unknown type', { type: 'pay' }, 'type'],
+      ['sign without transaction', { type: 'sign' }, 'transaction'],
+      ['signAndSubmit without transaction', { type: 'signAndSubmit' }, 'transaction'],
+      ['transaction that is not an object', { type: 'sign', transaction: 'Payment' }, 'transaction'],
+      ['transaction without TransactionType', { type: 'sign', transaction: { Amount: '1' } }, 'transaction.TransactionType'],
+      ['unknown TransactionType', { type: 'sign', transaction: { TransactionType: 'Teleport' } }, 'transaction'],
+      ['Amount as a number', { type: 'sign', transaction: { ...paymentTransaction(), Amount: 1000 } }, 'transaction.Amount'],
+      ['TxnSignature set', { type: 'sign', transaction: { ...paymentTransaction(), TxnSignature: 'AB' } }, 'transaction.TxnSignature'],
+      [
+        'SigningPubKey with a value',
+        { type: 'sign', transaction: { ...paymentTransaction(), SigningPubKey: '02AB' } },
+        'transaction.SigningPubKey',
+      ],
+      ['Signers set', { type: 'sign', transaction: { ...paymentTransaction(), Signers: [] } }, 'transaction.Signers'],
+      ['a field the codec does not know', { type: 'sign', transaction: { ...paymentTransaction(), Colour: 'red' } }, 'transaction'],
+      ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
+      ['transaction on connect', { type: 'connect', transaction: paymentTransaction() }, 'transaction'],
+      ['signMessage without message', { type: 'signMessage' }, 'message'],
+      ['empty message', { type: 'signMessage', message: '' }, 'message'],
+      ['message with NUL', { type: 'signMessage', message: 'hello\u0000world' }, 'message'],
+      ['message over 4 KiB', { type: 'signMessage', message: 'é'.repeat(2049) }, 'message'],
+      ['message that is not a string', { type: 'signMessage', message: 42 }, 'message'],
+      ['message on sign', { type: 'connect', message: 'hi' }, 'message'],
+      ['expiresIn zero', { type: 'connect', options: { expiresIn: 0 } }, 'options.expiresIn'],
+      ['expiresIn fractional', { type: 'connect', options: { expiresIn: 1.5 } }, 'options.expiresIn'],
+      ['expiresIn as a string', { type: 'connect', options: { expiresIn: '60' } }, 'options.expiresIn'],
+      ['expiresIn above the Pro maximum', { type: 'connect', options: { expiresIn: 86401 } }, 'options.expiresIn'],
+      ['returnUrl not a URL', { type: 'connect', options: { returnUrl: 'shop/done' } }, 'options.returnUrl'],
+      ['returnUrl javascript:', { type: 'connect', options: { returnUrl: 'javascript:alert(1)' } }, 'options.returnUrl'],
+      [
+        'customInstructions over 200 characters',
+        { type: 'connect', options: { customInstructions: 'x'.repeat(201) } },
+        'options.customInstructions',
+      ],
+      ['options not an object', { type: 'connect', options: 'fast' }, 'options'],
+    ]
+    for (const [name, payload, field] of cases) {
+      it(`${name} is 422 naming ${field}`, async () => {
+        const { status, body } = await refused({ payload })
+        assert.equal(status, 422)
+        assert.equal(body.error, 'Validation failed')
+        assert.ok(fieldsOf(body).includes(field), `details ${JSON.stringify(body.details)} should name ${field}`)
+        for (const detail of body.details ?? []) assert.ok(detail.message.length > 0)
+      })
+    }
+
+    it("expiresIn above the Free plan's 300 s is 422 with the plan named", async () => {
+      const { status, body } = await refused({ key: free, payload: { type: 'connect', options: { expiresIn: 301 } } })
+      assert.equal(status, 422)
+      assert.deepEqual(body.details, [{ field: 'options.expiresIn', message: 'must be at most 300 seconds on the Free plan' }])
+    })
+
+    it('200 customInstructions characters (astral ones count once) and a 4096-byte message are accepted', async () => {
+      const ok1 = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: bearer(pro),
+        payload: { type: 'connect', options: { customInstructions: '😀'.repeat(200) } },
+      })
+      assert.equal(ok1.statusCode, 201, ok1.body)
+      const ok2 = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: bearer(pro),
+        payload: { type: 'signMessage', message: 'é'.repeat(2048) },
+      })
+      assert.equal(ok2.statusCode, 201, ok2.body)
+    })
+  })
+
+  describe('paths and query strings', () => {
+    it('a non-UUID path id is 404 Payload not found', async () => {
+      for (const method of ['GET', 'DELETE'] as const) {
+        const { status, body } = await refused({ method, url: '/api/v1/payloads/not-a-uuid' })
+        assert.equal(status, 404)
+        assert.deepEqual(body, { error: 'Payload not found' })
+      }
+    })
+    it('an unknown payload is 404 Payload not found', async () => {
+      const { status, body } = await refused({ method: 'GET', url: '/api/v1/payloads/6f1c2a4e-9b7d-4c3e-8f0a-1b2c3d4e5f60' })
+      assert.equal(status, 404)
+      assert.deepEqual(body, { error: 'Payload not found' })
+    })
+    it('list bounds: limit above 100 or below 1, a negative offset, unknown parameters are 422 with details', async () => {
+      const bad: [string, string][] = [
+        ['limit=101', 'limit'],
+        ['limit=0', 'limit'],
+        ['limit=abc', 'limit'],
+        ['offset=-1', 'offset'],
+        ['status=done', 'status'],
+        ['page=2', 'page'],
+      ]
+      for (const [query, field] of bad) {
+        const { status, body } = await refused({ method: 'GET', url: `/api/v1/payloads?${query}` })
+        assert.equal(status, 422, query)
+        assert.ok(fieldsOf(body).includes(field), `${query}: ${JSON.stringify(body)}`)
+      }
+    })
+    it('unknown query parameters on other endpoints are 422', async () => {
+      const { status, body } = await refused({ url: '/api/v1/payloads?debug=1', payload: { type: 'connect' } })
+      assert.equal(status, 422)
+      assert.deepEqual(fieldsOf(body), ['debug'])
+    })
+    it('unknown routes are JSON 404', async () => {
+      const { status, body } = await refused({ method: 'GET', url: '/api/v1/nothing-here' })
+      assert.equal(status, 404)
+      assert.equal(body.error, 'Route not found: GET /api/v1/nothing-here')
+    })
+    it('a wrong method on a known path is a JSON 404', async () => {
+      const { status } = await refused({ method: 'DELETE', url: '/api/v1/payloads' })
+      assert.equal(status, 404)
+    })
+  })
+})

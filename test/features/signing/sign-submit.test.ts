@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict'
+import { after, before, beforeEach, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Wallet } from 'xrpl'
+import { forEachDatabase } from '../../support/databases.js'
+import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
+import { createPayload, readPayload } from '../../support/payloads.js'
+import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
+import { startTestService, type TestService } from '../../support/service.js'
+import { signRequested, WALLET_FIELDS } from '../../support/wallet-signing.js'
+
+/** Polls until check() holds (background work runs on real time), or fails after timeoutMs. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  while (!(await check())) {
+    if (performance.now() > deadline) assert.fail(`not true within ${timeoutMs} ms`)
+    await sleep(25)
+  }
+}
+
+forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
+  let t: TestService
+  let rippled: RippledDouble
+  let apiKey: string
+
+  before(async () => {
+    rippled = await startRippledDouble()
+    t = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url } })
+    ;({ apiKey } = await t.createProject('pro'))
+  })
+  after(async () => {
+    await t.stop()
+    await rippled.close()
+  })
+  beforeEach(async () => {
+    await rippled.start()
+    rippled.setSubmitResult('tesSUCCESS')
+  })
+
+  const create = (transaction: Record<string, unknown> = paymentTransaction()) =>
+    createPayload(t, apiKey, { type: 'signAndSubmit', transaction })
+  const approve = (uuid: string, signedTransaction: string) =>
+    t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: { walletAdapter: 'gemwallet', signedTransaction } })
+  const appView = (uuid: string) => readPayload(t, apiKey, uuid)
+
+  for (const engineResult of ['tesSUCCESS', 'terQUEUED', 'tecUNFUNDED_PAYMENT']) {
+    it(`${engineResult}: the payload is signed, with the engine result recorded`, async () => {
+      rippled.setSubmitResult(engineResult)
+      const wallet = Wallet.generate()
+      const uuid = await create()
+      const signed = signRequested(wallet, paymentTransaction())
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 200, response.body)
+      assert.equal(response.json().txHash, signed.hash)
+      assert.ok(rippled.submitted.includes(signed.tx_blob))
+      const view = await appView(uuid)
+      assert.equal(view.status, 'signed')
+      assert.equal(view.txHash, signed.hash)
+      assert.equal(view.submission.engineResult, engineResult)
+    })
+  }
+
+  for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P']) {
+    it(`${engineResult}: 422 naming the result, and the payload stays pending`, async () => {
+      rippled.setSubmitResult(engineResult)
+      const uuid = await create()
+      const response = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      assert.equal(response.statusCode, 422)
+      assert.match(response.json().error, new RegExp(`refused the transaction with ${engineResult}`))
+      assert.deepEqual(
+        response.json().details.map((detail: { field: string }) => detail.field),
+        ['signedTransaction'],
+      )
+      const view = await appView(uuid)
+      assert.equal(view.status, 'pending')
+      assert.equal(view.submission.engineResult, null)
+    })
+  }
+
+  it('temMALFORMED, then a retry before expiry succeeds', async () => {
+    const wallet = Wallet.generate()
+    const uuid = await create()
+    rippled.setSubmitResult('temMALFORMED')
+    assert.equal((await approve(uuid, signRequested(wallet, paymentTransaction(), { Sequence: 1 }).tx_blob)).statusCode, 422)
+    rippled.setSubmitResult('tesSUCCESS')
+    const retry = signRequested(wallet, paymentTransaction(), { Sequence: 2 })
+    const response = await approve(uuid, retry.tx_blob)
+    assert.equal(response.statusCode, 200, response.body)
+    const view = await appView(uuid)
+    assert.equal(view.txHash, retry.hash)
+    assert.equal(view.submission.engineResult, 'tesSUCCESS')
+  })
+
+  it('a blob the node refuses before applying it (fails local checks) is a 422', async () => {
+    rippled.setSubmitError('invalidTransaction', 'fails local checks: Invalid signature.')
+    const uuid = await create()
+    const response = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+    assert.equal(response.statusCode, 422)
+    assert.match(response.json().error, /invalidTransaction/)
+    assert.equal((await appView(uuid)).status, 'pending')
+  })
+
+  it('a node that is down is 502 and the payload stays pending; once it is back, the same blob goes through', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    await rippled.stop()
+    const response = await approve(uuid, signed.tx_blob)
+    assert.equal(response.statusCode, 502)
+    assert.match(response.json().error, /cannot be reached.*still pending/)
+    assert.equal((await appView(uuid)).status, 'pending')
+    await rippled.start()
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
+  })
+
+  it('a signature by a RegularKey counts only once the ledger confirms it is the account’s RegularKey', async () => {
+    const owner = Wallet.generate()
+    const regularKey = Wallet.generate()
+    const requested = { ...paymentTransaction(), Account: owner.classicAddress }
+    const uuid = await create(requested)
+    const signed = signRequested(regularKey, requested)
+    const refused = await approve(uuid, signed.tx_blob)
+    assert.equal(refused.statusCode, 422)
+    assert.equal(refused.json().details[0].field, 'signedTransaction.SigningPubKey')
+    assert.equal(rippled.submitted.includes(signed.tx_blob), false, 'nothing unverified is submitted')
+
+    rippled.setAccount(owner.classicAddress, { regularKey: Wallet.generate().classicAddress })
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 422, 'another RegularKey')
+
+    rippled.setAccount(owner.classicAddress, { regularKey: regularKey.classicAddress })
+    const accepted = await approve(uuid, signed.tx_blob)
+    assert.equal(accepted.statusCode, 200, accepted.body)
+    assert.equal(accepted.json().signerAddress, owner.classicAddress)
+  })
+
+  it('follows the transaction to validation in the background and records the final result and ledger', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tecPATH_DRY' })
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
+    await eventually(async () => (await appView(uuid)).submission.validatedResult !== null)
+    const view = await appView(uuid)
+    assert.deepEqual(view.submission, { engineResult: 'tesSUCCESS', validatedResult: 'tecPATH_DRY', ledgerIndex: 1005 })
+  })
+
+  it('leaves the validated result empty when the transaction misses its LastLedgerSequence', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 1)
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
+    await eventually(async () => rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash))
+    rippled.setValidatedLedgerIndex(1000)
+    assert.deepEqual((await appView(uuid)).submission, { engineResult: 'tesSUCCESS', validatedResult: null, ledgerIndex: null })
+  })
+
+  it('two approvals of the same blob racing: exactly one resolves, the other gets 409', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    const responses = await Promise.all([approve(uuid, signed.tx_blob), approve(uuid, signed.tx_blob), approve(uuid, signed.tx_blob)])
+    assert.deepEqual(responses.map((response) => response.statusCode).sort(), [200, 409, 409])
+    assert.equal((await appView(uuid)).txHash, signed.hash)
+  })
+
+  it('two different signed blobs racing: only one is ever submitted', async () => {
+    const uuid = await create()
+    const blobs = [Wallet.generate(), Wallet.generate()].map((wallet) => signRequested(wallet, paymentTransaction()).tx_blob)
+    const before = rippled.submitted.length
+    const responses = await Promise.all(blobs.map((blob) => approve(uuid, blob)))
+    assert.deepEqual(responses.map((response) => response.statusCode).sort(), [200, 409])
+    assert.equal(rippled.submitted.length - before, 1)
+  })
+
+  it('gives a Ledger device the Fee, Sequence and LastLedgerSequence of an account', async () => {
+    const wallet = Wallet.generate()
+    rippled.setAccount(wallet.classicAddress)
+    const uuid = await create()
+    const response = await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}/account/${wallet.classicAddress}` })
+    assert.equal(response.statusCode, 200, response.body)
+    // The double's base fee is 10 drops, with xrpl.js's 20% cushion; its validated ledger is 1000.
+    assert.deepEqual(response.json(), { fee: '12', sequence: 1, lastLedgerSequence: 1020 })
+    const unfunded = await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}/account/${Wallet.generate().classicAddress}` })
+    assert.equal(unfunded.statusCode, 422)
+    assert.match(unfunded.json().details[0].message, /never been funded/)
+    const garbage = await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}/account/not-an-address` })
+    assert.equal(garbage.statusCode, 422)
+  })
+
+  describe('stopping the service', () => {
+    it('ends the follows of submitted transactions promptly', async () => {
+      const own = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url } })
+      const { apiKey: ownKey } = await own.createProject('pro')
+      const uuid = await createPayload(own, ownKey, payloadBodies.signAndSubmit)
+      const wallet = Wallet.generate()
+      const signed = wallet.sign({ ...paymentTransaction(), Account: wallet.classicAddress, Fee: '12', Sequence: 3 } as Parameters<
+        Wallet['sign']
+      >[0])
+      const response = await own.inject({
+        method: 'POST',
+        url: `/api/v1/sign/${uuid}/approve`,
+        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
+      })
+      assert.equal(response.statusCode, 200)
+      const started = performance.now()
+      await own.stop()
+      assert.ok(performance.now() - started < 3000, 'a follower with no LastLedgerSequence would otherwise wait 10 minutes')
+    })
+  })
+})
+
+forEachDatabase('signAndSubmit without an XRPL node', (dialect) => {
+  let t: TestService
+  let apiKey: string
+  before(async () => {
+    t = await startTestService(dialect)
+    ;({ apiKey } = await t.createProject('pro'))
+  })
+  after(() => t.stop())
+
+  it('answers 502 saying that the service cannot submit now (never naming a setting), and the payload stays pending', async () => {
+    const uuid = await createPayload(t, apiKey, payloadBodies.signAndSubmit)
+    const response = await t.inject({
+      method: 'POST',
+      url: `/api/v1/sign/${uuid}/approve`,
+      payload: { walletAdapter: 'gemwallet', signedTransaction: signRequested(Wallet.generate(), paymentTransaction()).tx_blob },
+    })
+    assert.equal(response.statusCode, 502)
+    assert.match(
+      response.json().error,
+      /^The XRP Ledger cannot be reached from this service right now, so it cannot submit the transaction/,
+    )
+    assert.doesNotMatch(response.body, /XRPL_NODE_URL|configured/)
+    assert.equal((await readPayload(t, apiKey, uuid)).status, 'pending')
+  })
+})

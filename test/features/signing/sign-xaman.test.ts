@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { encode, encodeForSigning } from 'ripple-binary-codec'
+import { sign } from 'ripple-keypairs'
+import { Wallet } from 'xrpl'
+import { forEachDatabase } from '../../support/databases.js'
+import { paymentTransaction } from '../../support/fixtures.js'
+import { createPayload, readPayload } from '../../support/payloads.js'
+import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
+import { startTestService, type TestService } from '../../support/service.js'
+import { signRequested } from '../../support/wallet-signing.js'
+import { startXamanDouble, type XamanDouble } from '../../support/xaman-double.js'
+
+const TF_FULLY_CANONICAL_SIG = 0x80000000
+
+/** What Xaman answers a SignIn with: a signed pseudo-transaction of Flags, Sequence, Fee and Account, without a type. */
+function xamanSignIn(wallet: Wallet): string {
+  const fields = { Flags: TF_FULLY_CANONICAL_SIG, Sequence: 2, Fee: '12', Account: wallet.classicAddress, SigningPubKey: wallet.publicKey }
+  return encode({ ...fields, TxnSignature: sign(encodeForSigning(fields), wallet.privateKey) })
+}
+
+/** What Xaman answers a sign request with: the requested transaction completed by the app, and signed. */
+function xamanSigned(wallet: Wallet, transaction: Record<string, unknown>) {
+  return signRequested(wallet, transaction, { Flags: TF_FULLY_CANONICAL_SIG })
+}
+
+forEachDatabase('Xaman through its platform API', (dialect) => {
+  let t: TestService
+  let xaman: XamanDouble
+  let rippled: RippledDouble
+  let apiKey: string
+
+  before(async () => {
+    xaman = await startXamanDouble()
+    rippled = await startRippledDouble()
+    t = await startTestService(dialect, {
+      env: { XAMAN_API_KEY: xaman.apiKey, XAMAN_API_SECRET: xaman.apiSecret, XAMAN_API_URL: xaman.url, XRPL_NODE_URL: rippled.url },
+    })
+    ;({ apiKey } = await t.createProject('pro', 'Example Shop'))
+  })
+  after(async () => {
+    await t.stop()
+    await xaman.close()
+    await rippled.close()
+  })
+
+  const create = (body: object) => createPayload(t, apiKey, body)
+  const startXaman = (uuid: string) => t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/xaman`, payload: {} })
+  /** The signing page's poll; Xaman is asked at most every 2 seconds, so the clock moves on first. */
+  const pagePoll = async (uuid: string) => {
+    t.clock.advance(2000)
+    const response = await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })
+    assert.equal(response.statusCode, 200, response.body)
+    return response.json()
+  }
+  const appView = (uuid: string) => readPayload(t, apiKey, uuid)
+  /** Starts a Xaman request for a new payload and returns both uuids. */
+  const started = async (body: object) => {
+    const uuid = await create(body)
+    const response = await startXaman(uuid)
+    assert.equal(response.statusCode, 200, response.body)
+    return { uuid, xamanUuid: (xaman.created.at(-1) as { uuid: string }).uuid }
+  }
+
+  it('offers Xaman to the page', async () => {
+    const view = await pagePoll(await create({ type: 'connect' }))
+    assert.deepEqual(view.wallets, { xaman: true, developer: true })
+  })
+
+  it('creates the Xaman sign request server-side with the credentials, asking it to sign only', async () => {
+    const uuid = await create({ type: 'sign', transaction: paymentTransaction(), options: { customInstructions: 'Order #7' } })
+    const response = await startXaman(uuid)
+    assert.equal(response.statusCode, 200, response.body)
+    const request = xaman.created.at(-1)
+    assert.ok(request)
+    assert.deepEqual(response.json(), {
+      qrUrl: `https://xumm.app/sign/${request.uuid}_q.png`,
+      deepLink: `https://xumm.app/sign/${request.uuid}`,
+    })
+    const signingUrl = `http://countersign.test/sign/${uuid}`
+    assert.deepEqual(request.body, {
+      txjson: paymentTransaction(),
+      options: { submit: false, return_url: { app: signingUrl, web: signingUrl } },
+      custom_meta: { instruction: 'Order #7' },
+    })
+    assert.equal(request.headers['x-api-key'], xaman.apiKey)
+    assert.equal(request.headers['x-api-secret'], xaman.apiSecret)
+  })
+
+  it('sign: fetches the signed blob from Xaman when the page polls, verifies it, and resolves', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'sign', transaction: paymentTransaction() })
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    const signed = xamanSigned(wallet, paymentTransaction())
+    xaman.sign(xamanUuid, signed.tx_blob, wallet.classicAddress)
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'signed')
+    assert.equal(view.signerAddress, wallet.classicAddress)
+    assert.equal(view.txHash, signed.hash)
+    assert.equal(view.walletAdapter, 'xaman')
+    const app = await appView(uuid)
+    assert.equal(app.txBlob, signed.tx_blob)
+    assert.equal(app.walletAdapter, 'xaman')
+  })
+
+  it('signAndSubmit: the service, not Xaman, submits the verified blob', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'signAndSubmit', transaction: paymentTransaction() })
+    const signed = xamanSigned(wallet, paymentTransaction())
+    xaman.sign(xamanUuid, signed.tx_blob, wallet.classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'signed')
+    assert.ok(rippled.submitted.includes(signed.tx_blob))
+    assert.equal((await appView(uuid)).submission.engineResult, 'tesSUCCESS')
+  })
+
+  it('connect: a Xaman SignIn, whose signature is verified and whose account is taken', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    assert.deepEqual(xaman.created.at(-1)?.body.txjson, { TransactionType: 'SignIn' })
+    xaman.sign(xamanUuid, xamanSignIn(wallet), wallet.classicAddress)
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'signed')
+    assert.equal(view.signerAddress, wallet.classicAddress)
+    const app = await appView(uuid)
+    assert.equal(app.publicKey, wallet.publicKey.toUpperCase())
+    assert.equal(app.walletAdapter, 'xaman')
+  })
+
+  it('connect: a SignIn for another account than Xaman reports is not accepted', async () => {
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    xaman.sign(xamanUuid, xamanSignIn(Wallet.generate()), Wallet.generate().classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+  })
+
+  it('a user who rejects in Xaman rejects the request', async () => {
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    xaman.reject(xamanUuid)
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'rejected')
+    assert.equal(view.walletAdapter, 'xaman')
+  })
+
+  it('an expired Xaman request changes nothing and is not read again', async () => {
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    xaman.expire(xamanUuid)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+  })
+
+  it('a signed result that does not verify leaves the request pending, and is not read again', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'sign', transaction: paymentTransaction() })
+    xaman.sign(xamanUuid, xamanSigned(wallet, paymentTransaction('5000000')).tx_blob, wallet.classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+    assert.equal((await appView(uuid)).txBlob, null)
+    await pagePoll(uuid)
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+  })
+
+  it('asks Xaman at most every 2 seconds, however often the page polls', async () => {
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    await pagePoll(uuid)
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+    for (let i = 0; i < 3; i++) assert.equal((await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).statusCode, 200)
+    assert.equal(xaman.reads.get(xamanUuid), 1)
+    await pagePoll(uuid)
+    assert.equal(xaman.reads.get(xamanUuid), 2, 'read again once 2 seconds have passed')
+  })
+
+  it('refuses signMessage: Xaman does not sign free-form messages', async () => {
+    const uuid = await create({ type: 'signMessage', message: 'hello' })
+    const response = await startXaman(uuid)
+    assert.equal(response.statusCode, 422)
+    assert.match(response.json().details[0].message, /not free-form messages/)
+  })
+
+  it('caps the Xaman requests of one payload', async () => {
+    const uuid = await create({ type: 'connect' })
+    for (let i = 0; i < 5; i++) assert.equal((await startXaman(uuid)).statusCode, 200)
+    const capped = await startXaman(uuid)
+    assert.equal(capped.statusCode, 429)
+    assert.match(capped.json().error, /already has 5 Xaman sign requests/)
+  })
+
+  it('Xaman unreachable: 502 on creating, and the page still reads the request', async () => {
+    const { uuid } = await started({ type: 'connect' })
+    xaman.setDown(true)
+    try {
+      const response = await startXaman(uuid)
+      assert.equal(response.statusCode, 502)
+      assert.match(response.json().error, /Xaman refused the request: status 503/)
+      assert.equal((await pagePoll(uuid)).status, 'pending')
+    } finally {
+      xaman.setDown(false)
+    }
+  })
+
+  it('acting on a resolved request is refused before Xaman is asked', async () => {
+    const uuid = await create({ type: 'connect' })
+    await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: {} })
+    const count = xaman.created.length
+    assert.equal((await startXaman(uuid)).statusCode, 409)
+    assert.equal(xaman.created.length, count)
+  })
+})
+
+describe('Xaman not configured', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite')
+  })
+  after(() => t.stop())
+
+  it('has no Xaman route and does not offer Xaman', async () => {
+    const { apiKey } = await t.createProject()
+    const uuid = await createPayload(t, apiKey, { type: 'connect' })
+    assert.equal((await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/xaman`, payload: {} })).statusCode, 404)
+    assert.equal((await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).json().wallets.xaman, false)
+  })
+})

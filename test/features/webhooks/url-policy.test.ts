@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { describeForbiddenAddress } from '../../../src/features/webhooks/target-address.js'
+import { assertWebhookUrl } from '../../../src/features/webhooks/url-policy.js'
+import { AppError } from '../../../src/platform/errors.js'
+
+const FORBIDDEN: ReadonlyArray<readonly [address: string, description: string]> = [
+  ['127.0.0.1', 'a loopback address'],
+  ['127.255.255.254', 'a loopback address'],
+  ['::1', 'a loopback address'],
+  ['0.0.0.0', 'an unspecified address'],
+  ['0.1.2.3', 'an unspecified address'],
+  ['::', 'an unspecified address'],
+  ['10.0.0.5', 'a private address'],
+  ['10.255.255.255', 'a private address'],
+  ['172.16.0.1', 'a private address'],
+  ['172.31.255.255', 'a private address'],
+  ['192.168.1.1', 'a private address'],
+  ['fc00::1', 'a private address'],
+  ['fd12:3456:789a::1', 'a private address'],
+  ['169.254.169.254', 'a cloud metadata address'],
+  ['fd00:ec2::254', 'a cloud metadata address'],
+  ['169.254.0.1', 'a link-local address'],
+  ['fe80::1', 'a link-local address'],
+  ['fe80::1%eth0', 'a link-local address'],
+  ['febf:ffff::1', 'a link-local address'],
+  ['100.64.0.1', 'a carrier-grade NAT address'],
+  ['100.127.255.255', 'a carrier-grade NAT address'],
+  ['::ffff:127.0.0.1', 'a loopback address'],
+  ['::ffff:7f00:1', 'a loopback address'],
+  ['::ffff:10.0.0.5', 'a private address'],
+  ['::ffff:a9fe:a9fe', 'a cloud metadata address'],
+  ['224.0.0.1', 'a multicast address'],
+  ['239.255.255.250', 'a multicast address'],
+  ['ff02::1', 'a multicast address'],
+  ['255.255.255.255', 'a reserved or broadcast address'],
+  ['198.18.0.1', 'a benchmarking address'],
+  ['198.19.255.255', 'a benchmarking address'],
+]
+
+const PUBLIC = ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '198.17.255.255', '198.20.0.1']
+const PUBLIC_V6 = ['2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8']
+
+/** The 422 message on field url that `promise` is refused with. */
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  let message = ''
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof AppError)
+    assert.equal(error.statusCode, 422)
+    assert.equal(error.details?.length, 1)
+    assert.equal(error.details?.[0]?.field, 'url')
+    message = error.details?.[0]?.message ?? ''
+    return true
+  })
+  return message
+}
+
+const resolvesTo =
+  (...addresses: string[]) =>
+  async () =>
+    addresses
+
+describe('describeForbiddenAddress', () => {
+  for (const [address, description] of FORBIDDEN) {
+    it(`forbids ${address} as ${description}`, () => {
+      assert.equal(describeForbiddenAddress(address), description)
+    })
+  }
+
+  it('allows public addresses, including the edges of forbidden ranges', () => {
+    for (const address of [...PUBLIC, ...PUBLIC_V6]) assert.equal(describeForbiddenAddress(address), undefined, address)
+  })
+
+  it('forbids what is not an IP address', () => {
+    assert.equal(describeForbiddenAddress('example.com'), 'not an IP address')
+    assert.equal(describeForbiddenAddress('999.1.1.1'), 'not an IP address')
+  })
+})
+
+describe('assertWebhookUrl', () => {
+  it('accepts a host that resolves only to public addresses, asking for all of them', async () => {
+    const asked: string[] = []
+    const lookup = async (host: string) => {
+      asked.push(host)
+      return ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']
+    }
+    const url = await assertWebhookUrl('https://hooks.example.com/countersign?x=1', { allowPrivateTargets: false, lookup })
+    assert.equal(url.href, 'https://hooks.example.com/countersign?x=1')
+    assert.deepEqual(asked, ['hooks.example.com'])
+  })
+
+  it('refuses a host resolving to any forbidden address, naming it', async () => {
+    for (const [address, description] of FORBIDDEN) {
+      const message = await refusal(
+        assertWebhookUrl('https://hooks.example.com/', { allowPrivateTargets: false, lookup: resolvesTo(address) }),
+      )
+      assert.equal(message, `url resolves to ${description} (${address}); webhook targets must be public`)
+    }
+  })
+
+  it('refuses a host resolving to one public and one private address', async () => {
+    const message = await refusal(
+      assertWebhookUrl('https://rebind.example.com/', { allowPrivateTargets: false, lookup: resolvesTo('8.8.8.8', '10.0.0.5') }),
+    )
+    assert.equal(message, 'url resolves to a private address (10.0.0.5); webhook targets must be public')
+  })
+
+  it('refuses forbidden IP literals, however they are written, without a lookup', async () => {
+    const lookup = async () => assert.fail('an IP literal needs no lookup')
+    for (const url of [
+      'http://127.0.0.1:3000/hook',
+      'http://[::1]/hook',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://2130706433/',
+      'http://0x7f.1/',
+      'http://[::ffff:192.168.0.1]/',
+      'http://[fd00:ec2::254]/',
+    ]) {
+      await refusal(assertWebhookUrl(url, { allowPrivateTargets: false, lookup }))
+    }
+    const url = await assertWebhookUrl('https://8.8.8.8/hook', { allowPrivateTargets: false, lookup })
+    assert.equal(url.hostname, '8.8.8.8')
+  })
+
+  it('refuses localhost through the system resolver', async () => {
+    assert.match(await refusal(assertWebhookUrl('http://localhost:8080/', { allowPrivateTargets: false })), /a loopback address/)
+  })
+
+  it('refuses a host that does not resolve', async () => {
+    const failing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' })
+    }
+    assert.match(
+      await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: false, lookup: failing })),
+      /could not be resolved/,
+    )
+    assert.match(
+      await refusal(assertWebhookUrl('https://empty.example/', { allowPrivateTargets: false, lookup: resolvesTo() })),
+      /has no addresses/,
+    )
+  })
+
+  it('lets private targets through when allowPrivateTargets is set', async () => {
+    const lookup = async () => assert.fail('nothing to check')
+    assert.equal((await assertWebhookUrl('http://127.0.0.1:3000/hook', { allowPrivateTargets: true, lookup })).port, '3000')
+    assert.equal(
+      (await assertWebhookUrl('http://receiver.internal/hook', { allowPrivateTargets: true, lookup })).hostname,
+      'receiver.internal',
+    )
+  })
+
+  it('refuses other schemes and what is not an absolute URL', async () => {
+    const options = { allowPrivateTargets: true }
+    assert.equal(await refusal(assertWebhookUrl('ftp://example.com/x', options)), 'url must use http or https, not ftp')
+    assert.equal(await refusal(assertWebhookUrl('file:///etc/passwd', options)), 'url must use http or https, not file')
+    assert.equal(await refusal(assertWebhookUrl('javascript:alert(1)', options)), 'url must use http or https, not javascript')
+    for (const garbage of ['', 'not a url', '/relative/path', 'example.com/hook', 'http://']) {
+      assert.equal(await refusal(assertWebhookUrl(garbage, options)), 'url must be an absolute http or https URL', garbage)
+    }
+  })
+
+  it('refuses credentials in the URL', async () => {
+    for (const url of ['https://user:pass@example.com/', 'https://user@example.com/', 'https://:pass@example.com/']) {
+      assert.match(await refusal(assertWebhookUrl(url, { allowPrivateTargets: true })), /must not contain a user name or password/)
+    }
+  })
+
+  it('refuses URLs longer than 2048 characters', async () => {
+    const base = 'https://example.com/'
+    const longest = base + 'a'.repeat(2048 - base.length)
+    assert.equal((await assertWebhookUrl(longest, { allowPrivateTargets: true })).href, longest)
+    assert.equal(await refusal(assertWebhookUrl(`${longest}a`, { allowPrivateTargets: true })), 'url must be at most 2048 characters')
+  })
+})

@@ -1,0 +1,109 @@
+// Hot queries: compiled once, the same answers as Kysely's own execution, and on SQLite never run inside
+// another caller's open transaction.
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { openStorage, type Storage, type Tx } from '../../../src/platform/db/database.js'
+import { HotQuery } from '../../../src/platform/db/hot-query.js'
+import { migrateToLatest } from '../../../src/platform/db/migrations.js'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+
+const insertProject = new HotQuery((db, p: { id: string; name: string }) =>
+  db.insertInto('projects').values({ id: p.id, name: p.name, plan: 'free', created_at: 1 }),
+)
+const projectByName = new HotQuery((db, p: { name: string }) => db.selectFrom('projects').select(['id', 'plan']).where('name', '=', p.name))
+const renameProject = new HotQuery((db, p: { id: string; name: string }) =>
+  db.updateTable('projects').set({ name: p.name }).where('id', '=', p.id).returning('name'),
+)
+
+forEachDatabase('hot queries', (dialect) => {
+  let database: TestDatabase
+  let storage: Storage
+
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    storage = openStorage(database.url)
+    await migrateToLatest(storage.db)
+  })
+  after(async () => {
+    await storage.close()
+    await database.drop()
+  })
+
+  it('fills in the values of each call and returns the rows', async () => {
+    assert.deepEqual(await insertProject.execute(storage.db, { id: 'proj_a', name: 'alpha' }), [])
+    await insertProject.execute(storage.db, { id: 'proj_b', name: 'beta' })
+    assert.deepEqual(await projectByName.execute(storage.db, { name: 'beta' }), [{ id: 'proj_b', plan: 'free' }])
+    assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'alpha' }), { id: 'proj_a', plan: 'free' })
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'gamma' }), undefined)
+    const renamed = await renameProject.execute(storage.db, { id: 'proj_a', name: 'alpha-2' })
+    assert.deepEqual(renamed, [{ name: 'alpha-2' }])
+    const kysely = await storage.db.selectFrom('projects').select(['id', 'plan']).where('name', '=', 'alpha-2').execute()
+    assert.deepEqual(kysely, [{ id: 'proj_a', plan: 'free' }])
+  })
+
+  it('takes part in a transaction and rolls back with it', async () => {
+    await assert.rejects(
+      storage.db.transaction().execute(async (tx) => {
+        await insertProject.execute(tx, { id: 'proj_c', name: 'gamma' })
+        assert.ok(await projectByName.executeTakeFirst(tx, { name: 'gamma' }))
+        throw new Error('roll back')
+      }),
+      /roll back/,
+    )
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'gamma' }), undefined)
+  })
+
+  it('refuses a transaction used after it ended', async () => {
+    let finished!: Tx
+    await storage.db.transaction().execute(async (tx) => {
+      finished = tx
+    })
+    await assert.rejects(insertProject.execute(finished, { id: 'proj_late', name: 'late' }), /already committed/)
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'late' }), undefined)
+  })
+
+  it('does not see what an open transaction has not committed', async () => {
+    let release!: () => void
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let inserted!: () => void
+    const insertedInTx = new Promise<void>((resolve) => {
+      inserted = resolve
+    })
+    const transaction = storage.db.transaction().execute(async (tx) => {
+      await insertProject.execute(tx, { id: 'proj_d', name: 'delta' })
+      inserted()
+      await held
+    })
+    await insertedInTx
+    if (dialect === 'sqlite') {
+      // One connection: the read waits for the transaction, then sees what it committed.
+      let answer: unknown = 'pending'
+      const read = projectByName.executeTakeFirst(storage.db, { name: 'delta' }).then((row) => {
+        answer = row
+      })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      assert.equal(answer, 'pending')
+      release()
+      await read
+      assert.deepEqual(answer, { id: 'proj_d', plan: 'free' })
+    } else {
+      // Another pooled connection: the read answers at once with the last committed state.
+      assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'delta' }), undefined)
+      release()
+    }
+    await transaction
+    assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'delta' }), { id: 'proj_d', plan: 'free' })
+  })
+
+  it('refuses a builder that does not pass a parameter through as a value', async () => {
+    const inspecting = new HotQuery((db, p: { limit: number }) =>
+      db
+        .selectFrom('projects')
+        .select('id')
+        .limit(p.limit > 10 ? 10 : 5),
+    )
+    await assert.rejects(inspecting.execute(storage.db, { limit: 3 }), /parameters limit are not passed through/)
+  })
+})

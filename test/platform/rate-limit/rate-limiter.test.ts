@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { type Clock, ManualClock, systemClock } from '../../../src/platform/clock.js'
+import { createLogger } from '../../../src/platform/logger.js'
+import { MemoryRateLimiter } from '../../../src/platform/rate-limit/memory-rate-limiter.js'
+import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../../../src/platform/rate-limit/rate-limiter.js'
+import { RedisRateLimiter } from '../../../src/platform/rate-limit/redis-rate-limiter.js'
+import { redisSkip, TEST_REDIS_URL, uniqueRedisPrefix } from '../../support/redis.js'
+
+const silent = createLogger('silent')
+
+interface Subject {
+  limiter: RateLimiter
+  clock: Clock
+  /** Lets `ms` go by: the memory limiter's clock is moved; Redis counts in real time, so the test waits. */
+  pass(ms: number): Promise<void>
+}
+
+/** The same behaviour, whichever store counts. Redis windows are whole seconds, so windows here are 1 s. */
+function rateLimiterBehaviour(name: string, skip: string | false, make: () => Subject): void {
+  describe(name, { skip }, () => {
+    const subjects: Subject[] = []
+    const subject = () => {
+      const made = make()
+      subjects.push(made)
+      return made
+    }
+    after(() => Promise.all(subjects.map((s) => s.limiter.close())))
+
+    it('allows `limit` requests in a window, counting down, then refuses until the window ends', async () => {
+      const { limiter, clock } = subject()
+      for (let i = 1; i <= 3; i++) {
+        const decision = await limiter.consume('project-a', 3, 1000)
+        assert.equal(decision.allowed, true)
+        assert.equal(decision.limit, 3)
+        assert.equal(decision.remaining, 3 - i)
+      }
+      const refused = await limiter.consume('project-a', 3, 1000)
+      assert.equal(refused.allowed, false)
+      assert.equal(refused.remaining, 0)
+      assert.ok(refused.resetAtMs > clock.now() && refused.resetAtMs <= clock.now() + 1000, 'resetAtMs is the end of the window')
+    })
+
+    it('counts each key apart', async () => {
+      const { limiter } = subject()
+      assert.equal((await limiter.consume('poll:p1:u1', 1, 1000)).allowed, true)
+      assert.equal((await limiter.consume('poll:p1:u1', 1, 1000)).allowed, false)
+      assert.equal((await limiter.consume('poll:p1:u2', 1, 1000)).allowed, true)
+    })
+
+    it('starts a new window once the old one has passed, and a refused request does not extend it', async () => {
+      const { limiter, pass } = subject()
+      assert.equal((await limiter.consume('gate', 1, 1000)).allowed, true)
+      await pass(600)
+      assert.equal((await limiter.consume('gate', 1, 1000)).allowed, false)
+      await pass(500)
+      const again = await limiter.consume('gate', 1, 1000)
+      assert.equal(again.allowed, true, 'the window began at the first request, not at the refused one')
+      assert.equal(again.remaining, 0)
+    })
+  })
+}
+
+rateLimiterBehaviour('MemoryRateLimiter', false, () => {
+  const clock = new ManualClock()
+  return {
+    limiter: new MemoryRateLimiter(clock),
+    clock,
+    pass: async (ms) => clock.advance(ms),
+  }
+})
+
+rateLimiterBehaviour('RedisRateLimiter', redisSkip, () => ({
+  limiter: new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix: uniqueRedisPrefix() }),
+  clock: systemClock,
+  pass: (ms) => sleep(ms),
+}))
+
+describe('seconds until a window resets', () => {
+  it('rounds up to whole seconds, and is 0 once the reset has passed (X-RateLimit-Reset)', () => {
+    assert.equal(secondsUntil(10_000, 0), 10)
+    assert.equal(secondsUntil(10_001, 0), 11)
+    assert.equal(secondsUntil(1, 0), 1)
+    assert.equal(secondsUntil(5_000, 5_000), 0)
+    assert.equal(secondsUntil(5_000, 9_000), 0)
+  })
+
+  it('tells a refused request to wait at least 1 s (Retry-After), even when the window has just ended', () => {
+    const refused = { allowed: false, limit: 1, remaining: 0, resetAtMs: 5_000 }
+    assert.equal(retryAfterSeconds(refused, 2_500), 3)
+    assert.equal(retryAfterSeconds(refused, 5_000), 1)
+    assert.equal(retryAfterSeconds(refused, 7_000), 1)
+  })
+})
+
+describe('RedisRateLimiter across instances', { skip: redisSkip }, () => {
+  it('shares one count between every instance on the same Redis', async () => {
+    const keyPrefix = uniqueRedisPrefix()
+    const instances = [1, 2, 3].map(() => new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix }))
+    try {
+      const decisions = []
+      for (let i = 0; i < 7; i++) decisions.push(await (instances[i % 3] as RedisRateLimiter).consume('rate:proj', 5, 60_000))
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [true, true, true, true, true, false, false],
+      )
+      assert.deepEqual(
+        decisions.map((d) => d.remaining),
+        [4, 3, 2, 1, 0, 0, 0],
+      )
+    } finally {
+      await Promise.all(instances.map((i) => i.close()))
+    }
+  })
+})
+
+describe('RedisRateLimiter while Redis is unreachable', () => {
+  it('keeps answering with a per-instance count, and warns', async () => {
+    const lines: string[] = []
+    const logger = createLogger('warn', { write: (line: string) => lines.push(line) })
+    // Nothing listens on port 1: every connection attempt is refused.
+    const limiter = new RedisRateLimiter({ redisUrl: 'redis://127.0.0.1:1', clock: systemClock, logger })
+    try {
+      const decisions = []
+      for (let i = 0; i < 3; i++) decisions.push(await limiter.consume('rate:proj', 2, 60_000))
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [true, true, false],
+      )
+      assert.ok(
+        lines.some((line) => JSON.parse(line).msg === 'Redis is unreachable: rate limits are counted per instance until it is back'),
+        'a warning says the limits fell back to this instance',
+      )
+    } finally {
+      await limiter.close()
+    }
+  })
+})

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import xrpl, { Wallet } from 'xrpl'
+import { createXrplNode, isAcceptedEngineResult, type XrplNode, XrplNodeUnavailableError } from '../../../src/platform/xrpl/xrpl-node.js'
+import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
+
+// xrpl is CommonJS and its ECDSA enum is not detected as a named export by Node's ESM loader.
+const { ECDSA } = xrpl
+
+const payer = Wallet.generate()
+const signedPayment = payer.sign({
+  TransactionType: 'Payment',
+  Account: payer.classicAddress,
+  Destination: Wallet.generate().classicAddress,
+  Amount: '1000000',
+  Fee: '12',
+  Sequence: 3,
+  LastLedgerSequence: 1020,
+})
+
+const REQUEST_TIMEOUT_MS = 500
+
+/** Resolves with how long the promise took to settle, and its rejection. */
+async function timedRejection(promise: Promise<unknown>): Promise<{ error: unknown; elapsedMs: number }> {
+  const started = performance.now()
+  try {
+    await promise
+  } catch (error) {
+    return { error, elapsedMs: performance.now() - started }
+  }
+  assert.fail('expected a rejection')
+}
+
+describe('XrplNode against a rippled double', () => {
+  let rippled: RippledDouble
+  let node: XrplNode
+
+  beforeEach(async () => {
+    rippled = await startRippledDouble()
+    node = createXrplNode(rippled.url, { requestTimeoutMs: REQUEST_TIMEOUT_MS, pollIntervalMs: 20 })
+  })
+  afterEach(async () => {
+    await node.close()
+    await rippled.close()
+  })
+
+  describe('submit', () => {
+    it('submits the blob and reports tesSUCCESS as accepted', async () => {
+      const result = await node.submit(signedPayment.tx_blob)
+      assert.deepEqual(result, {
+        engineResult: 'tesSUCCESS',
+        engineResultMessage: 'The transaction was applied. Only final in a validated ledger.',
+        accepted: true,
+      })
+      assert.deepEqual(rippled.submitted, [signedPayment.tx_blob])
+    })
+
+    it('counts terQUEUED as accepted', async () => {
+      rippled.setSubmitResult('terQUEUED')
+      const result = await node.submit(signedPayment.tx_blob)
+      assert.equal(result.engineResult, 'terQUEUED')
+      assert.equal(result.accepted, true)
+    })
+
+    it('does not accept temMALFORMED, tefPAST_SEQ or telINSUF_FEE_P, and passes the reason on', async () => {
+      for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P']) {
+        rippled.setSubmitResult(engineResult)
+        const result = await node.submit(signedPayment.tx_blob)
+        assert.equal(result.engineResult, engineResult)
+        assert.equal(result.accepted, false)
+        assert.ok(result.engineResultMessage.length > 0)
+      }
+      assert.equal(rippled.submitted.length, 3)
+    })
+
+    it('reports a blob the node refuses before applying as not accepted', async () => {
+      rippled.setSubmitError('invalidTransaction', 'fails local checks: Invalid signature.')
+      const result = await node.submit(signedPayment.tx_blob)
+      assert.equal(result.engineResult, 'invalidTransaction')
+      assert.equal(result.accepted, false)
+      assert.match(result.engineResultMessage, /Invalid signature/)
+    })
+
+    it('treats a node that refuses service (tooBusy) as unavailable', async () => {
+      rippled.setSubmitError('tooBusy', 'The server is too busy to help you now.')
+      await assert.rejects(node.submit(signedPayment.tx_blob), XrplNodeUnavailableError)
+    })
+
+    it('fails fast with XrplNodeUnavailableError when the node is down, and reconnects when it is back', async () => {
+      await node.submit(signedPayment.tx_blob)
+      await rippled.stop()
+      const { error, elapsedMs } = await timedRejection(node.submit(signedPayment.tx_blob))
+      assert.ok(error instanceof XrplNodeUnavailableError, String(error))
+      assert.ok(elapsedMs < 2_000, `took ${elapsedMs} ms`)
+
+      await rippled.start()
+      assert.equal((await node.submit(signedPayment.tx_blob)).accepted, true)
+      assert.equal(rippled.submitted.length, 2)
+    })
+
+    it('fails with XrplNodeUnavailableError when a connection never completes', async () => {
+      await node.close()
+      rippled.setUnresponsive(true)
+      node = createXrplNode(rippled.url, { requestTimeoutMs: REQUEST_TIMEOUT_MS })
+      const { error, elapsedMs } = await timedRejection(node.submit(signedPayment.tx_blob))
+      assert.ok(error instanceof XrplNodeUnavailableError, String(error))
+      assert.ok(elapsedMs < REQUEST_TIMEOUT_MS + 1_500, `took ${elapsedMs} ms`)
+    })
+
+    it('fails with XrplNodeUnavailableError when a connected node stops answering', async () => {
+      await node.submit(signedPayment.tx_blob)
+      rippled.setUnresponsive(true)
+      const { error, elapsedMs } = await timedRejection(node.submit(signedPayment.tx_blob))
+      assert.ok(error instanceof XrplNodeUnavailableError, String(error))
+      assert.ok(elapsedMs >= REQUEST_TIMEOUT_MS - 50 && elapsedMs < REQUEST_TIMEOUT_MS + 1_500, `took ${elapsedMs} ms`)
+    })
+  })
+
+  describe('isRegularKey', () => {
+    const account = Wallet.generate()
+    const regularKey = Wallet.generate(ECDSA.ed25519)
+
+    it('is true only for the key set as the account RegularKey in the validated ledger', async () => {
+      rippled.setAccount(account.classicAddress, { regularKey: regularKey.classicAddress })
+      assert.equal(await node.isRegularKey(account.classicAddress, regularKey.publicKey), true)
+      assert.equal(await node.isRegularKey(account.classicAddress, Wallet.generate().publicKey), false)
+      const request = rippled.requests.find((sent) => sent.command === 'account_info')
+      assert.equal(request?.account, account.classicAddress)
+      assert.equal(request?.ledger_index, 'validated')
+    })
+
+    it('is false for an account without a RegularKey, or not found', async () => {
+      rippled.setAccount(account.classicAddress)
+      assert.equal(await node.isRegularKey(account.classicAddress, regularKey.publicKey), false)
+      assert.equal(await node.isRegularKey(Wallet.generate().classicAddress, regularKey.publicKey), false)
+    })
+
+    it('throws XrplNodeUnavailableError when the node is down', async () => {
+      await rippled.stop()
+      await assert.rejects(node.isRegularKey(account.classicAddress, regularKey.publicKey), XrplNodeUnavailableError)
+    })
+  })
+
+  describe('hasSignerQuorum', () => {
+    const account = Wallet.generate().classicAddress
+    const [first, second, third] = [Wallet.generate(), Wallet.generate(), Wallet.generate()].map((wallet) => wallet.classicAddress)
+
+    it('checks the signers against the signer list weights and quorum', async () => {
+      rippled.setAccount(account, {
+        signerList: {
+          quorum: 3,
+          entries: [
+            { account: first!, weight: 2 },
+            { account: second!, weight: 1 },
+            { account: third!, weight: 1 },
+          ],
+        },
+      })
+      assert.equal(await node.hasSignerQuorum(account, [first!, second!]), true)
+      assert.equal(await node.hasSignerQuorum(account, [second!, third!]), false)
+      assert.equal(await node.hasSignerQuorum(account, [first!, Wallet.generate().classicAddress]), false)
+    })
+
+    it('is false without a signer list or account', async () => {
+      rippled.setAccount(account)
+      assert.equal(await node.hasSignerQuorum(account, [first!]), false)
+      assert.equal(await node.hasSignerQuorum(Wallet.generate().classicAddress, [first!]), false)
+    })
+  })
+
+  describe('waitForValidation', () => {
+    const hash = signedPayment.hash
+
+    it('polls until the transaction is in a validated ledger', async () => {
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
+      setTimeout(() => rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tecPATH_DRY' }), 150)
+      const result = await node.waitForValidation(hash, { lastLedgerSequence: 1020, timeoutMs: 5_000 })
+      assert.deepEqual(result, { transactionResult: 'tecPATH_DRY', ledgerIndex: 1003 })
+      assert.ok(rippled.requests.filter((sent) => sent.command === 'tx').length > 1)
+    })
+
+    it('gives up once the validated ledger passes LastLedgerSequence without the transaction', async () => {
+      rippled.setValidatedLedgerIndex(1010)
+      setTimeout(() => rippled.setValidatedLedgerIndex(1020), 100)
+      const started = performance.now()
+      assert.equal(await node.waitForValidation(hash, { lastLedgerSequence: 1020, timeoutMs: 5_000 }), null)
+      assert.ok(performance.now() - started < 2_000)
+    })
+
+    it('returns null at the timeout when nothing is known', async () => {
+      const started = performance.now()
+      assert.equal(await node.waitForValidation(hash, { timeoutMs: 300 }), null)
+      const elapsedMs = performance.now() - started
+      assert.ok(elapsedMs >= 290 && elapsedMs < 1_500, `took ${elapsedMs} ms`)
+    })
+
+    it('rides out a node outage until the transaction validates', async () => {
+      await node.submit(signedPayment.tx_blob)
+      await rippled.stop()
+      setTimeout(() => {
+        rippled.setTransaction(hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS' })
+        void rippled.start()
+      }, 300)
+      assert.deepEqual(await node.waitForValidation(hash, { timeoutMs: 5_000 }), { transactionResult: 'tesSUCCESS', ledgerIndex: 1005 })
+    })
+
+    it('ends when the node is closed', async () => {
+      const waiting = node.waitForValidation(hash, { timeoutMs: 60_000 })
+      setTimeout(() => void node.close(), 100)
+      const started = performance.now()
+      assert.equal(await waiting, null)
+      assert.ok(performance.now() - started < 1_000)
+    })
+  })
+})
+
+describe('isAcceptedEngineResult', () => {
+  it('accepts tes, ter and tec results, and nothing else', () => {
+    for (const code of ['tesSUCCESS', 'terQUEUED', 'terPRE_SEQ', 'tecUNFUNDED_PAYMENT'])
+      assert.equal(isAcceptedEngineResult(code), true, code)
+    for (const code of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P', 'invalidTransaction'])
+      assert.equal(isAcceptedEngineResult(code), false, code)
+  })
+})
