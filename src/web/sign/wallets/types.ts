@@ -19,6 +19,8 @@ export type Approval =
 export interface WalletAdapter {
   id: WalletAdapterName
   label: string
+  /** A desktop browser extension or WebHID: on a phone the page tucks it away under "Other wallets". */
+  desktopOnly?: boolean
   supports(type: PayloadType): boolean
   detect(): Promise<Availability>
   /** Draws the adapter's own controls (seed field, QR code) into panel when the user picks it. */
