@@ -10,13 +10,11 @@ import { checkAtBothWidths, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
+import { logoPng } from '../support/png.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
 
-/** A 24x24 PNG logo: a blue square. */
-const LOGO_PNG =
-  'iVBORw0KGgoAAAANSUhEUgAAABgAAAAYCAIAAABvFaqvAAAAKklEQVR42mNkYPjPQApgHNUwqmFUw6iGUQ2jGkY1jGoY1TCqYVTDqIZBqgEARzMdr9n8M5wAAAAASUVORK5CYII='
 const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
 /**
  * What the first load of a signing page may transfer, uncompressed as this service sends it (docs/signing.md, "Page
@@ -56,7 +54,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await projectsRepository.setDisplayName(db, projectId, 'Example Shop')
     await projectsRepository.setWebsite(db, projectId, { url: 'https://shop.example', token: 'proof' })
     await projectsRepository.setWebsiteVerifiedAt(db, projectId, 'https://shop.example', t.clock.now())
-    const logo = Buffer.from(LOGO_PNG, 'base64')
+    const logo = logoPng()
     await projectsRepository.putLogo(db, projectId, {
       contentType: 'image/png',
       bytes: logo,
@@ -196,7 +194,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.match((await page.getByTestId('project-website').textContent()) ?? '', /^shop\.example\s*verified website$/)
     const logo = page.getByTestId('project-logo')
     assert.match((await logo.getAttribute('src')) ?? '', new RegExp(`^/logos/${projectId}/[0-9a-f]{64}$`))
-    assert.ok(await logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 24), 'the logo loaded')
+    assert.ok(await logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 48), 'the logo loaded')
     assert.equal(await page.title(), 'Sign a transaction · Example Shop')
     assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/assets/favicon.svg')
     assert.equal((await fetch(`${t.url}/assets/favicon.svg`)).status, 200)

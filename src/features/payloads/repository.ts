@@ -109,6 +109,27 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
 )
 
+/** What the dashboard's list asks for: a page, filters, and a search (docs/pages.md). */
+export interface PayloadListFilter {
+  limit: number
+  offset: number
+  status?: PayloadStatus
+  type?: PayloadType
+  /** A payload uuid or its start (at least 4 characters), or a signer's classic address. */
+  search?: string
+}
+
+const CLASSIC_ADDRESS = /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/
+const UUID_START = /^[0-9a-f-]{4,36}$/
+
+/** What a search term is: a signer's address, or the start of a uuid (lower-case, as uuids are stored); else nothing. */
+function searchOf(term: string): { kind: 'signer' | 'uuid'; value: string } | undefined {
+  const value = term.trim()
+  if (CLASSIC_ADDRESS.test(value)) return { kind: 'signer', value }
+  if (UUID_START.test(value.toLowerCase())) return { kind: 'uuid', value: value.toLowerCase() }
+  return undefined
+}
+
 export const payloadsRepository = {
   async insert(db: DbOrTx, payload: Payload): Promise<void> {
     await insertPayload.execute(db, {
@@ -139,11 +160,19 @@ export const payloadsRepository = {
   async listForProject(
     db: DbOrTx,
     projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
+    page: PayloadListFilter,
   ): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
+    if (page.search !== undefined) {
+      const search = searchOf(page.search)
+      if (search === undefined) return []
+      query =
+        search.kind === 'signer'
+          ? query.where('signer_address', '=', search.value)
+          : query.where('uuid', 'like', `${search.value}%`)
+    }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
   },

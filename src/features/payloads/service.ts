@@ -20,7 +20,7 @@ import {
   signingUrl,
 } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { type PayloadListFilter, payloadsRepository, type TransitionChanges } from './repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -129,7 +129,7 @@ export class PayloadService {
     return this.expireIfDue(payload)
   }
 
-  async list(projectId: string, page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }): Promise<Payload[]> {
+  async list(projectId: string, page: PayloadListFilter): Promise<Payload[]> {
     const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
     return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
   }

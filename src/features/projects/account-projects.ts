@@ -8,6 +8,7 @@ import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db } from '../../platform/db/database.js'
 import { notFound, unprocessable } from '../../platform/errors.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
+import type { PayloadListFilter } from '../payloads/repository.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'
 import { fetchPublicText } from '../webhooks/send.js'
 import { type Analytics, type AnalyticsPeriod, periodDays, summarizeAnalytics } from './analytics.js'
@@ -116,7 +117,7 @@ export class AccountProjects {
   async payloads(
     accountId: string,
     projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
+    page: PayloadListFilter,
   ): Promise<Payload[]> {
     const project = await this.owned(accountId, projectId)
     return this.options.payloads.list(project.id, page)

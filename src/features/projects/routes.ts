@@ -153,6 +153,12 @@ const PayloadListQuery = Type.Object(
     ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Search: a payload uuid or its first characters (at least 4), or a signer's classic address",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -450,8 +456,14 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
     },
     async (request) => {
       const { id } = request.params as { id: string }
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
-      const payloads = await projects.payloads(accountOf(request), id, query)
+      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType; q?: string }
+      const payloads = await projects.payloads(accountOf(request), id, {
+        limit: query.limit,
+        offset: query.offset,
+        status: query.status,
+        type: query.type,
+        search: query.q === undefined || query.q.trim() === '' ? undefined : query.q,
+      })
       return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
     },
   )

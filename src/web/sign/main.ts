@@ -116,11 +116,26 @@ class SigningPage {
       return
     }
     // On a phone, browser extensions and WebHID cannot work: those wallets fold away under "Other wallets", so that
-    // the ones that can are first and the actions stay close.
-    const phone = window.matchMedia(PHONE_QUERY).matches
-    let first = phone ? this.choices.filter((choice) => !choice.adapter.desktopOnly) : this.choices
-    let others = phone ? this.choices.filter((choice) => choice.adapter.desktopOnly) : []
+    // the ones that can come first and the actions stay close. On a wider screen the fold stays open, its summary hidden.
+    let first = this.choices.filter((choice) => !choice.adapter.desktopOnly)
+    let others = this.choices.filter((choice) => choice.adapter.desktopOnly)
     if (first.length === 0) [first, others] = [others, []]
+    const otherWallets =
+      others.length > 0
+        ? h(
+            'details',
+            { className: 'other-wallets', testId: 'other-wallets' },
+            h('summary', {}, 'Other wallets (on a computer)'),
+            h('div', { className: 'wallet-list' }, ...others.map((choice) => choice.item)),
+          )
+        : null
+    if (otherWallets !== null) {
+      const phone = window.matchMedia(PHONE_QUERY)
+      otherWallets.open = !phone.matches
+      phone.addEventListener('change', () => {
+        otherWallets.open = !phone.matches
+      })
+    }
     replaceChildren(
       this.root,
       renderAsker(this.request),
@@ -134,13 +149,7 @@ class SigningPage {
         this.choices.length > 0
           ? h('div', { className: 'wallet-list' }, ...first.map((choice) => choice.item))
           : h('p', { className: 'warning' }, 'No wallet this page knows can answer this kind of request.'),
-        others.length > 0 &&
-          h(
-            'details',
-            { className: 'other-wallets', testId: 'other-wallets' },
-            h('summary', {}, 'Other wallets (on a computer)'),
-            h('div', { className: 'wallet-list' }, ...others.map((choice) => choice.item)),
-          ),
+        otherWallets,
         this.panel,
       ),
       this.problem,

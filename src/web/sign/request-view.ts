@@ -39,7 +39,8 @@ export function renderAsker(request: SignRequest): HTMLElement {
           'h1',
           {},
           h('span', { className: 'project-name', testId: 'project-name' }, project.name),
-          ` asks you to ${ACTIONS[request.type]}`,
+          // Once the request is settled the page tells of the past.
+          ` ${request.status === 'pending' ? 'asks' : 'asked'} you to ${ACTIONS[request.type]}`,
         ),
         project.website !== undefined &&
           h(
@@ -129,13 +130,14 @@ function renderAsked(request: SignRequest): Child[] {
     case 'signAndSubmit':
       return [
         renderTransaction(request),
-        h(
-          'p',
-          { className: 'hint' },
-          request.type === 'signAndSubmit'
-            ? 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.'
-            : `Once you approve, the signed transaction goes to ${request.project.name}, which may submit it to the XRP Ledger.`,
-        ),
+        request.status === 'pending' &&
+          h(
+            'p',
+            { className: 'hint' },
+            request.type === 'signAndSubmit'
+              ? 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.'
+              : `Once you approve, the signed transaction goes to ${request.project.name}, which may submit it to the XRP Ledger.`,
+          ),
       ]
   }
 }
@@ -199,21 +201,25 @@ function summaryRows(request: SignRequest): Child[] {
   const account = request.signed?.account ?? (typeof transaction.Account === 'string' ? transaction.Account : undefined)
   const fee = request.signed?.fee ?? (typeof transaction.Fee === 'string' ? transaction.Fee : undefined)
   const feeXrp = fee === undefined ? null : dropsToXrp(fee)
+  // Before signing, what the wallet will fill in is said so; after a rejection or an expiry it is never known.
+  const pending = request.status === 'pending'
   return [
-    h('dt', {}, 'From'),
-    h(
-      'dd',
-      { testId: 'transaction-account' },
-      account === undefined
-        ? h('span', { className: 'muted' }, 'The account you approve with')
-        : copyableAddress(account, 'account-address', 'Copy the sending account'),
-    ),
-    h('dt', {}, 'Fee'),
-    h(
-      'dd',
-      { testId: 'transaction-fee' },
-      feeXrp === null ? h('span', { className: 'muted' }, 'Set by your wallet, usually about 0.00001 XRP') : `${feeXrp} XRP`,
-    ),
+    (account !== undefined || pending) && h('dt', {}, 'From'),
+    (account !== undefined || pending) &&
+      h(
+        'dd',
+        { testId: 'transaction-account' },
+        account === undefined
+          ? h('span', { className: 'muted' }, 'The account you approve with')
+          : copyableAddress(account, 'account-address', 'Copy the sending account'),
+      ),
+    (feeXrp !== null || pending) && h('dt', {}, 'Fee'),
+    (feeXrp !== null || pending) &&
+      h(
+        'dd',
+        { testId: 'transaction-fee' },
+        feeXrp === null ? h('span', { className: 'muted' }, 'Set by your wallet, usually about 0.00001 XRP') : `${feeXrp} XRP`,
+      ),
     h('dt', {}, 'Network'),
     h('dd', {}, networkName(request.network)),
   ]

@@ -181,6 +181,33 @@ forEachDatabase('project display name, website and logo', (dialect) => {
     })
   })
 
+  describe('payload search', () => {
+    it('finds a payload by its uuid or its first characters, and by signer address; a wildcard finds nothing', async () => {
+      const { id, apiKey } = await newProject(alice)
+      const uuids = [await createPayload(t, apiKey), await createPayload(t, apiKey), await createPayload(t, apiKey)]
+      const signer = 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe'
+      await t.service.ctx.payloads.resolveSigned(uuids[1] as string, {
+        walletAdapter: 'xaman',
+        signerAddress: signer,
+        txHash: 'AB',
+        txBlob: 'CD',
+      })
+      const search = async (q: string) => {
+        const response = await alice.get(`/api/v1/projects/${id}/payloads?q=${encodeURIComponent(q)}`)
+        assert.equal(response.status, 200)
+        return response.body.payloads.map((payload: { uuid: string }) => payload.uuid)
+      }
+      assert.deepEqual(await search(uuids[0] as string), [uuids[0]])
+      assert.deepEqual(await search((uuids[2] as string).slice(0, 8).toUpperCase()), [uuids[2]])
+      assert.deepEqual(await search(` ${signer} `), [uuids[1]])
+      for (const q of ['%', '____', 'nothing like it', 'abc']) assert.deepEqual(await search(q), [], q)
+      assert.equal((await alice.get(`/api/v1/projects/${id}/payloads?q=${'a'.repeat(201)}`)).status, 422)
+      // Another account's payloads are never found, even by their exact uuid.
+      const other = await newProject(bob)
+      assert.equal((await bob.get(`/api/v1/projects/${other.id}/payloads?q=${uuids[0]}`)).body.payloads.length, 0)
+    })
+  })
+
   describe('logo', () => {
     it('is uploaded as a data URL, linked from the signing page and served as an image that can run nothing', async () => {
       const { id, apiKey } = await newProject(alice)
