@@ -157,21 +157,14 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  async listForProject(
-    db: DbOrTx,
-    projectId: string,
-    page: PayloadListFilter,
-  ): Promise<Payload[]> {
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadListFilter): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
     if (page.search !== undefined) {
       const search = searchOf(page.search)
       if (search === undefined) return []
-      query =
-        search.kind === 'signer'
-          ? query.where('signer_address', '=', search.value)
-          : query.where('uuid', 'like', `${search.value}%`)
+      query = search.kind === 'signer' ? query.where('signer_address', '=', search.value) : query.where('uuid', 'like', `${search.value}%`)
     }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)

@@ -9,16 +9,7 @@ import { AppError, conflict, gone, notFound, unprocessable } from '../../platfor
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { usageRepository } from '../projects/usage-repository.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
-import {
-  eventForStatus,
-  type Payload,
-  type PayloadEvent,
-  type PayloadStatus,
-  type PayloadType,
-  type ResolvedStatus,
-  type SignedResolution,
-  signingUrl,
-} from './model.js'
+import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
 import { type PayloadListFilter, payloadsRepository, type TransitionChanges } from './repository.js'
 
