@@ -416,12 +416,12 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
   it('switches project from the header, keeping the section', async () => {
     await open(`/dashboard/projects/${freeProjectId}/keys`)
     const switcher = page.getByTestId('project-switcher')
-    assert.equal(await switcher.locator('summary').innerText(), 'Acme shop')
+    assert.equal(await switcher.locator('.switcher-label').innerText(), 'Acme shop')
     await switcher.locator('summary').click()
     await page.getByTestId('switcher-menu').getByRole('link', { name: 'Acme Pro' }).click()
     await page.getByRole('heading', { name: /Acme Pro/ }).waitFor()
     assert.equal(new URL(page.url()).pathname, `/dashboard/projects/${proProjectId}/keys`)
-    assert.equal(await switcher.locator('summary').innerText(), 'Acme Pro')
+    assert.equal(await switcher.locator('.switcher-label').innerText(), 'Acme Pro')
     assert.equal(await switcher.getAttribute('open'), null, 'the menu closed')
     // The wordmark lines up with the content below it.
     const brand = await page.locator('.brand').boundingBox()

@@ -60,7 +60,8 @@ const shortDay = (day: string) =>
 /** Daily stacked bars of signed, rejected, expired and pending payloads, with a count axis and day labels (UTC). */
 export function dailyBars(daily: DailyCounts[], width: number): SVGSVGElement {
   const height = 240
-  const margin = { top: 12, right: 8, bottom: 40, left: 44 }
+  // Room above the tallest bar for its total.
+  const margin = { top: 20, right: 8, bottom: 40, left: 44 }
   const plotWidth = width - margin.left - margin.right
   const plotHeight = height - margin.top - margin.bottom
   const ceiling = niceCeiling(Math.max(0, ...daily.map((day) => day.total)))

@@ -76,7 +76,8 @@ function projectSwitcher(): { element: HTMLElement; update(route: Route): Promis
   const element = h(
     'details',
     { className: 'switcher', testId: 'project-switcher' },
-    h('summary', { attrs: { 'aria-label': 'Switch project' } }, label),
+    // The visible name is the accessible name too; the hidden words say what the control does.
+    h('summary', {}, h('span', { className: 'visually-hidden' }, 'Switch project, now: '), label),
     menu,
   )
   // A choice closes the menu; so does a click elsewhere.

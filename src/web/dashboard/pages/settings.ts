@@ -43,7 +43,7 @@ function identityForm(project: ProjectDetail, redraw: Redraw): HTMLElement {
   website.value = project.website?.url ?? ''
   const form = h(
     'form',
-    { className: 'stack-form card', testId: 'project-settings' },
+    { className: 'stack-form settings-card', testId: 'project-settings' },
     field('Display name', displayName, `Shown to your users; empty shows the project name, “${project.name}”.`),
     field('Website', website, 'Its address is shown once your site proves it is yours (below). https only.'),
     submitButton('Save'),
@@ -81,7 +81,7 @@ function websiteSection(project: ProjectDetail, redraw: Redraw): HTMLElement | n
   const proof = h('code', { className: 'break', testId: 'proof-line' }, site.proofLine)
   return h(
     'section',
-    { className: 'card', testId: 'website' },
+    { className: 'card settings-card', testId: 'website' },
     h('h3', {}, 'Website ', site.verified ? badge('Verified', 'ok') : badge('Not verified', 'warn')),
     h('p', {}, h('a', { attrs: { href: site.url, rel: 'noreferrer', target: '_blank' } }, site.url)),
     site.verified
@@ -133,7 +133,7 @@ function logoSection(project: ProjectDetail, redraw: Redraw): HTMLElement {
         )
   return h(
     'section',
-    { className: 'card', testId: 'logo' },
+    { className: 'card settings-card', testId: 'logo' },
     h('h3', {}, 'Logo'),
     project.logoUrl === null
       ? h('p', { className: 'muted' }, 'No logo: the signing page shows the name alone.')
@@ -156,7 +156,7 @@ function planSection(project: ProjectDetail): HTMLElement {
   const { limits } = project
   return h(
     'section',
-    { className: 'card', testId: 'plan' },
+    { className: 'card settings-card', testId: 'plan' },
     h('h3', {}, 'Plan ', planBadge(project.plan)),
     h(
       'dl',
