@@ -1,7 +1,7 @@
 // Floors for `npm run bench`: the least an authenticated, logged read or creation of a payload can cost on this
 // machine. Fastify, one pino line per request to a file, the API key's SHA-256 looked up in a map, and then
 // GET: one prepared SQLite point read of a payload row (WAL, the service's schema) and the JSON answer;
-// POST: ripple-binary-codec encoding the requested transaction (the spec's validity rule) and one SQLite insert.
+// POST: ripple-binary-codec encoding the requested transaction (the validity rule of docs/api.md) and one SQLite insert.
 // No rate limits, schema validation, usage counting, metrics or expiry check: the service does all of that on top.
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'

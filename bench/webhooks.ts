@@ -8,7 +8,6 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import { loadConfig } from '../src/config.js'
-import type { PayloadTransition } from '../src/features/payloads/service.js'
 import { startWebhookDispatcher } from '../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type RunningService, startService } from '../src/main.js'
 import { createLogger } from '../src/platform/logger.js'
@@ -45,7 +44,7 @@ export async function benchWebhooks(): Promise<string> {
     const scope = { projectId: (await service.ctx.projects.createProject({ name: 'Bench', plan: 'pro' })).project.id, plan: 'pro' as const }
     await service.ctx.webhooks.create(scope, { url: receiver.url })
     const committedAtMs = new Map<string, number>()
-    service.ctx.payloads.events.on('transition', ({ payload }: PayloadTransition) => committedAtMs.set(payload.uuid, nowMs()))
+    service.ctx.events.onCommit('payload.changed', ({ payload }) => committedAtMs.set(payload.uuid, nowMs()))
 
     // Live: events commit at a steady rate, as requests would bring them, while the dispatcher runs.
     const live = await createPending(service, scope, EVENTS)

@@ -1,4 +1,4 @@
-// Dashboard sign-in and sign-out (DESIGN.md "Dashboard session"): the OpenID Connect code flow, the local
+// Dashboard sign-in and sign-out (docs/dashboard-auth.md): the OpenID Connect code flow, the local
 // admin's one-time link when no provider is configured, logout, and GET /api/v1/session for the dashboard.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'

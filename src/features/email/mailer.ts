@@ -1,12 +1,12 @@
 // Sends the email outbox over SMTP_URL, with retries; without SMTP_URL it logs each mail and keeps it as 'logged'.
 import type { Logger } from 'pino'
 import type { Config } from '../../config.js'
+import { type ServiceEvents, wakeOnEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Storage } from '../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../platform/periodic-task.js'
 import { createMailTransport, type MailTransport } from './mail-transport.js'
 import { type Email, type EmailOutcome, emailsRepository } from './repository.js'
-import type { EmailOutbox } from './service.js'
 
 const MINUTE_MS = 60_000
 
@@ -75,7 +75,7 @@ export class Mailer {
 
 export interface MailerTaskContext extends MailerContext {
   config: Pick<Config, 'emailFrom' | 'smtpUrl'>
-  emails: Pick<EmailOutbox, 'events'>
+  events: ServiceEvents
 }
 
 /** The mailer as a background worker: woken when mail is queued, and polling every second for retries and other instances' mail. */
@@ -84,11 +84,11 @@ export function startMailer(ctx: MailerTaskContext): PeriodicTask {
   const mailer = new Mailer(ctx, transport)
   const task = startPeriodicTask('mailer', POLL_INTERVAL_MS, () => mailer.sendDue(), ctx.logger)
   const wake = () => task.wake()
-  ctx.emails.events.on('queued', wake)
+  const stopWaking = wakeOnEvents(ctx.events, 'mailer', wake)
   return {
     wake,
     async stop() {
-      ctx.emails.events.off('queued', wake)
+      stopWaking()
       await task.stop()
       transport?.close()
     },

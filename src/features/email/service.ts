@@ -1,5 +1,4 @@
 // Queues the service's emails in the outbox, inside the transaction of what caused them; the mailer sends them.
-import { EventEmitter } from 'node:events'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js'
@@ -33,12 +32,7 @@ export interface EmailOutboxOptions {
 }
 
 export class EmailOutbox {
-  /** Emits 'queued' when a caller has committed new mail, so that the mailer sends it without waiting for its next poll. */
-  readonly events = new EventEmitter()
-
-  constructor(private readonly options: EmailOutboxOptions) {
-    this.events.setMaxListeners(0)
-  }
+  constructor(private readonly options: EmailOutboxOptions) {}
 
   /** The 80% warning; once per project per month, however often it is asked for. */
   async enqueueUsageWarning(tx: Tx, warning: UsageWarning): Promise<void> {
@@ -70,11 +64,6 @@ export class EmailOutbox {
         dashboardUrl: this.dashboardUrl(failure.projectId),
       }),
     )
-  }
-
-  /** Tells the mailer that mail was committed. Call after the transaction that queued it. */
-  notifyQueued(): void {
-    this.events.emit('queued')
   }
 
   /** The project's mail, newest first, whatever its state. No route lists mail: the tests read what was queued through this. */

@@ -1,4 +1,4 @@
-// Payloads: their types, states, and how they are shown to applications (spec sections 2-4, DESIGN.md).
+// Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
@@ -63,7 +63,7 @@ export function signingUrl(publicUrl: string, uuid: string): string {
   return `${publicUrl}/sign/${uuid}`
 }
 
-/** The 201 body of POST /payloads: exactly the spec's fields. */
+/** The 201 body of POST /payloads: exactly the fields of docs/interface.md §4. */
 export function toCreatedView(payload: Payload, publicUrl: string) {
   return {
     uuid: payload.uuid,
@@ -76,7 +76,7 @@ export function toCreatedView(payload: Payload, publicUrl: string) {
 }
 
 /**
- * A payload as GET /payloads/{uuid} and the list show it. Every field of the spec is always present
+ * A payload as GET /payloads/{uuid} and the list show it. Every field of docs/interface.md §2 is always present
  * (null until it has a value), and each type adds what it produces: the signed blob for transactions,
  * the key and signature for messages and connect, the ledger outcome for signAndSubmit.
  */
@@ -123,7 +123,7 @@ export interface PayloadView {
   submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
 }
 
-/** The payload object of a webhook delivery: spec section 6, null for fields a payload does not have. */
+/** The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. */
 export function toWebhookPayload(payload: Payload) {
   return {
     uuid: payload.uuid,

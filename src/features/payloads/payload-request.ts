@@ -1,4 +1,4 @@
-// The rules of POST /payloads that a JSON schema cannot say (spec sections 4 and 8).
+// The rules of POST /payloads that a JSON schema cannot say (docs/interface.md §4 and §8, docs/api.md).
 import type { FieldError } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './model.js'

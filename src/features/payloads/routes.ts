@@ -1,4 +1,4 @@
-// The payload API for applications (spec section 4): create, read, cancel and list payloads.
+// The payload API for applications (docs/interface.md §4, docs/api.md): create, read, cancel and list payloads.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { isUuid } from '../../platform/crypto/ids.js'

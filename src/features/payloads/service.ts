@@ -1,6 +1,6 @@
 // Payload operations: creation under the plan's limits, reads that never show a stale pending payload,
 // and every state transition, each in one database transaction with what must happen alongside it.
-import { EventEmitter } from 'node:events'
+import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { utcDay, utcMonth } from '../../platform/clock.js'
 import { newPayloadUuid } from '../../platform/crypto/ids.js'
@@ -20,15 +20,11 @@ export interface PayloadTransition {
   event: PayloadEvent
 }
 
-/** Runs inside the transaction of a state change: what it writes commits or rolls back with the change. */
-export type TransitionHook = (tx: Tx, transition: PayloadTransition) => Promise<void>
-
-/** Runs inside the transaction of a creation that crossed the monthly usage warning threshold. */
-export type UsageWarningHook = (tx: Tx, warning: { projectId: string; month: string; used: number; limit: number }) => Promise<void>
-
 export interface PayloadServiceOptions {
   db: Db
   clock: Clock
+  /** 'payload.changed' in the transaction of each state change and after its commit; 'usage.warning' in a creation's. */
+  events: ServiceEvents
   publicUrl: string
   network: string
   limits: Record<PlanName, PlanLimits>
@@ -40,23 +36,10 @@ export interface CreatingProject {
 }
 
 export class PayloadService {
-  /** Emits 'transition' with a PayloadTransition after each state change has committed. */
-  readonly events = new EventEmitter()
-  private readonly transitionHooks: TransitionHook[] = []
-  private readonly usageWarningHooks: UsageWarningHook[] = []
   private readonly challengeDomain: string
 
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
-    this.events.setMaxListeners(0)
-  }
-
-  onTransition(hook: TransitionHook): void {
-    this.transitionHooks.push(hook)
-  }
-
-  onUsageWarning(hook: UsageWarningHook): void {
-    this.usageWarningHooks.push(hook)
   }
 
   async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
@@ -103,8 +86,12 @@ export class PayloadService {
       if (used >= usageWarningThreshold(limits)) {
         const warning = { projectId: project.projectId, month, limit: limits.monthlyPayloads, payloadCount: used, nowMs }
         if (await usageRepository.recordUsageWarning(tx, warning)) {
-          for (const hook of this.usageWarningHooks)
-            await hook(tx, { projectId: project.projectId, month, used, limit: limits.monthlyPayloads })
+          await this.options.events.emitInTransaction(tx, 'usage.warning', {
+            projectId: project.projectId,
+            month,
+            used,
+            limit: limits.monthlyPayloads,
+          })
         }
       }
       await payloadsRepository.insert(tx, payload)
@@ -216,11 +203,11 @@ export class PayloadService {
       1,
     )
     const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
-    for (const hook of this.transitionHooks) await hook(tx, transition)
+    await this.options.events.emitInTransaction(tx, 'payload.changed', transition)
   }
 
   private emit(payload: Payload): void {
-    this.events.emit('transition', { payload, event: eventForStatus(payload.status as ResolvedStatus) } satisfies PayloadTransition)
+    this.options.events.emitCommitted('payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
   }
 
   private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {

@@ -1,4 +1,4 @@
-// Analytics maths (spec section 4): per-day and per-period counts of a project's payloads by their current
+// Analytics maths (docs/interface.md §4): per-day and per-period counts of a project's payloads by their current
 // status, the signing rate, and which wallets signed. Input is the daily rollup; no I/O here.
 import { utcDay } from '../../platform/clock.js'
 

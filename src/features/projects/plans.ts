@@ -1,4 +1,4 @@
-// Plans and their limits (spec section 8). Operators override them with LIMITS_FREE / LIMITS_PRO.
+// Plans and their limits (docs/interface.md §8). Operators override them with LIMITS_FREE / LIMITS_PRO.
 export type PlanName = 'free' | 'pro'
 
 export const PLAN_NAMES: readonly PlanName[] = ['free', 'pro']

@@ -1,4 +1,4 @@
-// The project endpoints (spec sections 4-5), authenticated by the dashboard session: projects, API keys,
+// The project endpoints (docs/interface.md §4-5), authenticated by the dashboard session: projects, API keys,
 // usage, analytics, and read access to payloads for the dashboard.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'

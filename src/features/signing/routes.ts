@@ -1,4 +1,4 @@
-// The wallet-facing API (DESIGN.md, docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
+// The wallet-facing API (docs/signing.md): public, the payload uuid is the capability. Used by the signing page.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUuid } from '../../platform/crypto/ids.js'

@@ -1,5 +1,5 @@
 // What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
-// outcome once resolved (DESIGN.md, "Wallet-facing API"; docs/signing.md).
+// outcome once resolved (docs/signing.md, "The wallet-facing API").
 import { decode } from 'ripple-binary-codec'
 import { toIso } from '../../platform/clock.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'

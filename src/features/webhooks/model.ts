@@ -64,7 +64,7 @@ export function isPayloadEvent(value: string): value is PayloadEvent {
   return (PAYLOAD_EVENTS as readonly string[]).includes(value)
 }
 
-/** The delivery body of a payload event: spec section 6, `{event, payload}`. */
+/** The delivery body of a payload event: docs/interface.md §6, `{event, payload}`. */
 export function payloadEventBody(event: PayloadEvent, payload: Payload): string {
   return JSON.stringify({ event, payload: toWebhookPayload(payload) })
 }

@@ -1,4 +1,4 @@
-// The webhook API for applications (spec section 4, and the delivery endpoints documented in docs/webhooks.md).
+// The webhook API for applications (docs/interface.md §4, and the delivery endpoints documented in docs/webhooks.md).
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { principalOf } from '../../platform/http/api-key-auth.js'

@@ -1,6 +1,6 @@
 // Webhook operations for a project (API-key routes and dashboard routes alike), and the transactional outbox:
 // the deliveries of an event are written in the transaction of the state change that caused it.
-import { EventEmitter } from 'node:events'
+import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
@@ -43,18 +43,15 @@ export interface WebhookServiceOptions {
   db: Db
   dialect: Dialect
   clock: Clock
+  /** 'delivery.queued' after a retry or a test delivery has committed, so that a dispatcher sends it at once. */
+  events: ServiceEvents
   secretBox: SecretBox
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS */
   allowPrivateTargets: boolean
 }
 
 export class WebhookService {
-  /** Emits 'queued' after a retry or a test delivery has committed, so that a dispatcher sends it at once. */
-  readonly events = new EventEmitter()
-
-  constructor(private readonly options: WebhookServiceOptions) {
-    this.events.setMaxListeners(0)
-  }
+  constructor(private readonly options: WebhookServiceOptions) {}
 
   async create(scope: ProjectScope, input: { url: string; events?: readonly string[] }): Promise<CreatedWebhook> {
     assertPro(scope)
@@ -122,7 +119,7 @@ export class WebhookService {
       this.options.clock.now(),
     )
     if (!restarted) throw conflict('Delivery is already waiting for its next attempt or being sent; retry it once it has finished')
-    this.events.emit('queued')
+    this.options.events.emitCommitted('delivery.queued')
     return restarted
   }
 
@@ -133,7 +130,7 @@ export class WebhookService {
     const nowMs = this.options.clock.now()
     const delivery = newDelivery(webhook.id, scope.projectId, null, WEBHOOK_TEST_EVENT, testEventBody(webhook.id, nowMs), nowMs)
     await webhookDeliveriesRepository.insertMany(this.options.db, [delivery])
-    this.events.emit('queued')
+    this.options.events.emitCommitted('delivery.queued')
     return delivery
   }
 

@@ -1,4 +1,4 @@
-// The X-Service-Signature of a webhook delivery (spec section 6): HMAC-SHA256 of the exact bytes sent. Receivers
+// The X-Service-Signature of a webhook delivery (docs/interface.md §6): HMAC-SHA256 of the exact bytes sent. Receivers
 // check it with the SDK's verifyWebhookSignature (packages/sdk).
 import { createHmac, randomBytes } from 'node:crypto'
 

@@ -47,7 +47,7 @@ function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
 }
 
 function sendValidationError(reply: FastifyReply, part: string, errors: AjvError[]): FastifyReply {
-  // DESIGN.md: 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
+  // docs/api.md, "Creating payloads": 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
   if (part === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
     return reply.code(400).send({ error: 'Request body must be a JSON object' })
   }

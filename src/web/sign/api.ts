@@ -1,4 +1,4 @@
-// The wallet-facing API (DESIGN.md) as the signing page calls it: the only server the page talks to.
+// The wallet-facing API (docs/signing.md) as the signing page calls it: the only server the page talks to.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../features/payloads/model.js'
 import type { Resolution, SignView, WalletAdapterName } from '../../features/signing/view.js'
 import { ApiError, callApi } from '../shared/api-client.js'

@@ -87,7 +87,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
     })
   })
 
-  describe('spec rules', () => {
+  describe('the rules of docs/interface.md §4 and §8', () => {
     const cases: [string, unknown, string, string?][] = [
       ['missing type', {}, 'type'],
       ['unknown type', { type: 'pay' }, 'type'],

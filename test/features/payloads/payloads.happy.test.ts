@@ -18,7 +18,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
   const get = (uuid: string) => readPayload(t, apiKey, uuid)
 
   for (const [type, body] of Object.entries(payloadBodies)) {
-    it(`creates a ${type} payload with exactly the spec's fields`, async () => {
+    it(`creates a ${type} payload with exactly the fields of docs/interface.md §4`, async () => {
       const response = await create({ ...body, options: { expiresIn: 600 } })
       assert.equal(response.statusCode, 201)
       const created = response.json()
@@ -38,7 +38,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     assert.equal(Date.parse(created.expiresAt) - Date.parse(created.createdAt), 300_000)
   })
 
-  it('reads a payload with every spec field, null until set, and the type-specific fields', async () => {
+  it('reads a payload with every field of docs/interface.md §2, null until set, and the type-specific fields', async () => {
     const sign = (await create(payloadBodies.sign)).json()
     const message = (await create(payloadBodies.signMessage)).json()
     const submit = (await create(payloadBodies.signAndSubmit)).json()

@@ -84,7 +84,7 @@ forEachDatabase('project analytics', (dialect) => {
     })
   const range = (from: number) => Array.from({ length: 1 - from }, (_, i) => from + i)
 
-  it('reports the last 30 UTC days by default, exactly in the shape of spec section 4', async () => {
+  it('reports the last 30 UTC days by default, exactly in the shape of docs/interface.md §4', async () => {
     const response = await analytics()
     assert.equal(response.status, 200)
     assert.equal(response.body.daily.length, 30)

@@ -54,7 +54,7 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     assert.equal(JSON.stringify(row).includes(created.secret.slice('whsec_'.length)), false, 'the secret is stored sealed')
   })
 
-  it('delivers every event with the exact body of spec section 6, null for absent fields, signed with the secret', async () => {
+  it('delivers every event with the exact body of docs/interface.md §6, null for absent fields, signed with the secret', async () => {
     const { apiKey } = await t.createProject('pro')
     const webhook = await registerWebhook(t, apiKey, receiver.url)
     const createdAtMs = t.clock.now()
@@ -85,7 +85,7 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
       resolvedAt: iso(resolvedAt),
       ...extra,
     })
-    // Field order as the specification lists it; the bytes received must be exactly these.
+    // Field order as docs/interface.md §6 lists it; the bytes received must be exactly these.
     const expected = new Map([
       [signed, { event: 'payload.signed', payload: payload(signed, 'sign', 'signed', resolvedAtMs, { ...pick(SIGNED) }) }],
       [

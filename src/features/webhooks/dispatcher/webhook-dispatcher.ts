@@ -2,20 +2,19 @@
 // cap and a per-webhook cap, and records each outcome: success, a retry on the schedule, or failure with one alert.
 import type { Logger } from 'pino'
 import type { Config } from '../../../config.js'
+import { type ServiceEvents, wakeOnEvents } from '../../../events.js'
 import type { Clock } from '../../../platform/clock.js'
 import type { Storage } from '../../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
-import type { EmailOutbox } from '../../email/service.js'
-import type { PayloadService } from '../../payloads/service.js'
+import type { WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
-import { DELIVERY_TIMEOUT_MS, TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT, type WebhookDelivery } from '../model.js'
+import { DELIVERY_TIMEOUT_MS, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
-import type { WebhookService } from '../service.js'
 import { signWebhookBody } from '../signature.js'
-import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
+import { attemptOutcome } from './attempt-outcome.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -62,15 +61,14 @@ const CLAIM_COALESCE_MS = 3
  */
 const SUCCESS_RECORD_COALESCE_MS = 10
 
-const GONE_REASON = 'the receiver answered 410 Gone'
-
 export interface DispatcherContext {
   config: Pick<Config, 'webhookAllowPrivateTargets'>
   storage: Storage
   clock: Clock
   logger: Logger
   secretBox: SecretBox
-  emails: EmailOutbox
+  /** 'delivery.failed' when a payload's delivery fails its last attempt: its alert mail is queued with the failure. */
+  events: ServiceEvents
 }
 
 export interface WebhookDispatcherOptions {
@@ -302,22 +300,33 @@ export class WebhookDispatcher {
   }
 
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
-    if (result.ok) {
+    const nowMs = this.ctx.clock.now()
+    const attempts = delivery.attempts + 1
+    const outcome = attemptOutcome({ event: delivery.event, payloadUuid: delivery.payloadUuid, attempts, result, nowMs }, this.random)
+    if (outcome.kind === 'succeeded') {
       // The slot is free once the response is in; the success is recorded with others shortly after.
-      this.track(this.recordSuccess(delivery, result.statusCode ?? 200), delivery)
+      this.track(this.recordSuccess(delivery, outcome.statusCode), delivery)
       return
     }
     const { db } = this.ctx.storage
     const claim = claimOf(delivery)
-    const nowMs = this.ctx.clock.now()
-    const attempts = delivery.attempts + 1
     const attempted = { attempts, nextAttemptAtMs: delivery.nextAttemptAtMs, lastStatusCode: result.statusCode, lastError: result.error }
     const failed: DeliveryOutcome = { ...attempted, state: 'failed', completedAtMs: nowMs }
 
-    if (result.statusCode === 410) {
+    if (outcome.kind === 'retry') {
+      await webhookDeliveriesRepository.complete(db, claim, {
+        ...attempted,
+        state: 'pending',
+        nextAttemptAtMs: outcome.nextAttemptAtMs,
+        completedAtMs: null,
+      })
+      return
+    }
+
+    if (outcome.kind === 'disable-webhook') {
       await db.transaction().execute(async (tx) => {
         if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return
-        await webhooksRepository.disable(tx, target.webhookId, nowMs, GONE_REASON)
+        await webhooksRepository.disable(tx, target.webhookId, nowMs, outcome.reason)
         await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
       })
       await this.cancelWaiting(target.webhookId, nowMs)
@@ -325,42 +334,28 @@ export class WebhookDispatcher {
       return
     }
 
-    const isTest = delivery.event === WEBHOOK_TEST_EVENT
-    const maxAttempts = isTest ? TEST_DELIVERY_MAX_ATTEMPTS : MAX_DELIVERY_ATTEMPTS
-    const delayMs = attempts < maxAttempts ? nextAttemptDelayMs(attempts, this.random, parseRetryAfter(result.retryAfter, nowMs)) : null
-    if (delayMs !== null) {
-      await webhookDeliveriesRepository.complete(db, claim, {
-        ...attempted,
-        state: 'pending',
-        nextAttemptAtMs: nowMs + delayMs,
-        completedAtMs: null,
-      })
-      return
-    }
-
+    const failure: WebhookFailure | null =
+      outcome.alert && delivery.payloadUuid !== null
+        ? {
+            deliveryId: delivery.id,
+            projectId: target.projectId,
+            projectName: target.projectName,
+            webhookId: target.webhookId,
+            webhookUrl: target.url,
+            event: delivery.event,
+            payloadUuid: delivery.payloadUuid,
+            attempts,
+            lastError: result.error ?? 'unknown error',
+          }
+        : null
     const alerted = await db.transaction().execute(async (tx) => {
       if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return false
-      if (isTest || delivery.payloadUuid === null) return false
-      await this.ctx.emails.enqueueWebhookFailure(tx, {
-        deliveryId: delivery.id,
-        projectId: target.projectId,
-        projectName: target.projectName,
-        webhookId: target.webhookId,
-        webhookUrl: target.url,
-        event: delivery.event,
-        payloadUuid: delivery.payloadUuid,
-        attempts,
-        lastError: result.error ?? 'unknown error',
-      })
+      if (failure === null) return false
+      await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
       return true
     })
-    if (alerted) this.ctx.emails.notifyQueued()
+    if (alerted && failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
   }
-}
-
-export interface WebhookDispatcherTaskContext extends DispatcherContext {
-  payloads: Pick<PayloadService, 'events'>
-  webhooks: Pick<WebhookService, 'events'>
 }
 
 /**
@@ -368,7 +363,7 @@ export interface WebhookDispatcherTaskContext extends DispatcherContext {
  * tick), when a send frees a slot, and every second for retries that came due and work queued by other instances.
  */
 export function startWebhookDispatcher(
-  ctx: WebhookDispatcherTaskContext,
+  ctx: DispatcherContext,
   options: WebhookDispatcherOptions & { pollIntervalMs?: number } = {},
 ): PeriodicTask {
   let coalescing: NodeJS.Timeout | undefined
@@ -392,13 +387,11 @@ export function startWebhookDispatcher(
     () => dispatcher.dispatchDue(),
     ctx.logger,
   )
-  ctx.payloads.events.on('transition', wake)
-  ctx.webhooks.events.on('queued', wake)
+  const stopWaking = wakeOnEvents(ctx.events, 'webhook-dispatcher', wake)
   return {
     wake,
     async stop() {
-      ctx.payloads.events.off('transition', wake)
-      ctx.webhooks.events.off('queued', wake)
+      stopWaking()
       clearTimeout(coalescing)
       await task.stop()
       // Sends in flight end within their timeout; recording them now spares their receivers a repeat after the lease.

@@ -1,0 +1,118 @@
+// Every event inside the service, with what it carries, and the one function that wires every listener.
+//
+// A payload's change, end to end:
+//   1. PayloadService moves a payload out of pending and, in the same transaction, emits 'payload.changed': the
+//      webhook service writes one delivery per subscribed webhook into the outbox (webhook_deliveries). A creation
+//      that crosses 80% of the month's limit emits 'usage.warning' in its transaction: the warning mail is written
+//      into the mail outbox (emails).
+//   2. After the commit, 'payload.changed' again: live streams hear of it (across instances through Redis), and the
+//      webhook dispatcher wakes. A retried or test delivery wakes it too ('delivery.queued').
+//   3. The dispatcher claims the deliveries and POSTs them to their receivers (features/webhooks/dispatcher/).
+//   4. A delivery that fails its last attempt emits 'delivery.failed' in the transaction that records the failure: the
+//      alert mail is written into the mail outbox. After the commit, 'delivery.failed' again wakes the mailer, which
+//      sends it. (The usage warning's mail waits for the mailer's next poll, within a second.)
+import type { Logger } from 'pino'
+import type { EmailOutbox, UsageWarning, WebhookFailure } from './features/email/service.js'
+import type { LiveEvents } from './features/payloads/live/live-events.js'
+import { toPayloadView } from './features/payloads/model.js'
+import type { PayloadTransition } from './features/payloads/service.js'
+import type { WebhookService } from './features/webhooks/service.js'
+import type { Tx } from './platform/db/database.js'
+
+/** Emitted inside the transaction of the change that causes them: what a listener writes commits or rolls back with it. */
+export interface TransactionEvents {
+  /** A payload left pending (signed, rejected, expired). */
+  'payload.changed': PayloadTransition
+  /** A creation took a project's monthly usage past the warning threshold (first time this month). */
+  'usage.warning': UsageWarning
+  /** A payload's webhook delivery failed its last attempt. */
+  'delivery.failed': WebhookFailure
+}
+
+/** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
+export interface CommittedEvents {
+  /** A payload left pending, committed. */
+  'payload.changed': PayloadTransition
+  /** Webhook deliveries were committed outside a payload change (a retry, a test delivery). */
+  'delivery.queued': undefined
+  /** A payload's webhook delivery failed its last attempt, committed with its alert mail. */
+  'delivery.failed': WebhookFailure
+}
+
+type TransactionListener<K extends keyof TransactionEvents> = (tx: Tx, data: TransactionEvents[K]) => Promise<void>
+type CommittedListener<K extends keyof CommittedEvents> = (data: CommittedEvents[K]) => void
+
+/** The service's events: listeners are kept per name, called in the order they were added. */
+export class ServiceEvents {
+  private readonly inTransaction = new Map<keyof TransactionEvents, TransactionListener<never>[]>()
+  private readonly committed = new Map<keyof CommittedEvents, CommittedListener<never>[]>()
+
+  /** Adds a listener run inside the transaction; a listener that throws rolls the change back. Returns its removal. */
+  onTransaction<K extends keyof TransactionEvents>(name: K, listener: TransactionListener<K>): () => void {
+    return add(this.inTransaction, name, listener)
+  }
+
+  /** Adds a listener run after the commit. Returns its removal. */
+  onCommit<K extends keyof CommittedEvents>(name: K, listener: CommittedListener<K>): () => void {
+    return add(this.committed, name, listener)
+  }
+
+  /** Runs the transaction listeners of `name` one after the other, inside `tx`. */
+  async emitInTransaction<K extends keyof TransactionEvents>(tx: Tx, name: K, data: TransactionEvents[K]): Promise<void> {
+    for (const listener of listenersOf(this.inTransaction, name) as TransactionListener<K>[]) await listener(tx, data)
+  }
+
+  /** Calls the committed listeners of `name`, synchronously. */
+  emitCommitted<K extends keyof CommittedEvents>(name: K, ...data: CommittedEvents[K] extends undefined ? [] : [CommittedEvents[K]]): void {
+    for (const listener of listenersOf(this.committed, name) as CommittedListener<K>[]) listener(data[0] as CommittedEvents[K])
+  }
+}
+
+function add<K, L>(listeners: Map<K, L[]>, name: K, listener: L): () => void {
+  listeners.set(name, [...(listeners.get(name) ?? []), listener])
+  return () =>
+    listeners.set(
+      name,
+      (listeners.get(name) ?? []).filter((other) => other !== listener),
+    )
+}
+
+function listenersOf<K, L>(listeners: Map<K, L[]>, name: K): L[] {
+  return listeners.get(name) ?? []
+}
+
+export interface EventWiring {
+  events: ServiceEvents
+  webhooks: Pick<WebhookService, 'enqueueForTransition'>
+  emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure'>
+  liveEvents: Pick<LiveEvents, 'publish'>
+  logger: Logger
+}
+
+/** Wires every listener of the service's parts; the background workers add theirs when they start (WORKER_WAKE_EVENTS). */
+export function wireEvents({ events, webhooks, emails, liveEvents, logger }: EventWiring): void {
+  // The outboxes: rows written in the transaction of the change that causes them.
+  events.onTransaction('payload.changed', (tx, transition) => webhooks.enqueueForTransition(tx, transition))
+  events.onTransaction('usage.warning', (tx, warning) => emails.enqueueUsageWarning(tx, warning))
+  events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
+  // Live streams, on this instance and (through Redis) on the others.
+  events.onCommit('payload.changed', ({ payload }) => {
+    liveEvents
+      .publish(toPayloadView(payload))
+      .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
+  })
+}
+
+/** The committed events that wake each background worker at once, rather than at its next poll. */
+export const WORKER_WAKE_EVENTS = {
+  'webhook-dispatcher': ['payload.changed', 'delivery.queued'],
+  mailer: ['delivery.failed'],
+} as const satisfies Record<string, readonly (keyof CommittedEvents)[]>
+
+/** Calls `wake` on each of the worker's events; returns the removal of those listeners. */
+export function wakeOnEvents(events: ServiceEvents, worker: keyof typeof WORKER_WAKE_EVENTS, wake: () => void): () => void {
+  const removals = WORKER_WAKE_EVENTS[worker].map((name) => events.onCommit(name, () => wake()))
+  return () => {
+    for (const remove of removals) remove()
+  }
+}
