@@ -439,6 +439,8 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await open(`/dashboard/projects/${freeProjectId}/payloads`)
     const row = await page.getByTestId('payloads').locator('tbody tr').first().boundingBox()
     assert.ok(row !== null && row.height < 90, `a payload is a compact row on a phone, not a tall card: ${row?.height} px`)
+    const tabs = await page.locator('.tabs').evaluate((nav) => nav.scrollWidth - nav.clientWidth)
+    assert.equal(tabs, 0, 'every tab is on screen, none hidden behind a sideways scroll')
     await shoot('dashboard-payloads-phone.png')
     await open(`/dashboard/projects/${freeProjectId}/keys`)
     assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
