@@ -12,6 +12,7 @@ import { PayloadService } from './features/payloads/service.js'
 import { AccountProjects } from './features/projects/account-projects.js'
 import { ApiKeyAuthenticator } from './features/projects/api-key-authenticator.js'
 import { ProjectService } from './features/projects/service.js'
+import { multisignPreparer } from './features/signing/multisign/prepare.js'
 import { SigningService } from './features/signing/service.js'
 import { createXamanClient } from './features/signing/xaman/xaman-client.js'
 import { createSecretBox, type SecretBox } from './features/webhooks/secret-box.js'
@@ -74,6 +75,7 @@ export function createContext(options: ContextOptions): ServiceContext {
   const secretBox = createSecretBox(options.serverSecret)
   const events = new ServiceEvents()
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) => logger.warn({ err: error }, 'could not record API key use'))
+  const xrplNode = config.xrplNodeUrl ? createXrplNode(config.xrplNodeUrl) : undefined
   const payloads = new PayloadService({
     db,
     clock,
@@ -81,9 +83,9 @@ export function createContext(options: ContextOptions): ServiceContext {
     publicUrl: config.publicUrl,
     network: config.xrplNetwork,
     limits: config.limits,
+    prepareMultisign: multisignPreparer(xrplNode),
   })
   const projects = new ProjectService(db, clock)
-  const xrplNode = config.xrplNodeUrl ? createXrplNode(config.xrplNodeUrl) : undefined
   const rateLimiter =
     options.rateLimiter ??
     (config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, clock, logger }) : new MemoryRateLimiter(clock))

@@ -21,7 +21,7 @@ import type { Tx } from './platform/db/database.js'
 
 /** Emitted inside the transaction of the change that causes them: what a listener writes commits or rolls back with it. */
 export interface TransactionEvents {
-  /** A payload left pending (signed, rejected, expired). */
+  /** A payload left pending (signed, rejected, expired), or a multisigned one recorded a signature (payload.signature_added). */
   'payload.changed': PayloadTransition
   /** A creation took a project's monthly usage past the warning threshold (first time this month). */
   'usage.warning': UsageWarning
@@ -31,7 +31,7 @@ export interface TransactionEvents {
 
 /** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
 export interface CommittedEvents {
-  /** A payload left pending, committed. */
+  /** A payload left pending, or a multisigned one recorded a signature or a signer's rejection, committed. */
   'payload.changed': PayloadTransition
   /** Webhook deliveries were committed outside a payload change (a retry, a test delivery). */
   'delivery.queued': undefined

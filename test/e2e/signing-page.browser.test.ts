@@ -5,9 +5,10 @@ import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { Wallet } from 'xrpl'
 import { projectsRepository } from '../../src/features/projects/repository.js'
 import { checkAtBothWidths, PHONE } from '../support/axe.js'
-import { browserSkip, launchChromium } from '../support/chromium.js'
+import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
 import { logoPng } from '../support/png.js'
@@ -274,6 +275,35 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     const view = await appView(uuid)
     assert.equal(view.status, 'rejected')
     assert.equal(view.walletAdapter, 'developer')
+  })
+
+  it('a multisigned request shows the quorum, takes each signer in turn, and resolves at quorum', async () => {
+    const account = Wallet.generate()
+    const signers = [Wallet.generate(), Wallet.generate(), Wallet.generate()] as const
+    rippled.setAccount(account.classicAddress, {
+      signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
+    })
+    const uuid = await create({
+      type: 'sign',
+      transaction: { ...paymentTransaction(), Account: account.classicAddress },
+      options: { multisign: true },
+    })
+    const { page } = await open(uuid)
+    assert.equal(await page.getByTestId('multisign-weight').textContent(), '0 of 2 signed')
+    assert.equal(await page.getByTestId('wallet-gemwallet').count(), 0, 'only wallets that sign for multisigning are offered')
+    await page.getByTestId('wallet-developer').click()
+    await page.getByTestId('dev-seed').fill(signers[0].seed as string)
+    await page.getByTestId('approve').click()
+    await page.getByTestId('status').filter({ hasText: 'waiting for the other signers' }).waitFor({ timeout: 10_000 })
+    assert.equal(await page.getByTestId('multisign-weight').textContent(), '1 of 2 signed')
+    await shoot(page, 'signing-multisign.png')
+    await page.getByTestId('dev-seed').fill(signers[1].seed as string)
+    await page.getByTestId('approve').click()
+    await outcome(page, 'signed')
+    const view = await appView(uuid)
+    assert.equal(view.status, 'signed')
+    assert.equal(view.signerAddress, account.classicAddress)
+    assert.equal(view.multisign.weight, 2)
   })
 
   it('shows expiry without a reload once the time is up (the sweeper expires it, the page learns of it)', async () => {

@@ -2,7 +2,15 @@
 
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added'
+
+/** options.multisign: the signer list of the transaction's Account and who has signed. */
+export interface Multisign {
+  quorum: number
+  /** The weight of the signatures collected so far. */
+  weight: number
+  signers: Array<{ account: string; weight: number; signed: boolean; signedAt: string | null; rejectedAt: string | null }>
+}
 
 export interface CreatePayloadRequest {
   type: PayloadType
@@ -17,6 +25,8 @@ export interface CreatePayloadRequest {
     returnUrl?: string
     /** Shown to the user on the signing page; at most 200 characters. */
     customInstructions?: string
+    /** sign, signAndSubmit: collect the signatures of the Account's signer list and combine them at quorum. */
+    multisign?: boolean
   }
 }
 
@@ -47,6 +57,8 @@ export interface Payload {
   signature?: string | null
   /** signAndSubmit: what happened on the ledger. */
   submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  /** options.multisign only. */
+  multisign?: Multisign
 }
 
 export interface ListPayloadsOptions {
@@ -96,6 +108,8 @@ export interface WebhookPayload {
   walletAdapter: string | null
   createdAt: string
   resolvedAt: string | null
+  /** options.multisign only. */
+  multisign?: Multisign
 }
 
 /** A delivery telling that a payload was signed, rejected or expired. */

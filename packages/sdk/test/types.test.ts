@@ -48,6 +48,7 @@ const signedPayload: server.Payload = {
   submitEngineResult: null,
   validatedResult: null,
   validatedLedgerIndex: null,
+  multisign: null,
 }
 
 describe("the SDK's types and the server's", () => {

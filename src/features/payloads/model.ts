@@ -1,5 +1,7 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { type MultisignView, toMultisignView } from '../signing/multisign/view.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
 export type PayloadType = (typeof PAYLOAD_TYPES)[number]
@@ -8,7 +10,10 @@ export const PAYLOAD_STATUSES = ['pending', 'signed', 'rejected', 'expired'] as 
 export type PayloadStatus = (typeof PAYLOAD_STATUSES)[number]
 export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
-export const PAYLOAD_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** The events a resolution causes: what a webhook receives when it names no events. */
+export const RESOLUTION_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
+/** Every event a webhook can subscribe to: the resolutions, and each signature of a multisigned request (opt-in). */
+export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300
@@ -38,6 +43,8 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /** options.multisign: the signer list and what each signer answered; null for other payloads. */
+  multisign: MultisignState | null
 }
 
 /** What resolving a payload as signed records. */
@@ -55,7 +62,7 @@ export function isTransactionType(type: PayloadType): boolean {
   return type === 'sign' || type === 'signAndSubmit'
 }
 
-export function eventForStatus(status: ResolvedStatus): PayloadEvent {
+export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENTS)[number] {
   return `payload.${status}`
 }
 
@@ -104,6 +111,7 @@ export function toPayloadView(payload: Payload): PayloadView {
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return view
 }
 
@@ -121,6 +129,7 @@ export interface PayloadView {
   publicKey?: string | null
   signature?: string | null
   submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  multisign?: MultisignView
 }
 
 /** The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. */
@@ -135,5 +144,6 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
   }
 }

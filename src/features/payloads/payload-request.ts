@@ -8,7 +8,7 @@ export interface PayloadRequest {
   type: PayloadType
   transaction?: Record<string, unknown>
   message?: string
-  options?: { expiresIn?: number; returnUrl?: string; customInstructions?: string }
+  options?: { expiresIn?: number; returnUrl?: string; customInstructions?: string; multisign?: boolean }
 }
 
 export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, limits: PlanLimits): FieldError[] {
@@ -25,6 +25,14 @@ export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, 
     else errors.push(...validateMessage(request.message))
   } else if (request.message !== undefined) {
     errors.push({ field: 'message', message: `is only accepted for type signMessage, not ${request.type}` })
+  }
+
+  if (request.options?.multisign === true) {
+    if (!isTransactionType(request.type)) {
+      errors.push({ field: 'options.multisign', message: `is only accepted for types sign and signAndSubmit, not ${request.type}` })
+    } else if (typeof request.transaction?.Account !== 'string') {
+      errors.push({ field: 'transaction.Account', message: 'is required for a multisigned request: the account the signers sign for' })
+    }
   }
 
   const expiresIn = request.options?.expiresIn

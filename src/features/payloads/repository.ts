@@ -4,6 +4,7 @@ import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
+import type { MultisignState } from '../signing/multisign/model.js'
 import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from './model.js'
 
 type PayloadRow = Selectable<PayloadsTable>
@@ -31,6 +32,7 @@ export function rowToPayload(row: PayloadRow): Payload {
     submitEngineResult: row.submit_engine_result,
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
+    multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
   }
 }
 
@@ -54,6 +56,7 @@ type NewPayloadRow = Pick<
   | 'custom_instructions'
   | 'expires_at'
   | 'created_at'
+  | 'multisign_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
@@ -69,6 +72,7 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     custom_instructions: p.custom_instructions,
     expires_at: p.expires_at,
     created_at: p.created_at,
+    multisign_json: p.multisign_json,
   }),
 )
 /**
@@ -144,7 +148,29 @@ export const payloadsRepository = {
       custom_instructions: payload.customInstructions,
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
+      multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
     })
+  },
+
+  /**
+   * Replaces a pending multisigned payload's state if it is still `expected` (compare-and-set: of two racing
+   * signatures one wins, the other reads again). Undefined when the state moved, or the payload was resolved or expired.
+   */
+  async replaceMultisign(
+    db: DbOrTx,
+    uuid: string,
+    change: { expected: MultisignState; next: MultisignState; notExpiredAtMs: number },
+  ): Promise<Payload | undefined> {
+    const row = await db
+      .updateTable('payloads')
+      .set({ multisign_json: JSON.stringify(change.next) })
+      .where('uuid', '=', uuid)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', change.notExpiredAtMs)
+      .where('multisign_json', '=', JSON.stringify(change.expected))
+      .returningAll()
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {

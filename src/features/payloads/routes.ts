@@ -16,6 +16,7 @@ import {
 } from '../../platform/http/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
+import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import {
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
   PAYLOAD_STATUSES,
@@ -56,6 +57,12 @@ const CreatePayloadBody = Type.Object(
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+          multisign: Type.Optional(
+            Type.Boolean({
+              description:
+                "sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum",
+            }),
           ),
         },
         { additionalProperties: false },
@@ -98,6 +105,7 @@ export const PayloadViewSchema = Type.Object(
         { description: 'signAndSubmit only: what happened on the ledger' },
       ),
     ),
+    multisign: Type.Optional(MultisignViewSchema),
   },
   { $id: 'Payload' },
 )

@@ -8,6 +8,8 @@ import type { Db, Tx } from '../../platform/db/database.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { usageRepository } from '../projects/usage-repository.js'
+import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
+import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
 import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
@@ -28,7 +30,12 @@ export interface PayloadServiceOptions {
   publicUrl: string
   network: string
   limits: Record<PlanName, PlanLimits>
+  /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
+  prepareMultisign?: MultisignPreparer
 }
+
+/** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
+const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export interface CreatingProject {
   projectId: string
@@ -47,6 +54,7 @@ export class PayloadService {
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
 
+    const multisign = request.options?.multisign === true ? await this.prepareMultisign(request.transaction ?? {}) : undefined
     const nowMs = this.options.clock.now()
     const uuid = newPayloadUuid()
     const expiresAtMs = nowMs + expiresInSeconds(request, limits) * 1000
@@ -55,7 +63,7 @@ export class PayloadService {
       projectId: project.projectId,
       type: request.type,
       status: 'pending',
-      transaction: request.transaction ?? null,
+      transaction: multisign?.transaction ?? request.transaction ?? null,
       message: request.message ?? null,
       challenge: request.type === 'connect' ? this.connectChallenge(uuid, nowMs, expiresAtMs) : null,
       returnUrl: request.options?.returnUrl ?? null,
@@ -72,6 +80,7 @@ export class PayloadService {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      multisign: multisign?.state ?? null,
     }
     const month = utcMonth(nowMs)
     await this.options.db.transaction().execute(async (tx) => {
@@ -150,6 +159,36 @@ export class PayloadService {
     return payload
   }
 
+  /**
+   * Changes what a pending multisigned request has collected (a signature or a signer's rejection): `change` computes
+   * the next state from the current payload and throws to refuse. Compare-and-set on the payload's row, retried
+   * when another signer's change got there first, so that concurrent answers on any number of instances all count.
+   * A signature also notifies the webhooks that list payload.signature_added, in the same transaction.
+   */
+  async changeMultisign(
+    uuid: string,
+    change: (payload: Payload & { multisign: MultisignState }, nowMs: number) => MultisignState,
+    event?: 'payload.signature_added',
+  ): Promise<Payload> {
+    for (let attempt = 0; attempt < MULTISIGN_ATTEMPTS; attempt++) {
+      const payload = await this.assertActionable(uuid)
+      const expected = payload.multisign
+      if (expected === null) throw conflict('This request is not multisigned')
+      const nowMs = this.options.clock.now()
+      const next = change({ ...payload, multisign: expected }, nowMs)
+      const changed = await this.options.db.transaction().execute(async (tx) => {
+        const updated = await payloadsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
+        if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
+        return updated
+      })
+      if (changed) {
+        this.options.events.emitCommitted('payload.changed', { payload: changed, event: event ?? 'payload.signature_added' })
+        return changed
+      }
+    }
+    throw conflict('Too many signers answered this request at once: try again')
+  }
+
   /** The background sweeper's step: expires up to `batchSize` overdue payloads; returns how many. */
   async expireOverdue(batchSize = 500): Promise<number> {
     const nowMs = this.options.clock.now()
@@ -208,6 +247,13 @@ export class PayloadService {
 
   private emit(payload: Payload): void {
     this.options.events.emitCommitted('payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
+  }
+
+  private async prepareMultisign(transaction: Record<string, unknown>): Promise<PreparedMultisign> {
+    if (this.options.prepareMultisign === undefined) {
+      throw unprocessable([{ field: 'options.multisign', message: 'is not available on this service' }])
+    }
+    return this.options.prepareMultisign(transaction)
   }
 
   private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {

@@ -7,6 +7,7 @@ import { errorResponses, Timestamp, UuidParams } from '../../platform/http/schem
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../payloads/model.js'
 import { NOT_FOUND_MESSAGE } from '../payloads/service.js'
+import { MultisignViewSchema } from './multisign/schema.js'
 import type { SigningService } from './service.js'
 import { MAX_SIGNED_BLOB_BYTES } from './verify/signed-blob.js'
 import { toResolution, WALLET_ADAPTERS, type WalletAdapterName } from './view.js'
@@ -37,6 +38,7 @@ const SignViewSchema = Type.Object({
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
   customInstructions: Type.Optional(Type.String()),
+  multisign: Type.Optional(MultisignViewSchema),
   wallets: Type.Object(
     {
       xaman: Type.Boolean({ description: 'The operator configured Xaman' }),
@@ -70,12 +72,13 @@ const SignViewSchema = Type.Object({
 
 const ResolutionSchema = Type.Object({
   uuid: Type.String({ format: 'uuid' }),
-  status: Type.String({ enum: ['signed', 'rejected'] }),
+  status: Type.String({ enum: ['signed', 'rejected', 'pending'], description: 'pending: a multisigned request that needs more signers' }),
   signerAddress: Type.Optional(Type.String()),
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
-  resolvedAt: Timestamp(),
+  resolvedAt: Type.Optional(Timestamp()),
   redirectUrl: Type.Optional(Type.String()),
+  multisign: Type.Optional(MultisignViewSchema),
 })
 
 const ApproveBody = Type.Object(
@@ -95,7 +98,13 @@ const ApproveBody = Type.Object(
   { additionalProperties: false },
 )
 
-const RejectBody = Type.Object({ walletAdapter: Type.Optional(WalletAdapterSchema) }, { additionalProperties: false })
+const RejectBody = Type.Object(
+  {
+    walletAdapter: Type.Optional(WalletAdapterSchema),
+    signerAccount: Type.Optional(Type.String({ maxLength: 35, description: 'Multisigned requests only: the signer who rejects' })),
+  },
+  { additionalProperties: false },
+)
 
 export interface SignRequestHookDeps {
   rateLimiter: RateLimiter
@@ -184,7 +193,11 @@ export async function signRoutes(app: FastifyInstance, deps: SignRoutesDeps): Pr
     },
     async (request) => {
       const body = (request.body ?? {}) as typeof RejectBody.static
-      const rejected = await deps.signing.reject((request.params as { uuid: string }).uuid, body.walletAdapter as WalletAdapterName)
+      const rejected = await deps.signing.reject(
+        (request.params as { uuid: string }).uuid,
+        body.walletAdapter as WalletAdapterName,
+        body.signerAccount,
+      )
       return toResolution(rejected)
     },
   )

@@ -13,6 +13,9 @@ import type { Payload, SignedResolution } from '../payloads/model.js'
 import type { PayloadService } from '../payloads/service.js'
 import { logoPath } from '../projects/project-branding.js'
 import { projectsRepository } from '../projects/repository.js'
+import { combineSignatures } from './multisign/combine.js'
+import { hasQuorum, type MultisignState, quorumReachable, withoutSignature, withRejection, withSignature } from './multisign/model.js'
+import { verifyMultisignSignature } from './multisign/verify-multisign-signature.js'
 import { submissionClaimsRepository } from './submission-claims-repository.js'
 import { verifyConnectTransaction } from './verify/connect-challenge.js'
 import { SIGNED_FIELD } from './verify/signed-blob.js'
@@ -115,8 +118,27 @@ export class SigningService {
     }
   }
 
-  /** POST /api/v1/sign/{uuid}/reject. */
-  async reject(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Payload> {
+  /**
+   * POST /api/v1/sign/{uuid}/reject. A multisigned request is rejected by each signer, who names their account; it
+   * is rejected as a whole once the signers left can no longer reach the quorum.
+   */
+  async reject(uuid: string, walletAdapter: WalletAdapterName | undefined, signerAccount?: string): Promise<Payload> {
+    const payload = await this.options.payloads.getForSigning(uuid)
+    if (payload.multisign === null) {
+      if (signerAccount !== undefined) {
+        throw unprocessable([
+          { field: 'signerAccount', message: 'is only for multisigned requests, which each signer rejects for themself' },
+        ])
+      }
+      return this.options.payloads.reject(uuid, walletAdapter)
+    }
+    if (signerAccount === undefined) {
+      throw unprocessable([{ field: 'signerAccount', message: 'is required: each signer of a multisigned request rejects for themself' }])
+    }
+    const recorded = await this.options.payloads.changeMultisign(uuid, (current, nowMs) =>
+      withRejection(current.multisign, { account: signerAccount, walletAdapter: walletAdapter ?? null, nowMs }),
+    )
+    if (recorded.multisign !== null && quorumReachable(recorded.multisign)) return recorded
     return this.options.payloads.reject(uuid, walletAdapter)
   }
 
@@ -212,10 +234,54 @@ export class SigningService {
 
   private async resolveTransaction(payload: Payload, approval: Approval): Promise<Payload> {
     const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
+    if (payload.multisign !== null) return this.approveMultisigned(payload, approval.walletAdapter, signedTransaction)
     const verified = verifySignedTransaction(payload.transaction as Record<string, unknown>, signedTransaction)
     await this.checkAuthority(verified)
     const signed: SignedResolution = {
       walletAdapter: approval.walletAdapter,
+      signerAddress: verified.signerAddress,
+      txHash: verified.txHash,
+      txBlob: verified.txBlob,
+    }
+    if (payload.type === 'sign') return this.options.payloads.resolveSigned(payload.uuid, signed)
+    return this.submitAndResolve(payload, verified, signed)
+  }
+
+  /**
+   * One signer's signature of a multisigned request: verified, recorded (payload.signature_added), and, when it
+   * completes the quorum, combined with the others into the transaction that resolves the request (and, for
+   * signAndSubmit, is submitted). A request left at its quorum but pending (a crash, a refused submission) is completed
+   * by the next approval.
+   */
+  private async approveMultisigned(payload: Payload, walletAdapter: string, signedTransaction: string): Promise<Payload> {
+    if (payload.multisign !== null && hasQuorum(payload.multisign)) return this.completeMultisigned(payload, walletAdapter)
+    const signature = verifyMultisignSignature(payload.transaction as Record<string, unknown>, signedTransaction)
+    const recorded = await this.options.payloads.changeMultisign(
+      payload.uuid,
+      (current, nowMs) => withSignature(current.multisign, { ...signature, walletAdapter, nowMs }),
+      'payload.signature_added',
+    )
+    if (recorded.multisign === null || !hasQuorum(recorded.multisign)) return recorded
+    try {
+      return await this.completeMultisigned(recorded, walletAdapter)
+    } catch (error) {
+      // The ledger refused the combined transaction: the signature that completed it is taken back, so that the
+      // request shows what it still needs and this signer can sign again.
+      if (error instanceof AppError && error.statusCode === 422) {
+        await this.options.payloads
+          .changeMultisign(payload.uuid, (current) => withoutSignature(current.multisign, signature.account))
+          .catch((undo: unknown) => this.options.logger.warn({ err: undo, uuid: payload.uuid }, 'could not take back a multisignature'))
+      }
+      throw error
+    }
+  }
+
+  private async completeMultisigned(payload: Payload, walletAdapter: string): Promise<Payload> {
+    const txBlob = combineSignatures(payload.multisign as MultisignState)
+    // The combined transaction is checked as any multisigned one: each signature against its signer.
+    const verified = verifySignedTransaction(payload.transaction as Record<string, unknown>, txBlob)
+    const signed: SignedResolution = {
+      walletAdapter,
       signerAddress: verified.signerAddress,
       txHash: verified.txHash,
       txBlob: verified.txBlob,

@@ -4,6 +4,7 @@ import { decode } from 'ripple-binary-codec'
 import { toIso } from '../../platform/clock.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
 import { fillReturnUrl } from '../payloads/payload-request.js'
+import { type MultisignView, toMultisignView } from './multisign/view.js'
 
 export const WALLET_ADAPTERS = ['gemwallet', 'crossmark', 'ledger', 'xaman', 'developer'] as const
 export type WalletAdapterName = (typeof WALLET_ADAPTERS)[number]
@@ -37,6 +38,8 @@ export interface SignView {
   explorerUrl?: string
   /** signAndSubmit once signed: the submission's engine result and, once validated, the final result. */
   submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  /** options.multisign: the signer list and who has answered. */
+  multisign?: MultisignView
 }
 
 export interface SignViewContext {
@@ -75,6 +78,7 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
 }
 
@@ -93,22 +97,22 @@ function signedFields(txBlob: string): SignView['signed'] {
 
 export interface Resolution {
   uuid: string
-  status: 'signed' | 'rejected'
+  /** pending: a multisigned request that recorded this signer's answer and needs more. */
+  status: 'signed' | 'rejected' | 'pending'
   signerAddress?: string
   txHash?: string
   walletAdapter?: string
-  resolvedAt: string
+  /** Absent while pending. */
+  resolvedAt?: string
   redirectUrl?: string
+  multisign?: MultisignView
 }
 
-/** The 200 answer of approve and reject, for the payload they resolved. */
+/** The 200 answer of approve and reject: the payload they resolved, or the multisigned request they added to. */
 export function toResolution(payload: Payload): Resolution {
-  return {
-    uuid: payload.uuid,
-    status: payload.status as Resolution['status'],
-    resolvedAt: toIso(payload.resolvedAtMs as number),
-    ...outcomeOf(payload),
-  }
+  const resolution: Resolution = { uuid: payload.uuid, status: payload.status as Resolution['status'], ...outcomeOf(payload) }
+  if (payload.multisign !== null) resolution.multisign = toMultisignView(payload.multisign, toIso)
+  return resolution
 }
 
 type Outcome = Partial<Pick<SignView, 'signerAddress' | 'txHash' | 'walletAdapter' | 'resolvedAt' | 'redirectUrl'>>

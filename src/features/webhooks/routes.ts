@@ -18,7 +18,10 @@ import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.'
 
-const EventName = Type.String({ enum: [...PAYLOAD_EVENTS], description: 'payload.signed, payload.rejected or payload.expired' })
+const EventName = Type.String({
+  enum: [...PAYLOAD_EVENTS],
+  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+})
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
 

@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
-import { PAYLOAD_EVENTS, type PayloadEvent } from '../payloads/model.js'
+import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
 import type { PayloadTransition } from '../payloads/service.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
@@ -196,7 +196,7 @@ function assertEnabled(webhook: Webhook): void {
 
 /** A non-empty list of distinct payload events; all three when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
-  if (events === undefined) return [...PAYLOAD_EVENTS]
+  if (events === undefined) return [...RESOLUTION_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')
   if (events.length === 0) throw unprocessable([{ field: 'events', message: `must list at least one of ${allowed}` }])
   const unknown = events.find((event) => !isPayloadEvent(event))

@@ -216,6 +216,11 @@ const migrations: Record<string, Migration> = {
         .execute()
     },
   },
+  '0009_multisign': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

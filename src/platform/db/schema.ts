@@ -91,6 +91,8 @@ export interface PayloadsTable {
   submit_engine_result: string | null
   validated_result: string | null
   validated_ledger_index: number | null
+  /** options.multisign: the signer list and the signatures collected (MultisignState, JSON); null otherwise. */
+  multisign_json: string | null
 }
 
 export interface PayloadDailyCountsTable {

@@ -36,6 +36,11 @@ export interface XrplNode {
   /** Whether `signerAccounts` all sit on the signer list of `account` and their weights reach its quorum. */
   hasSignerQuorum(account: string, signerAccounts: readonly string[]): Promise<boolean>
   /**
+   * The SignerList of `account` in the latest validated ledger: its quorum and weighted entries. Null when the account
+   * does not exist; no entries when it has no signer list.
+   */
+  signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
+  /**
    * Polls `tx` until the transaction is in a validated ledger. Resolves null when it can no longer be validated
    * (the validated ledger has reached lastLedgerSequence without it) or when timeoutMs has passed
    * (default 10 minutes). An unreachable node is retried until then.
@@ -129,6 +134,17 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
+  const signerList = async (account: string) => {
+    const response = await accountInfo(account, true)
+    if (response === null) return null
+    const list = response.result.signer_lists?.[0]
+    if (list === undefined) return { quorum: 0, entries: [] }
+    return {
+      quorum: list.SignerQuorum,
+      entries: list.SignerEntries.map(({ SignerEntry }) => ({ account: SignerEntry.Account, weight: SignerEntry.SignerWeight })),
+    }
+  }
+
   const validatedLedgerIndex = async (): Promise<number> => {
     try {
       const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: 'validated' }))
@@ -173,18 +189,19 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     },
 
     async hasSignerQuorum(account, signerAccounts) {
-      const response = await accountInfo(account, true)
-      const signerList = response?.result.signer_lists?.[0]
-      if (signerList === undefined) return false
-      const weights = new Map(signerList.SignerEntries.map(({ SignerEntry }) => [SignerEntry.Account, SignerEntry.SignerWeight]))
+      const list = await signerList(account)
+      if (list === null || list.entries.length === 0) return false
+      const weights = new Map(list.entries.map((entry) => [entry.account, entry.weight]))
       let weight = 0
       for (const signer of signerAccounts) {
         const signerWeight = weights.get(signer)
         if (signerWeight === undefined) return false
         weight += signerWeight
       }
-      return weight >= signerList.SignerQuorum
+      return weight >= list.quorum
     },
+
+    signerList,
 
     async waitForValidation(txHash, { lastLedgerSequence, timeoutMs = DEFAULT_VALIDATION_TIMEOUT_MS }) {
       const stop = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing.signal])

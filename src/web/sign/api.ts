@@ -1,5 +1,6 @@
 // The wallet-facing API (docs/signing.md) as the signing page calls it: the only server the page talks to.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES, type PayloadStatus, type PayloadType } from '../../features/payloads/model.js'
+import type { MultisignView } from '../../features/signing/multisign/view.js'
 import type { Resolution, SignView, WalletAdapterName } from '../../features/signing/view.js'
 import { ApiError, callApi } from '../shared/api-client.js'
 
@@ -48,8 +49,13 @@ export async function approveSignRequest(uuid: string, body: ApproveBody): Promi
   return parseResolution(await response.json())
 }
 
-export async function rejectSignRequest(uuid: string, walletAdapter: WalletAdapterName | undefined): Promise<Resolution> {
-  const response = await callApi(`${base(uuid)}/reject`, { method: 'POST', body: JSON.stringify(walletAdapter ? { walletAdapter } : {}) })
+export async function rejectSignRequest(
+  uuid: string,
+  walletAdapter: WalletAdapterName | undefined,
+  signerAccount?: string,
+): Promise<Resolution> {
+  const body = { ...(walletAdapter ? { walletAdapter } : {}), ...(signerAccount ? { signerAccount } : {}) }
+  const response = await callApi(`${base(uuid)}/reject`, { method: 'POST', body: JSON.stringify(body) })
   return parseResolution(await response.json())
 }
 
@@ -124,19 +130,41 @@ export function parseSignRequest(value: unknown): SignRequest {
           },
         }),
     wallets: { xaman: wallets.xaman === true, developer: wallets.developer === true },
+    ...(body.multisign === undefined ? {} : { multisign: parseMultisign(body.multisign) }),
+  }
+}
+
+function parseMultisign(value: unknown): MultisignView {
+  const body = asObject(value)
+  if (!Number.isInteger(body.quorum) || !Number.isInteger(body.weight) || !Array.isArray(body.signers)) throw malformed()
+  return {
+    quorum: body.quorum as number,
+    weight: body.weight as number,
+    signers: body.signers.map((entry: unknown) => {
+      const signer = asObject(entry)
+      if (typeof signer.account !== 'string' || !Number.isInteger(signer.weight) || typeof signer.signed !== 'boolean') throw malformed()
+      return {
+        account: signer.account,
+        weight: signer.weight as number,
+        signed: signer.signed,
+        signedAt: typeof signer.signedAt === 'string' ? signer.signedAt : null,
+        rejectedAt: typeof signer.rejectedAt === 'string' ? signer.rejectedAt : null,
+      }
+    }),
   }
 }
 
 function parseResolution(value: unknown): Resolution {
   const body = asObject(value)
-  if (typeof body.uuid !== 'string' || (body.status !== 'signed' && body.status !== 'rejected') || typeof body.resolvedAt !== 'string') {
-    throw malformed()
-  }
+  // pending: a multisigned request recorded this signer's answer and waits for others.
+  const pending = body.status === 'pending' && body.multisign !== undefined
+  if (typeof body.uuid !== 'string' || (body.status !== 'signed' && body.status !== 'rejected' && !pending)) throw malformed()
+  if (!pending && typeof body.resolvedAt !== 'string') throw malformed()
   return {
     uuid: body.uuid,
-    status: body.status,
-    resolvedAt: body.resolvedAt,
-    ...optionalStrings(body, ['signerAddress', 'txHash', 'walletAdapter', 'redirectUrl']),
+    status: body.status as Resolution['status'],
+    ...optionalStrings(body, ['resolvedAt', 'signerAddress', 'txHash', 'walletAdapter', 'redirectUrl']),
+    ...(body.multisign === undefined ? {} : { multisign: parseMultisign(body.multisign) }),
   }
 }
 

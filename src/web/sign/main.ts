@@ -9,6 +9,7 @@ import { button, type Child, h, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'
+import { MultisignProgress } from './multisign-progress.js'
 import { renderPhoneQr } from './phone-qr.js'
 import { describeFailure } from './problems.js'
 import { copyableAddress, renderAsker, renderRequest } from './request-view.js'
@@ -88,6 +89,8 @@ class SigningPage {
   private readonly panel = h('div', { className: 'wallet-panel', testId: 'wallet-panel' })
   private readonly approveButton = button('Approve', { className: 'primary', testId: 'approve' }, () => void this.approve())
   private readonly rejectButton = button('Reject', { className: 'secondary', testId: 'reject' }, () => void this.reject())
+  /** A multisigned request: the quorum's progress, and which signer a rejection is for. */
+  private readonly multisign: MultisignProgress | undefined
 
   constructor(
     private readonly root: HTMLElement,
@@ -95,6 +98,7 @@ class SigningPage {
     private readonly clock: Clock,
   ) {
     this.expiresAtMs = Date.parse(request.expiresAt)
+    this.multisign = request.multisign === undefined ? undefined : new MultisignProgress(request.multisign)
     this.choices = walletsFor(request).map((adapter) => {
       const note = h('span', { className: 'wallet-note' }, 'Checking…')
       const item = h('button', {
@@ -142,6 +146,7 @@ class SigningPage {
       renderPhoneQr(`${location.origin}${location.pathname}`),
       h('div', { className: 'state' }, this.status, this.countdown),
       renderRequest(this.request),
+      this.multisign?.element,
       h(
         'section',
         { className: 'wallets', attrs: { 'aria-labelledby': 'wallets-heading' } },
@@ -153,7 +158,7 @@ class SigningPage {
         this.panel,
       ),
       this.problem,
-      h('div', { className: 'actions', testId: 'actions' }, this.approveButton, this.rejectButton),
+      h('div', { className: 'actions', testId: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
     )
     this.refreshControls()
     this.tick()
@@ -225,7 +230,8 @@ class SigningPage {
     this.hideProblem()
     this.setBusy(true, 'Rejecting…')
     try {
-      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.chosen?.adapter.id)))
+      const signerAccount = this.multisign?.rejectAs.value
+      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.chosen?.adapter.id, signerAccount)))
     } catch (error) {
       this.setBusy(false, 'Waiting for your approval')
       this.showFailure(error, undefined)
@@ -244,6 +250,7 @@ class SigningPage {
   private onUpdate(request: SignRequest): void {
     if (this.settled || this.posting) return
     this.request = request
+    if (request.multisign !== undefined) this.multisign?.update(request.multisign)
     if (request.status !== 'pending') this.settle(request)
   }
 
@@ -260,6 +267,12 @@ class SigningPage {
   /** Shows the answer of approve or reject, then the full outcome as the service now has it. */
   private finish(resolution: Resolution): void {
     if (this.settled) return
+    if (resolution.status === 'pending') {
+      // A multisigned request took this signer's answer; the page stays for the other signers.
+      if (resolution.multisign !== undefined) this.multisign?.update(resolution.multisign)
+      this.setBusy(false, 'Your answer is recorded: waiting for the other signers')
+      return
+    }
     const request: SignRequest = { ...this.request, ...resolution }
     this.showOutcome(request, resolution.status === 'rejected' ? 'You rejected this request' : undefined)
     void this.followOutcome(Date.now())

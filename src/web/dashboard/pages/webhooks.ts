@@ -1,6 +1,6 @@
 // A Pro project's webhooks: create one (its signing secret shown once), list, delete, read its delivery log, send a
 // test event and retry a delivery. On Free the page says that webhooks need Pro.
-import { PAYLOAD_EVENTS } from '../../../features/payloads/model.js'
+import { PAYLOAD_EVENTS, RESOLUTION_EVENTS } from '../../../features/payloads/model.js'
 import { ApiError } from '../../shared/api-client.js'
 import { api, type CreatedWebhook, type DeliveryView, type ProjectDetail, type WebhookView } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
@@ -67,7 +67,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
   const url = input({ name: 'url', type: 'url', placeholder: 'https://example.com/countersign-events', required: true })
   const events = PAYLOAD_EVENTS.map((event) => {
     const checkbox = h('input', { attrs: { type: 'checkbox', name: 'events', value: event } })
-    checkbox.checked = true
+    checkbox.checked = (RESOLUTION_EVENTS as readonly string[]).includes(event)
     return { event, checkbox }
   })
   const form = h(

@@ -27,6 +27,7 @@ export function createDeveloperAdapter(): WalletAdapter {
     id: 'developer',
     label: 'Developer wallet',
     supports: () => true,
+    multisigns: true,
     detect: async () => ({ available: true }),
 
     showPanel(panel: HTMLElement) {
@@ -79,7 +80,14 @@ export function createDeveloperAdapter(): WalletAdapter {
         const signature = sign(utf8ToHex(textToSign(request)), keys.privateKey)
         return { kind: 'signed', body: { walletAdapter: 'developer', publicKey: keys.publicKey, signature } }
       }
-      const { encode, encodeForSigning } = await loadCodec()
+      const { encode, encodeForMultisigning, encodeForSigning } = await loadCodec()
+      if (request.multisign !== undefined) {
+        // One signer of a multisigned request: the transaction exactly as requested, signed for this signer's account.
+        const transaction: Record<string, unknown> = { ...transactionToSign(request), SigningPubKey: '' }
+        const TxnSignature = sign(encodeForMultisigning(transaction, keys.address), keys.privateKey)
+        const Signers = [{ Signer: { Account: keys.address, SigningPubKey: keys.publicKey, TxnSignature } }]
+        return { kind: 'signed', body: { walletAdapter: 'developer', signedTransaction: encode({ ...transaction, Signers }) } }
+      }
       const transaction: Record<string, unknown> = {
         ...transactionToSign(request),
         Account: request.transaction?.Account ?? keys.address,

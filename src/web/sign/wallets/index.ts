@@ -12,5 +12,5 @@ export function walletsFor(request: SignRequest): WalletAdapter[] {
   if (request.wallets.xaman) adapters.push(createXamanAdapter())
   // The service never enables it on mainnet; the page refuses it there too, in case of a misconfigured server.
   if (request.wallets.developer && request.network !== 'mainnet') adapters.push(createDeveloperAdapter())
-  return adapters.filter((adapter) => adapter.supports(request.type))
+  return adapters.filter((adapter) => adapter.supports(request.type) && (request.multisign === undefined || adapter.multisigns === true))
 }

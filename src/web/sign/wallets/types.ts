@@ -22,6 +22,8 @@ export interface WalletAdapter {
   /** A desktop browser extension or WebHID: on a phone the page tucks it away under "Other wallets". */
   desktopOnly?: boolean
   supports(type: PayloadType): boolean
+  /** Signs for multisigning (one Signers entry, empty SigningPubKey): what a multisigned request needs. */
+  multisigns?: boolean
   detect(): Promise<Availability>
   /** Draws the adapter's own controls (seed field, QR code) into panel when the user picks it. */
   showPanel?(panel: HTMLElement, request: SignRequest): void
