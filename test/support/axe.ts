@@ -18,8 +18,8 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * Checks the page at both widths: axe-core's serious and critical violations (returned, prefixed with the state's
- * name and the width), and a full-page screenshot each (`name`.png at the phone's width, `name`-desktop.png at the
+ * Checks the page at both widths: axe-core's serious and critical violations and any sideways overflow (returned,
+ * prefixed with the state's name and the width), and a full-page screenshot each (`name`.png at the phone's width, `name`-desktop.png at the
  * laptop's; kept in docs/screenshots with SCREENSHOTS=1). Leaves the page at the width it had.
  */
 export async function checkAtBothWidths(page: Page, name: string): Promise<string[]> {
@@ -33,6 +33,9 @@ export async function checkAtBothWidths(page: Page, name: string): Promise<strin
     // Layout settles after a resize (media queries, charts drawn at their box's width).
     await page.waitForTimeout(200)
     for (const violation of await seriousViolations(page)) found.push(`${name} at ${size.width}px: ${violation}`)
+    // Nothing may push the page wider than the screen (a phone user would scroll sideways to find it).
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    if (overflow > 0) found.push(`${name} at ${size.width}px: the page is ${overflow}px wider than the screen`)
     await screenshot(page, `${name}${suffix}.png`)
   }
   if (before !== null) await page.setViewportSize(before)
