@@ -22,13 +22,14 @@ import { payloadRoutes } from './features/payloads/routes.js'
 import { logoRoutes } from './features/projects/logos.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
+import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
-import { webhookRoutes } from './features/webhooks/routes.js'
-import { projectWebhookRoutes } from './features/webhooks/session-routes.js'
+import { apiKeyScope, payloadDeliveryRoutes, sessionScope, webhookRoutes } from './features/webhooks/routes.js'
 import { badRequest } from './platform/errors.js'
-import { apiKeyAuthHook } from './platform/http/api-key-auth.js'
+import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
+import { idempotencyHooks } from './platform/http/idempotency.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
 import { redactUrl } from './platform/logger.js'
@@ -104,15 +105,17 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
 
   await app.register(
     async (api) => {
-      api.addHook(
-        'onRequest',
-        apiKeyAuthHook({
-          authenticator: ctx.authenticator,
-          rateLimiter: ctx.rateLimiter,
-          limits: ctx.config.limits,
-          now: () => ctx.clock.now(),
-        }),
-      )
+      const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
+      api.addHook('onRequest', apiKeyAuthHook({ authenticator: ctx.authenticator, ...rate }))
+      const idempotency = idempotencyHooks({
+        db: ctx.storage.db,
+        secretBox: ctx.secretBox,
+        now: () => ctx.clock.now(),
+        countRequest: requestCounter(rate),
+      })
+      api.decorateRequest('idempotency', null)
+      api.addHook('preValidation', idempotency.checkIdempotencyKey)
+      api.addHook('onSend', idempotency.releaseUnfinished)
       await api.register(payloadRoutes, {
         payloads: ctx.payloads,
         pollGate: ctx.rateLimiter,
@@ -120,7 +123,7 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
         publicUrl: ctx.config.publicUrl,
         now: () => ctx.clock.now(),
       })
-      await api.register(webhookRoutes, { webhooks: ctx.webhooks })
+      await api.register(webhookRoutes, { webhooks: ctx.webhooks, scope: apiKeyScope })
       await api.register(payloadEventRoutes, { streams: liveStreams, payloads: ctx.payloads, limits: ctx.config.limits })
     },
     { prefix: '/api/v1' },
@@ -135,6 +138,10 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   )
+  await app.register(async (page) => {
+    page.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
+    await page.register(signQrRoutes, { payloads: ctx.payloads })
+  })
   await app.register(signPageRoutes, {})
   await app.register(logoRoutes, { projects: ctx.projects })
   await app.register(dashboardRoutes, {})
@@ -157,7 +164,12 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
       )
       await dashboard.register(sessionRoutes)
       await dashboard.register(projectRoutes, { projects: ctx.accountProjects })
-      await dashboard.register(projectWebhookRoutes, { projects: ctx.accountProjects, webhooks: ctx.webhooks })
+      await dashboard.register(webhookRoutes, {
+        webhooks: ctx.webhooks,
+        scope: sessionScope(ctx.accountProjects),
+        prefix: '/projects/:projectId',
+      })
+      await dashboard.register(payloadDeliveryRoutes, { projects: ctx.accountProjects, webhooks: ctx.webhooks })
     },
     { prefix: '/api/v1' },
   )

@@ -1,5 +1,5 @@
 // The `countersign` command: serve, migrate, and operator tasks. Reads the same configuration as the server.
-import { parseArgs } from 'node:util'
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { createContext, type ServiceContext } from './context.js'
 import { localSignInUrl } from './features/accounts/session-tokens.js'
@@ -12,51 +12,150 @@ import { migrateToLatest } from './platform/db/migrations.js'
 import { loadServerSecret } from './platform/db/settings-repository.js'
 import { createLogger } from './platform/logger.js'
 
-const USAGE = `Usage: countersign <command>
+/** Every command: how it is called, what it does, and the options parseArgs accepts (anything else is an error). */
+interface Command {
+  usage: string
+  about: string
+  options?: ParseArgsOptionsConfig
+  /** How many positional arguments it takes. */
+  positionals?: number
+}
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'countersign serve',
+    about: 'migrate the database, then serve (what npm start runs); listens on HOST:PORT, links use PUBLIC_URL',
+  },
+  migrate: { usage: 'countersign migrate', about: 'bring the database schema up to date' },
+  'project create': {
+    usage: 'countersign project create --name NAME [--plan free|pro] [--email ADDRESS] [--json]',
+    about:
+      'create a project (owned by the local admin, so it shows in the dashboard) and print its first API key;\n' +
+      '--email sets the address notifications go to; --json prints {"id","name","plan","apiKey"}',
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string', default: 'free' },
+      email: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  },
+  'project set-plan': {
+    usage: `countersign project set-plan ID ${PLAN_NAMES.join('|')}`,
+    about: 'move a project to another plan',
+    positionals: 2,
+  },
+  'login-link': {
+    usage: 'countersign login-link',
+    about:
+      'print a one-time dashboard sign-in link for the local admin (without OIDC configured; valid once, for 15 minutes);\n' +
+      'the link starts with PUBLIC_URL (default http://localhost:$PORT), as the server it is for',
+  },
+  help: { usage: 'countersign help [COMMAND]', about: 'print this help, or the help of one command', positionals: 2 },
+}
+
+const USAGE = `Usage: countersign <command> [options]
 
 Commands:
-  serve                                   migrate the database, then serve (what npm start runs)
-  migrate                                 bring the database schema up to date
-  project create --name NAME [--plan free|pro] [--email ADDRESS] [--json]
-                                          create a project (owned by the local admin, so it shows in
-                                          the dashboard) and print its first API key; --email sets the
-                                          address notifications go to
-  project set-plan ID free|pro            move a project to another plan
-  login-link                              print a one-time dashboard sign-in link for the local admin
-                                          (without OIDC configured; valid once, for 15 minutes)
+${Object.values(COMMANDS)
+  .map((command) => `  ${command.usage}\n${command.about.replace(/^/gm, '      ')}`)
+  .join('\n')}
 
+Every command takes --help (or -h): it prints the command's usage and does nothing else.
 Configuration comes from environment variables; see docs/configuration.md.`
 
-class UsageError extends Error {}
+function usageOf(name: string): string {
+  const command = COMMANDS[name] as Command
+  return `Usage: ${command.usage}\n\n${command.about}\n\nConfiguration comes from environment variables; see docs/configuration.md.`
+}
+
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage = USAGE,
+  ) {
+    super(message)
+  }
+}
 
 /** A plausible address (something@domain.tld); the mail server has the last word. */
 const EMAIL_ADDRESS = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
+/** The command named by the first one or two words, and the arguments after them. */
+function commandOf(argv: string[]): { name: string; args: string[] } | undefined {
+  const [first, second, ...rest] = argv
+  if (first === undefined) return undefined
+  if (second !== undefined && COMMANDS[`${first} ${second}`]) return { name: `${first} ${second}`, args: rest }
+  if (COMMANDS[first]) return { name: first, args: argv.slice(1) }
+  return undefined
+}
+
+const HELP_FLAGS = new Set(['--help', '-h'])
+
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
+  if (argv.length === 0) {
     process.stdout.write(`${USAGE}\n`)
-    return command ? 0 : 2
+    return 2
   }
+  // Help is answered before anything else: no configuration read, no database opened, nothing started.
+  if (HELP_FLAGS.has(argv[0] as string)) return printHelp(argv.slice(1))
+  const found = commandOf(argv)
+  if (!found) {
+    if (argv[0] === 'project') {
+      if (argv.slice(1).some((arg) => HELP_FLAGS.has(arg)) || argv.length === 1) return printHelp(['project'])
+      throw new UsageError(`Unknown project command "${argv[1]}"`, projectUsage())
+    }
+    throw new UsageError(`Unknown command "${argv[0]}"`)
+  }
+  const { name, args } = found
+  if (name === 'help') return printHelp(args)
+  if (args.some((arg) => HELP_FLAGS.has(arg))) return printHelp([name])
+  const command = COMMANDS[name] as Command
+  let parsed: ReturnType<typeof parseArgs>
+  try {
+    parsed = parseArgs({ args, options: command.options ?? {}, allowPositionals: (command.positionals ?? 0) > 0, strict: true })
+  } catch (error) {
+    throw new UsageError((error as Error).message, usageOf(name))
+  }
+  if (parsed.positionals.length > (command.positionals ?? 0)) {
+    throw new UsageError(`Unexpected argument "${parsed.positionals[command.positionals ?? 0]}"`, usageOf(name))
+  }
+
   const config = loadConfig()
-  switch (command) {
+  switch (name) {
     case 'serve':
       return serve(config)
     case 'migrate':
       return withContext(config, async () => {
         process.stdout.write('Database schema is up to date.\n')
       })
-    case 'project':
-      return project(config, rest)
-    case 'login-link':
+    case 'project create':
+      return createProject(config, parsed.values as { name?: string; plan?: string; email?: string; json?: boolean })
+    case 'project set-plan':
+      return setPlan(config, parsed.positionals)
+    default:
       if (config.oidc)
         throw new UsageError('OIDC is configured: sign in to the dashboard at /auth/login; local sign-in links are turned off')
       return withContext(config, async (ctx) => {
         process.stdout.write(`${await createLoginLink(ctx)}\n`)
       })
-    default:
-      throw new UsageError(`Unknown command "${command}"`)
   }
+}
+
+/** `help`, `help COMMAND`, `COMMAND --help`: prints and exits 0; an unknown command is an error. */
+function printHelp(words: string[]): number {
+  const name = words.join(' ')
+  if (name === '') process.stdout.write(`${USAGE}\n`)
+  else if (name === 'project') process.stdout.write(`${projectUsage()}\n`)
+  else if (COMMANDS[name]) process.stdout.write(`${usageOf(name)}\n`)
+  else throw new UsageError(`No help for unknown command "${name}"`)
+  return 0
+}
+
+function projectUsage(): string {
+  return (
+    `Usage:\n  ${COMMANDS['project create']?.usage}\n  ${COMMANDS['project set-plan']?.usage}\n\n` +
+    'Run `countersign project create --help` for more.'
+  )
 }
 
 async function serve(config: Config): Promise<number> {
@@ -83,46 +182,35 @@ async function serve(config: Config): Promise<number> {
   return 0
 }
 
-async function project(config: Config, args: string[]): Promise<number> {
-  const [sub, ...rest] = args
-  if (sub === 'create') {
-    const { values } = parseArgs({
-      args: rest,
-      options: {
-        name: { type: 'string' },
-        plan: { type: 'string', default: 'free' },
-        email: { type: 'string' },
-        json: { type: 'boolean', default: false },
-      },
-      strict: true,
-    })
-    const named = normalizeName('name', values.name ?? '')
-    if ('error' in named) throw new UsageError(`--name ${named.error.message} (1 to 100 characters)`)
-    const name = named.name
-    const email = values.email?.trim()
-    if (email !== undefined && !EMAIL_ADDRESS.test(email)) throw new UsageError(`--email must be an email address, got "${values.email}"`)
-    const plan = values.plan ?? 'free'
-    if (!isPlanName(plan)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`)
-    return withContext(config, async (ctx) => {
-      const owner = await ctx.accounts.ensureLocalAdmin(email)
-      const { project, key } = await ctx.projects.createProject({ name, plan, accountId: owner.id })
-      const result = { id: project.id, name: project.name, plan: project.plan, apiKey: key.apiKey }
-      process.stdout.write(
-        values.json
-          ? `${JSON.stringify(result)}\n`
-          : `Created project ${project.name} (${project.id}) on the ${project.plan} plan.\nAPI key (shown once, keep it secret): ${key.apiKey}\n`,
-      )
-    })
-  }
-  if (sub === 'set-plan') {
-    const [id, plan] = rest
-    if (!id || !plan || !isPlanName(plan)) throw new UsageError(`Usage: countersign project set-plan ID ${PLAN_NAMES.join('|')}`)
-    return withContext(config, async (ctx) => {
-      if (!(await ctx.projects.setPlan(id, plan))) throw new UsageError(`No project with id ${id}`)
-      process.stdout.write(`Project ${id} is now on the ${plan} plan.\n`)
-    })
-  }
-  throw new UsageError('Usage: countersign project create|set-plan ...')
+async function createProject(config: Config, values: { name?: string; plan?: string; email?: string; json?: boolean }): Promise<number> {
+  const usage = usageOf('project create')
+  const named = normalizeName('name', values.name ?? '')
+  if ('error' in named) throw new UsageError(`--name ${named.error.message} (1 to 100 characters)`, usage)
+  const name = named.name
+  const email = values.email?.trim()
+  if (email !== undefined && !EMAIL_ADDRESS.test(email))
+    throw new UsageError(`--email must be an email address, got "${values.email}"`, usage)
+  const plan = values.plan ?? 'free'
+  if (!isPlanName(plan)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`, usage)
+  return withContext(config, async (ctx) => {
+    const owner = await ctx.accounts.ensureLocalAdmin(email)
+    const { project, key } = await ctx.projects.createProject({ name, plan, accountId: owner.id })
+    const result = { id: project.id, name: project.name, plan: project.plan, apiKey: key.apiKey }
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify(result)}\n`
+        : `Created project ${project.name} (${project.id}) on the ${project.plan} plan.\nAPI key (shown once, keep it secret): ${key.apiKey}\n`,
+    )
+  })
+}
+
+async function setPlan(config: Config, [id, plan]: string[]): Promise<number> {
+  if (!id || !plan || !isPlanName(plan))
+    throw new UsageError(`Give a project id and one of ${PLAN_NAMES.join(', ')}`, usageOf('project set-plan'))
+  return withContext(config, async (ctx) => {
+    if (!(await ctx.projects.setPlan(id, plan))) throw new UsageError(`No project with id ${id}`, usageOf('project set-plan'))
+    process.stdout.write(`Project ${id} is now on the ${plan} plan.\n`)
+  })
 }
 
 /** A one-time sign-in link for the local admin (created on first use). */
@@ -149,8 +237,11 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`countersign: ${(error as Error).message}\n`)
+    if (error instanceof UsageError) {
+      process.stderr.write(`countersign: ${error.message}\n\n${error.usage}\n`)
+      process.exitCode = 2
+    } else if (error instanceof ConfigError) {
+      process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 2
     } else {
       process.stderr.write(`countersign: ${(error as Error).stack ?? String(error)}\n`)

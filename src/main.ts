@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
 import { loadServerSecret } from './platform/db/settings-repository.js'
+import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
 import { createLogger } from './platform/logger.js'
 import type { PeriodicTask } from './platform/periodic-task.js'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js'
@@ -54,7 +55,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   })
   const app = await buildApp(ctx)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
-  const workers: PeriodicTask[] = options.workers === false ? [] : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx)]
+  const workers: PeriodicTask[] =
+    options.workers === false
+      ? []
+      : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx)]
 
   let url: string | undefined
   if (options.listen !== false) {

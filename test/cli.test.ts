@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
-import { after, before, it } from 'node:test'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from './support/databases.js'
 import { CLI } from './support/serve-process.js'
@@ -47,6 +50,15 @@ forEachDatabase('countersign CLI', (dialect) => {
     }
   })
 
+  it('login-link starts its link with PUBLIC_URL, or http://localhost:$PORT, as serve does', async () => {
+    const withEnv = (extra: Record<string, string>) => run(process.execPath, [...CLI, 'login-link'], { env: { ...env, ...extra } })
+    assert.match((await withEnv({ PORT: '4123' })).stdout, /^http:\/\/localhost:4123\/auth\/local\?token=\S+\n$/)
+    assert.match(
+      (await withEnv({ PORT: '4123', PUBLIC_URL: 'https://sign.shop.example' })).stdout,
+      /^https:\/\/sign\.shop\.example\/auth\/local\?token=/,
+    )
+  })
+
   it('serve finishes an in-flight request on SIGTERM, then exits 0', async () => {
     const { stdout } = await countersign('project', 'create', '--name', 'graceful', '--json')
     const { apiKey } = JSON.parse(stdout)
@@ -87,5 +99,89 @@ forEachDatabase('countersign CLI', (dialect) => {
     response = response.slice(response.indexOf('\r\n\r\n') + 4)
     assert.match(response, /^HTTP\/1\.1 201 /)
     assert.equal(await exited, 0)
+  })
+})
+
+describe('countersign help', () => {
+  let dir: string
+  let env: NodeJS.ProcessEnv
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-help-'))
+    // Where the commands would put their database: it must still not exist after any of them asked for help.
+    env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'data', 'countersign.db')}`, PORT: '0', LOG_LEVEL: 'warn' }
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  const countersign = (...args: string[]) => run(process.execPath, [...CLI, ...args], { env })
+
+  it('prints the usage of every command for help, COMMAND --help and -h, exits 0, and creates, starts or prints nothing else', async () => {
+    const commands = ['serve', 'migrate', 'project create', 'project set-plan', 'login-link', 'help']
+    const overall = (await countersign('help')).stdout
+    for (const command of commands) assert.ok(overall.includes(`countersign ${command}`), `help lists ${command}`)
+    assert.equal((await countersign('--help')).stdout, overall)
+    assert.equal((await countersign('-h')).stdout, overall)
+
+    for (const command of commands.filter((c) => c !== 'help')) {
+      const words = command.split(' ')
+      const outputs = await Promise.all([countersign(...words, '--help'), countersign(...words, '-h'), countersign('help', ...words)])
+      for (const { stdout, stderr } of outputs) {
+        assert.match(stdout, new RegExp(`^Usage: countersign ${command}`), command)
+        assert.equal(stdout, outputs[0]?.stdout)
+        assert.equal(stderr, '')
+        assert.doesNotMatch(
+          stdout,
+          /listening on|auth\/local\?token=|Database schema is up to date|cs_[A-Za-z0-9_-]{43}/,
+          `${command} --help does nothing`,
+        )
+      }
+    }
+    // Help wins over anything else on the line, even arguments that would be refused.
+    assert.match((await countersign('project', 'create', '--bogus', 'value', '--help')).stdout, /^Usage: countersign project create/)
+    assert.match((await countersign('project', '--help')).stdout, /countersign project create[\s\S]*countersign project set-plan/)
+    assert.match((await countersign('project')).stdout, /countersign project create/)
+    assert.deepEqual(readdirSync(dir), [], 'no data directory, no database')
+  })
+
+  it('refuses unknown options and extra arguments of every command, with the usage, and does nothing (no database either)', async () => {
+    for (const args of [
+      ['serve', '--port', '4000'],
+      ['serve', 'now'],
+      ['migrate', '--force'],
+      ['login-link', '--email', 'a@b.example'],
+      ['project', 'create', '--name', 'x', '--colour', 'red'],
+      ['project', 'set-plan', 'proj_x', 'pro', 'extra'],
+      ['project', 'set-plan', 'proj_x', 'pro', '--now'],
+      ['project', 'rename'],
+    ]) {
+      await assert.rejects(countersign(...args), (error: { code: number; stderr: string; stdout: string }) => {
+        assert.equal(error.code, 2, args.join(' '))
+        assert.match(error.stderr, /^countersign: .+\n\nUsage:/, args.join(' '))
+        assert.equal(error.stdout, '')
+        return true
+      })
+    }
+    assert.deepEqual(readdirSync(dir), [])
+  })
+
+  it('is an error for an unknown command, with the usage', async () => {
+    for (const args of [
+      ['frobnicate', '--help'],
+      ['help', 'frobnicate'],
+    ]) {
+      await assert.rejects(countersign(...args), (error: { code: number; stderr: string }) => {
+        assert.equal(error.code, 2)
+        assert.match(error.stderr, /^countersign: .*frobnicate.*\n\nUsage: countersign <command>/)
+        return true
+      })
+    }
+    assert.deepEqual(readdirSync(dir), [])
+  })
+
+  it('without a command prints the usage and exits 2', async () => {
+    await assert.rejects(countersign(), (error: { code: number; stdout: string }) => {
+      assert.equal(error.code, 2)
+      assert.match(error.stdout, /^Usage: countersign <command>/)
+      return true
+    })
   })
 })

@@ -291,6 +291,8 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
       'Message',
       'Custom instructions',
       'Return URL',
+      'External id',
+      'Metadata',
     ]) {
       assert.match(text, new RegExp(label))
     }

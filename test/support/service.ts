@@ -23,10 +23,12 @@ export interface TestServiceOptions {
   listen?: boolean
   workers?: boolean
   clock?: ManualClock
+  /** Another instance on this database (left for its creator to drop) instead of a fresh one. */
+  databaseUrl?: string
 }
 
 export async function startTestService(dialect: TestDialect, options: TestServiceOptions = {}): Promise<TestService> {
-  const database = await createTestDatabase(dialect)
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase(dialect)
   const config = loadConfig({
     PORT: '0',
     PUBLIC_URL: 'http://countersign.test',

@@ -21,12 +21,16 @@ export interface CreatePayloadRequest {
   options?: {
     /** Seconds until the payload expires; 300 by default, at most the plan's maximum. */
     expiresIn?: number
-    /** Where the signing page sends the user afterwards; {uuid} and {txHash} are filled in. */
+    /** Where the signing page sends the user afterwards; {uuid}, {txHash} and {externalId} are filled in. */
     returnUrl?: string
     /** Shown to the user on the signing page; at most 200 characters. */
     customInstructions?: string
     /** sign, signAndSubmit: collect the signatures of the Account's signer list and combine them at quorum. */
     multisign?: boolean
+    /** The application's own id (1-64 of A-Z a-z 0-9 . _ : -), unique per project: a second payload with it is a 409. */
+    externalId?: string
+    /** Any JSON object, at most 2048 bytes serialized; returned on reads and in webhook bodies. */
+    metadata?: Record<string, unknown>
   }
 }
 
@@ -50,6 +54,10 @@ export interface Payload {
   expiresAt: string
   createdAt: string
   resolvedAt: string | null
+  /** options.externalId, or null. */
+  externalId: string | null
+  /** options.metadata, or null. */
+  metadata: Record<string, unknown> | null
   /** sign, signAndSubmit: the signed transaction blob, hex. */
   txBlob?: string | null
   /** signMessage, connect: the signing public key and the signature, hex. */
@@ -66,6 +74,8 @@ export interface ListPayloadsOptions {
   offset?: number
   status?: PayloadStatus
   type?: PayloadType
+  /** Only the payload with this externalId. */
+  externalId?: string
 }
 
 export interface PayloadList {
@@ -110,6 +120,8 @@ export interface WebhookPayload {
   resolvedAt: string | null
   /** options.multisign only. */
   multisign?: Multisign
+  externalId: string | null
+  metadata: Record<string, unknown> | null
 }
 
 /** A delivery telling that a payload was signed, rejected or expired. */

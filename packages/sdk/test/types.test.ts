@@ -49,6 +49,8 @@ const signedPayload: server.Payload = {
   validatedResult: null,
   validatedLedgerIndex: null,
   multisign: null,
+  externalId: 'order-42',
+  metadata: { cart: [1, 2] },
 }
 
 describe("the SDK's types and the server's", () => {

@@ -20,6 +20,10 @@ export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
 export const MAX_CUSTOM_INSTRUCTIONS_CHARS = 200
 export const MAX_RETURN_URL_CHARS = 2048
+/** options.externalId: the application's own id for a payload, unique per project. */
+export const EXTERNAL_ID_PATTERN = '^[A-Za-z0-9._:-]{1,64}$'
+/** options.metadata: at most this many bytes of UTF-8 once serialized as JSON. */
+export const MAX_METADATA_BYTES = 2048
 
 export interface Payload {
   uuid: string
@@ -45,6 +49,8 @@ export interface Payload {
   validatedLedgerIndex: number | null
   /** options.multisign: the signer list and what each signer answered; null for other payloads. */
   multisign: MultisignState | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
 }
 
 /** What resolving a payload as signed records. */
@@ -98,6 +104,8 @@ export function toPayloadView(payload: Payload): PayloadView {
     expiresAt: toIso(payload.expiresAtMs),
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
   if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
   else {
@@ -125,6 +133,8 @@ export interface PayloadView {
   expiresAt: string
   createdAt: string
   resolvedAt: string | null
+  externalId: string | null
+  metadata: Record<string, unknown> | null
   txBlob?: string | null
   publicKey?: string | null
   signature?: string | null
@@ -145,5 +155,7 @@ export function toWebhookPayload(payload: Payload) {
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
     ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
+    externalId: payload.externalId,
+    metadata: payload.metadata,
   }
 }

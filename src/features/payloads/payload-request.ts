@@ -1,14 +1,28 @@
 // The rules of POST /payloads that a JSON schema cannot say (docs/interface.md §4 and §8, docs/api.md).
 import type { FieldError } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
-import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_RETURN_URL_CHARS, type PayloadType } from './model.js'
+import {
+  DEFAULT_EXPIRES_IN_SECONDS,
+  isTransactionType,
+  MAX_MESSAGE_BYTES,
+  MAX_METADATA_BYTES,
+  MAX_RETURN_URL_CHARS,
+  type PayloadType,
+} from './model.js'
 import { validateRequestedTransaction } from './requested-transaction.js'
 
 export interface PayloadRequest {
   type: PayloadType
   transaction?: Record<string, unknown>
   message?: string
-  options?: { expiresIn?: number; returnUrl?: string; customInstructions?: string; multisign?: boolean }
+  options?: {
+    multisign?: boolean
+    expiresIn?: number
+    returnUrl?: string
+    customInstructions?: string
+    externalId?: string
+    metadata?: Record<string, unknown>
+  }
 }
 
 export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, limits: PlanLimits): FieldError[] {
@@ -47,6 +61,16 @@ export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, 
     const problem = returnUrlProblem(returnUrl)
     if (problem) errors.push({ field: 'options.returnUrl', message: problem })
   }
+  const metadata = request.options?.metadata
+  if (metadata !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(metadata), 'utf8')
+    if (bytes > MAX_METADATA_BYTES) {
+      errors.push({
+        field: 'options.metadata',
+        message: `must be at most ${MAX_METADATA_BYTES} bytes once serialized as JSON, got ${bytes}`,
+      })
+    }
+  }
   return errors
 }
 
@@ -79,8 +103,14 @@ export function returnUrlProblem(value: string): string | undefined {
   return undefined
 }
 
-/** The return URL with its {uuid} and {txHash} placeholders filled; undefined if the result is not http(s). */
-export function fillReturnUrl(template: string, uuid: string, txHash: string | null): string | undefined {
-  const filled = template.replaceAll('{uuid}', encodeURIComponent(uuid)).replaceAll('{txHash}', encodeURIComponent(txHash ?? ''))
+/** The return URL with its {uuid}, {txHash} and {externalId} placeholders filled; undefined if the result is not http(s). */
+export function fillReturnUrl(
+  template: string,
+  payload: { uuid: string; txHash: string | null; externalId: string | null },
+): string | undefined {
+  const filled = template
+    .replaceAll('{uuid}', encodeURIComponent(payload.uuid))
+    .replaceAll('{txHash}', encodeURIComponent(payload.txHash ?? ''))
+    .replaceAll('{externalId}', encodeURIComponent(payload.externalId ?? ''))
   return returnUrlProblem(filled) === undefined ? new URL(filled).href : undefined
 }

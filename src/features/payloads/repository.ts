@@ -33,7 +33,21 @@ export function rowToPayload(row: PayloadRow): Payload {
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
     multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
+    externalId: row.external_id,
+    metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
   }
+}
+
+/** A page of a project's payloads, optionally filtered. */
+export interface PayloadListQuery {
+  limit: number
+  offset: number
+  status?: PayloadStatus
+  type?: PayloadType
+  externalId?: string
+  /** The dashboard's search (docs/pages.md): a payload uuid or its start (at least 4 characters), a signer's
+   * classic address, or an externalId. */
+  search?: string
 }
 
 export interface TransitionChanges {
@@ -57,23 +71,32 @@ type NewPayloadRow = Pick<
   | 'expires_at'
   | 'created_at'
   | 'multisign_json'
+  | 'external_id'
+  | 'metadata_json'
 >
 
 const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
-  db.insertInto('payloads').values({
-    uuid: p.uuid,
-    project_id: p.project_id,
-    type: p.type,
-    status: p.status,
-    transaction_json: p.transaction_json,
-    message: p.message,
-    challenge: p.challenge,
-    return_url: p.return_url,
-    custom_instructions: p.custom_instructions,
-    expires_at: p.expires_at,
-    created_at: p.created_at,
-    multisign_json: p.multisign_json,
-  }),
+  db
+    .insertInto('payloads')
+    .values({
+      uuid: p.uuid,
+      project_id: p.project_id,
+      type: p.type,
+      status: p.status,
+      transaction_json: p.transaction_json,
+      message: p.message,
+      challenge: p.challenge,
+      return_url: p.return_url,
+      custom_instructions: p.custom_instructions,
+      expires_at: p.expires_at,
+      created_at: p.created_at,
+      external_id: p.external_id,
+      metadata_json: p.metadata_json,
+      multisign_json: p.multisign_json,
+    })
+    // The one conflict that can happen: another payload of the project holds the externalId (the uuid is random).
+    .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
+    .returning('uuid'),
 )
 /**
  * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
@@ -113,30 +136,21 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
 )
 
-/** What the dashboard's list asks for: a page, filters, and a search (docs/pages.md). */
-export interface PayloadListFilter {
-  limit: number
-  offset: number
-  status?: PayloadStatus
-  type?: PayloadType
-  /** A payload uuid or its start (at least 4 characters), or a signer's classic address. */
-  search?: string
-}
-
 const CLASSIC_ADDRESS = /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/
 const UUID_START = /^[0-9a-f-]{4,36}$/
 
-/** What a search term is: a signer's address, or the start of a uuid (lower-case, as uuids are stored); else nothing. */
-function searchOf(term: string): { kind: 'signer' | 'uuid'; value: string } | undefined {
+/** What a search term is: a signer's address, the start of a uuid (lower-case, as stored), or else an externalId (exact). */
+function searchOf(term: string): { kind: 'signer' | 'uuid' | 'externalId'; value: string } {
   const value = term.trim()
   if (CLASSIC_ADDRESS.test(value)) return { kind: 'signer', value }
   if (UUID_START.test(value.toLowerCase())) return { kind: 'uuid', value: value.toLowerCase() }
-  return undefined
+  return { kind: 'externalId', value }
 }
 
 export const payloadsRepository = {
-  async insert(db: DbOrTx, payload: Payload): Promise<void> {
-    await insertPayload.execute(db, {
+  /** Inserts the payload; false when another payload of the project already has its externalId. */
+  async insert(db: DbOrTx, payload: Payload): Promise<boolean> {
+    const inserted = await insertPayload.executeTakeFirst(db, {
       uuid: payload.uuid,
       project_id: payload.projectId,
       type: payload.type,
@@ -149,7 +163,20 @@ export const payloadsRepository = {
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
       multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
+      external_id: payload.externalId,
+      metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
     })
+    return inserted !== undefined
+  },
+
+  async findByExternalId(db: DbOrTx, projectId: string, externalId: string): Promise<Payload | undefined> {
+    const row = await db
+      .selectFrom('payloads')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('external_id', '=', externalId)
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 
   /**
@@ -183,14 +210,19 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  async listForProject(db: DbOrTx, projectId: string, page: PayloadListFilter): Promise<Payload[]> {
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
+    if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
     if (page.search !== undefined) {
       const search = searchOf(page.search)
-      if (search === undefined) return []
-      query = search.kind === 'signer' ? query.where('signer_address', '=', search.value) : query.where('uuid', 'like', `${search.value}%`)
+      query =
+        search.kind === 'signer'
+          ? query.where('signer_address', '=', search.value)
+          : search.kind === 'uuid'
+            ? query.where('uuid', 'like', `${search.value}%`)
+            : query.where('external_id', '=', search.value)
     }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'
 import { principalOf } from '../../platform/http/api-key-auth.js'
+import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import {
   ApiKeyOnlyQuery,
   ApiKeyQuery,
@@ -18,14 +19,16 @@ import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/r
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import {
+  EXTERNAL_ID_PATTERN,
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
+  MAX_METADATA_BYTES,
   PAYLOAD_STATUSES,
   PAYLOAD_TYPES,
-  type PayloadStatus,
   type PayloadType,
   toCreatedView,
   toPayloadView,
 } from './model.js'
+import type { PayloadListQuery } from './repository.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from './service.js'
 
 const PayloadTypeSchema = Type.Union(
@@ -53,7 +56,7 @@ const CreatePayloadBody = Type.Object(
             }),
           ),
           returnUrl: Type.Optional(
-            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid} and {txHash} are filled in' }),
+            Type.String({ description: 'http(s) URL to send the user to afterwards; {uuid}, {txHash} and {externalId} are filled in' }),
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
@@ -63,6 +66,22 @@ const CreatePayloadBody = Type.Object(
               description:
                 "sign, signAndSubmit: collect the signatures of the Account's signer list (read from the XRPL node) and combine them at quorum",
             }),
+          ),
+          externalId: Type.Optional(
+            Type.String({
+              pattern: EXTERNAL_ID_PATTERN,
+              description:
+                "The application's own id, 1-64 characters of A-Z a-z 0-9 . _ : -; unique per project (409 with the existing uuid)",
+            }),
+          ),
+          metadata: Type.Optional(
+            Type.Object(
+              {},
+              {
+                additionalProperties: true,
+                description: `Any JSON object, at most ${MAX_METADATA_BYTES} bytes serialized; returned on reads and in webhook bodies`,
+              },
+            ),
           ),
         },
         { additionalProperties: false },
@@ -92,6 +111,10 @@ export const PayloadViewSchema = Type.Object(
     expiresAt: Timestamp(),
     createdAt: Timestamp(),
     resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
+    externalId: Nullable(Type.String({ description: 'options.externalId, null when not given' })),
+    metadata: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: 'options.metadata, null when not given',
+    }),
     txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
@@ -116,6 +139,7 @@ const ListQuery = Type.Object(
     ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
+    externalId: Type.Optional(Type.String({ description: 'Only the payload with this externalId' })),
   },
   { additionalProperties: false },
 )
@@ -134,17 +158,37 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
   app.post(
     '/payloads',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Create a payload',
         tags: ['payloads'],
+        headers: IdempotencyKeyHeaders,
         querystring: ApiKeyOnlyQuery,
         body: CreatePayloadBody,
-        response: { 201: CreatedPayload, ...errorResponses(400, 401, 403, 413, 415, 422, 429) },
+        response: {
+          201: CreatedPayload,
+          ...errorResponses(400, 401, 403, 413, 415, 422, 429),
+          409: Type.Object(
+            {
+              error: Type.String(),
+              uuid: Type.Optional(Type.String({ format: 'uuid', description: 'The payload that already has this externalId' })),
+            },
+            {
+              description:
+                'options.externalId is taken (uuid names its payload), or the Idempotency-Key is in use by a request still running',
+            },
+          ),
+        },
       },
     },
     async (request, reply) => {
       const body = request.body as typeof CreatePayloadBody.static
-      const payload = await deps.payloads.create(principalOf(request), { ...body, type: body.type as PayloadType })
+      const idempotency = request.idempotency
+      const payload = await deps.payloads.create(
+        principalOf(request),
+        { ...body, type: body.type as PayloadType },
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, toCreatedView(created, deps.publicUrl)) : undefined,
+      )
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },
   )
@@ -221,7 +265,7 @@ export async function payloadRoutes(app: FastifyInstance, deps: PayloadRoutesDep
     },
     async (request) => {
       const principal = principalOf(request)
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
+      const query = request.query as PayloadListQuery
       const payloads = await deps.payloads.list(principal.projectId, query)
       return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
     },

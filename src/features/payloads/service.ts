@@ -13,7 +13,7 @@ import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
 import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
-import { type PayloadListFilter, payloadsRepository, type TransitionChanges } from './repository.js'
+import { type PayloadListQuery, payloadsRepository, type TransitionChanges } from './repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -49,7 +49,15 @@ export class PayloadService {
     this.challengeDomain = new URL(options.publicUrl).host
   }
 
-  async create(project: CreatingProject, request: PayloadRequest): Promise<Payload> {
+  /**
+   * Creates a payload. `alongside` runs inside the creation's transaction once the payload is written, so that what it
+   * records (an idempotent response) commits or rolls back with the payload.
+   */
+  async create(
+    project: CreatingProject,
+    request: PayloadRequest,
+    alongside?: (tx: Tx, payload: Payload) => Promise<void>,
+  ): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
@@ -81,9 +89,13 @@ export class PayloadService {
       validatedResult: null,
       validatedLedgerIndex: null,
       multisign: multisign?.state ?? null,
+      externalId: request.options?.externalId ?? null,
+      metadata: request.options?.metadata ?? null,
     }
     const month = utcMonth(nowMs)
     await this.options.db.transaction().execute(async (tx) => {
+      // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit.
+      if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
       const used = await usageRepository.reserveMonthlyPayload(tx, project.projectId, month, limits.monthlyPayloads)
       if (used === undefined) {
         throw new AppError(
@@ -103,10 +115,19 @@ export class PayloadService {
           })
         }
       }
-      await payloadsRepository.insert(tx, payload)
+      // A concurrent creation may have taken the externalId since the check: then the insert does nothing.
+      if (!(await payloadsRepository.insert(tx, payload)))
+        await this.assertExternalIdFree(tx, project.projectId, payload.externalId as string)
       await usageRepository.addDailyCount(tx, { projectId: project.projectId, day: utcDay(nowMs), status: 'pending', walletAdapter: '' }, 1)
+      if (alongside) await alongside(tx, payload)
     })
     return payload
+  }
+
+  /** 409 naming the project's payload that already has this externalId. */
+  private async assertExternalIdFree(tx: Tx, projectId: string, externalId: string): Promise<void> {
+    const existing = await payloadsRepository.findByExternalId(tx, projectId, externalId)
+    if (existing) throw conflict(`A payload with externalId "${externalId}" already exists in this project`, { uuid: existing.uuid })
   }
 
   /** A project's payload, expired first if its time has passed. */
@@ -116,7 +137,7 @@ export class PayloadService {
     return this.expireIfDue(payload)
   }
 
-  async list(projectId: string, page: PayloadListFilter): Promise<Payload[]> {
+  async list(projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
     return Promise.all(payloads.map((payload) => this.expireIfDue(payload)))
   }

@@ -8,7 +8,7 @@ import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db } from '../../platform/db/database.js'
 import { notFound, unprocessable } from '../../platform/errors.js'
 import type { Payload } from '../payloads/model.js'
-import type { PayloadListFilter } from '../payloads/repository.js'
+import type { PayloadListQuery } from '../payloads/repository.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'
 import { fetchPublicText } from '../webhooks/send.js'
 import { type Analytics, type AnalyticsPeriod, periodDays, summarizeAnalytics } from './analytics.js'
@@ -114,7 +114,7 @@ export class AccountProjects {
     return summarizeAnalytics(period, days, rows)
   }
 
-  async payloads(accountId: string, projectId: string, page: PayloadListFilter): Promise<Payload[]> {
+  async payloads(accountId: string, projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     const project = await this.owned(accountId, projectId)
     return this.options.payloads.list(project.id, page)
   }

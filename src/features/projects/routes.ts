@@ -156,7 +156,7 @@ const PayloadListQuery = Type.Object(
     q: Type.Optional(
       Type.String({
         maxLength: 200,
-        description: "Search: a payload uuid or its first characters (at least 4), or a signer's classic address",
+        description: "Search: a payload uuid or its first characters (at least 4), a signer's classic address, or an externalId",
       }),
     ),
   },

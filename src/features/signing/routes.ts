@@ -50,7 +50,9 @@ const SignViewSchema = Type.Object({
   txHash: Type.Optional(Type.String()),
   walletAdapter: Type.Optional(Type.String()),
   resolvedAt: Type.Optional(Timestamp()),
-  redirectUrl: Type.Optional(Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid} and {txHash} filled in" })),
+  redirectUrl: Type.Optional(
+    Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid}, {txHash} and {externalId} filled in" }),
+  ),
   signed: Type.Optional(
     Type.Object(
       { account: Type.Optional(Type.String()), fee: Type.Optional(Type.String({ description: 'Drops' })) },

@@ -128,7 +128,7 @@ function outcomeOf(payload: Payload): Outcome {
   if (payload.walletAdapter !== null) outcome.walletAdapter = payload.walletAdapter
   if (payload.resolvedAtMs !== null) outcome.resolvedAt = toIso(payload.resolvedAtMs)
   if (payload.returnUrl !== null && (payload.status === 'signed' || payload.status === 'rejected')) {
-    const redirectUrl = fillReturnUrl(payload.returnUrl, payload.uuid, payload.txHash)
+    const redirectUrl = fillReturnUrl(payload.returnUrl, payload)
     if (redirectUrl !== undefined) outcome.redirectUrl = redirectUrl
   }
   return outcome

@@ -1,22 +1,18 @@
-// The webhook API for applications (docs/interface.md §4, and the delivery endpoints documented in docs/webhooks.md).
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+// The webhook API (docs/interface.md §4, docs/webhooks.md): one plugin, registered under the API-key scope
+// (/api/v1/webhooks/..., for applications) and under the session scope (/api/v1/projects/{projectId}/webhooks/...,
+// for the dashboard). A scope says whose project a request acts for, and what its routes add to the OpenAPI document.
+import { type TProperties, type TString, Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { notFound } from '../../platform/errors.js'
 import { principalOf } from '../../platform/http/api-key-auth.js'
-import {
-  ApiKeyOnlyQuery,
-  ApiKeyQuery,
-  errorResponses,
-  NullableTimestamp,
-  PageFields,
-  PageQuery,
-  Timestamp,
-} from '../../platform/http/schemas.js'
+import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
+import { ApiKeyQuery, errorResponses, NullableTimestamp, PageFields, PageQuery, Timestamp } from '../../platform/http/schemas.js'
+import { sessionOf } from '../../platform/http/session-auth.js'
 import { PAYLOAD_EVENTS } from '../payloads/model.js'
+import type { AccountProjects } from '../projects/account-projects.js'
 import { DELIVERY_STATES, MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from './model.js'
-import type { WebhookService } from './service.js'
+import type { ProjectScope, WebhookService } from './service.js'
 import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
-
-const PRO_ONLY = 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.'
 
 const EventName = Type.String({
   enum: [...PAYLOAD_EVENTS],
@@ -76,44 +72,114 @@ export const DeliveryViewSchema = Type.Object(
   { $id: 'WebhookDelivery' },
 )
 
-const WebhookParams = Type.Object({ id: Type.String({ description: 'Webhook id, wh_<id>' }) }, { additionalProperties: false })
-const DeliveryParams = Type.Object(
-  { id: Type.String({ description: 'Webhook id, wh_<id>' }), deliveryId: Type.String({ description: 'Delivery id, dlv_<id>' }) },
-  { additionalProperties: false },
-)
+/** Where the webhook routes are registered, and for which project a request there acts. */
+export interface WebhookScope {
+  /** Path parameters of the prefix the routes are registered under: none, or the project's (`projectId`). */
+  params: { projectId?: TString }
+  /** Query parameters every route accepts besides its own: `api_key` under the API-key scope. */
+  query: TProperties
+  /** Statuses any route may answer besides its own: 401, and 429 (the project's rate) or 404 (not the account's project). */
+  errors: readonly (401 | 404 | 429)[]
+  tags: string[]
+  /** Ends every route's description in the OpenAPI document. */
+  note: string
+  /** Whether creations honour an Idempotency-Key (docs/api.md): under the API-key scope, whose hooks implement it. */
+  idempotent: boolean
+  /** The project the request acts for, with its plan (webhooks are a Pro feature). */
+  projectOf(request: FastifyRequest): ProjectScope | Promise<ProjectScope>
+}
 
-const DeliveriesQuery = Type.Object(
-  {
-    ...ApiKeyQuery,
-    ...PageQuery('Deliveries'),
-  },
-  { additionalProperties: false },
-)
+/** For applications: the API key's project. */
+export const apiKeyScope: WebhookScope = {
+  params: {},
+  query: ApiKeyQuery,
+  errors: [401, 429],
+  tags: ['webhooks'],
+  note: 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.',
+  idempotent: true,
+  projectOf: principalOf,
+}
+
+/** For the dashboard, under the prefix /projects/:projectId: the signed-in account's own project (404 for any other). */
+export function sessionScope(projects: AccountProjects): WebhookScope {
+  return {
+    params: { projectId: Type.String({ description: 'Project id, proj_...' }) },
+    query: {},
+    errors: [401, 404],
+    tags: ['projects'],
+    note:
+      'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL. ' +
+      'Webhooks are a Pro plan feature: a Free project gets 403.',
+    idempotent: false,
+    projectOf: (request) => accountProject(projects, request, projectIdOf(request.params)),
+  }
+}
+
+/** The signed-in account's own project (404 otherwise) as the webhook service sees it: its id and plan. */
+async function accountProject(projects: AccountProjects, request: FastifyRequest, projectId: string): Promise<ProjectScope> {
+  const project = await projects.project(sessionOf(request).account.id, projectId)
+  return { projectId: project.id, plan: project.plan }
+}
+
+function projectIdOf(params: unknown): string {
+  if (typeof params === 'object' && params !== null && 'projectId' in params && typeof params.projectId === 'string')
+    return params.projectId
+  throw notFound('Project not found')
+}
 
 export interface WebhookRoutesDeps {
   webhooks: WebhookService
+  scope: WebhookScope
 }
 
-export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): Promise<void> {
+const WebhookId = Type.String({ description: 'Webhook id, wh_<id>' })
+const DeliveryId = Type.String({ description: 'Delivery id, dlv_<id>' })
+
+export async function webhookRoutes(app: FastifyInstance, { webhooks, scope }: WebhookRoutesDeps): Promise<void> {
   app.addSchema(WebhookViewSchema)
   app.addSchema(DeliveryViewSchema)
+
+  const params = (own: TProperties) => Type.Object({ ...scope.params, ...own }, { additionalProperties: false })
+  const ProjectParams = params({})
+  const WebhookParams = params({ id: WebhookId })
+  const DeliveryParams = params({ id: WebhookId, deliveryId: DeliveryId })
+  // Without query parameters of its own or of the scope, a route leaves the query string alone (no schema).
+  const query = Object.keys(scope.query).length > 0 ? { querystring: Type.Object(scope.query, { additionalProperties: false }) } : {}
+  const DeliveriesQuery = Type.Object({ ...scope.query, ...PageQuery('Deliveries') }, { additionalProperties: false })
+  const describe = (summary: string, description: string) => ({ summary, description: `${description} ${scope.note}`, tags: scope.tags })
 
   app.post(
     '/webhooks',
     {
+      config: { idempotent: scope.idempotent },
       schema: {
-        summary: 'Register a webhook',
-        description: `${PRO_ONLY} A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks (409 beyond). URLs on loopback, private, link-local or metadata addresses are refused (422).`,
-        tags: ['webhooks'],
-        querystring: ApiKeyOnlyQuery,
+        ...describe(
+          'Register a webhook',
+          `The signing secret is in this response only. A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks (409 beyond). ` +
+            'URLs on loopback, private, link-local or metadata addresses are refused (422).',
+        ),
+        ...(scope.idempotent ? { headers: IdempotencyKeyHeaders } : {}),
+        params: ProjectParams,
+        ...query,
         body: CreateWebhookBody,
-        response: { 201: CreatedWebhook, ...errorResponses(400, 401, 403, 409, 415, 422, 429) },
+        response: { 201: CreatedWebhook, ...errorResponses(400, 403, 409, 415, 422, ...scope.errors) },
       },
     },
     async (request, reply) => {
       const body = request.body as typeof CreateWebhookBody.static
-      const { webhook, secret } = await deps.webhooks.create(principalOf(request), body)
-      return reply.code(201).send({ id: webhook.id, url: webhook.url, secret, events: webhook.events })
+      const idempotency = request.idempotency
+      const view = ({ webhook, secret }: { webhook: { id: string; url: string; events: string[] }; secret: string }) => ({
+        id: webhook.id,
+        url: webhook.url,
+        secret,
+        events: webhook.events,
+      })
+      const created = await webhooks.create(
+        await scope.projectOf(request),
+        body,
+        idempotency ? (tx, created) => idempotency.complete(tx, 201, view(created)) : undefined,
+      )
+      return reply.code(201).send(view(created))
     },
   )
 
@@ -121,34 +187,28 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     '/webhooks',
     {
       schema: {
-        summary: "List the project's webhooks",
-        description: `${PRO_ONLY} Oldest first; never the secret.`,
-        tags: ['webhooks'],
-        querystring: ApiKeyOnlyQuery,
-        response: { 200: Type.Object({ webhooks: Type.Array(Type.Ref(WebhookViewSchema)) }), ...errorResponses(401, 403, 429) },
+        ...describe("List the project's webhooks", 'Oldest first; never the secret.'),
+        params: ProjectParams,
+        ...query,
+        response: { 200: Type.Object({ webhooks: Type.Array(Type.Ref(WebhookViewSchema)) }), ...errorResponses(403, ...scope.errors) },
       },
     },
-    async (request) => ({ webhooks: (await deps.webhooks.list(principalOf(request))).map(toWebhookView) }),
+    async (request) => ({ webhooks: (await webhooks.list(await scope.projectOf(request))).map(toWebhookView) }),
   )
 
   app.delete(
     '/webhooks/:id',
     {
       schema: {
-        summary: 'Delete a webhook',
-        description: `${PRO_ONLY} Its deliveries waiting for an attempt are cancelled.`,
-        tags: ['webhooks'],
+        ...describe('Delete a webhook', 'Its deliveries waiting for an attempt are cancelled.'),
         params: WebhookParams,
-        querystring: ApiKeyOnlyQuery,
-        response: {
-          200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }),
-          ...errorResponses(401, 403, 404, 429),
-        },
+        ...query,
+        response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...errorResponses(403, 404, ...scope.errors) },
       },
     },
     async (request) => {
       const { id } = request.params as { id: string }
-      await deps.webhooks.delete(principalOf(request), id)
+      await webhooks.delete(await scope.projectOf(request), id)
       return { id, deleted: true as const }
     },
   )
@@ -157,21 +217,22 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     '/webhooks/:id/deliveries',
     {
       schema: {
-        summary: "List a webhook's deliveries, newest first",
-        description: `${PRO_ONLY} Each delivery with its attempts, last status code or error, next attempt time and state.`,
-        tags: ['webhooks'],
+        ...describe(
+          "List a webhook's deliveries, newest first",
+          'Each delivery with its attempts, last status code or error, next attempt time and state.',
+        ),
         params: WebhookParams,
         querystring: DeliveriesQuery,
         response: {
           200: Type.Object({ deliveries: Type.Array(Type.Ref(DeliveryViewSchema)), ...PageFields }),
-          ...errorResponses(401, 403, 404, 422, 429),
+          ...errorResponses(403, 404, 422, ...scope.errors),
         },
       },
     },
     async (request) => {
       const { id } = request.params as { id: string }
       const page = request.query as { limit: number; offset: number }
-      const deliveries = await deps.webhooks.listDeliveries(principalOf(request), id, page)
+      const deliveries = await webhooks.listDeliveries(await scope.projectOf(request), id, page)
       return { deliveries: deliveries.map(toDeliveryView), limit: page.limit, offset: page.offset }
     },
   )
@@ -180,19 +241,19 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     '/webhooks/:id/deliveries/:deliveryId/retry',
     {
       schema: {
-        summary: 'Send a delivery again',
-        description:
-          `${PRO_ONLY} A succeeded, failed or cancelled delivery is queued again as a new series of attempts, ` +
-          'with the same delivery id and the same body. 409 while it is still pending or being sent, or when the webhook is disabled.',
-        tags: ['webhooks'],
+        ...describe(
+          'Send a delivery again',
+          'A succeeded, failed or cancelled delivery is queued again as a new series of attempts, with the same delivery id and ' +
+            'the same body. 409 while it is still pending or being sent, or when the webhook is disabled.',
+        ),
         params: DeliveryParams,
-        querystring: ApiKeyOnlyQuery,
-        response: { 202: Type.Ref(DeliveryViewSchema), ...errorResponses(401, 403, 404, 409, 429) },
+        ...query,
+        response: { 202: Type.Ref(DeliveryViewSchema), ...errorResponses(403, 404, 409, ...scope.errors) },
       },
     },
     async (request, reply) => {
       const { id, deliveryId } = request.params as { id: string; deliveryId: string }
-      const delivery = await deps.webhooks.retryDelivery(principalOf(request), id, deliveryId)
+      const delivery = await webhooks.retryDelivery(await scope.projectOf(request), id, deliveryId)
       return reply.code(202).send(toDeliveryView(delivery))
     },
   )
@@ -201,20 +262,58 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDep
     '/webhooks/:id/test',
     {
       schema: {
-        summary: 'Send a test delivery',
-        description:
-          `${PRO_ONLY} Queues a signed delivery with the body {"event": "${WEBHOOK_TEST_EVENT}", "webhookId": "wh_...", "createdAt": "..."}, ` +
-          'tried once; its outcome appears in the deliveries list. 409 when the webhook is disabled.',
-        tags: ['webhooks'],
+        ...describe(
+          'Send a test delivery',
+          `Queues a signed delivery with the body {"event": "${WEBHOOK_TEST_EVENT}", "webhookId": "wh_...", "createdAt": "..."}, ` +
+            'tried once; its outcome appears in the deliveries list. 409 when the webhook is disabled.',
+        ),
         params: WebhookParams,
-        querystring: ApiKeyOnlyQuery,
-        response: { 202: Type.Ref(DeliveryViewSchema), ...errorResponses(401, 403, 404, 409, 429) },
+        ...query,
+        response: { 202: Type.Ref(DeliveryViewSchema), ...errorResponses(403, 404, 409, ...scope.errors) },
       },
     },
     async (request, reply) => {
       const { id } = request.params as { id: string }
-      const delivery = await deps.webhooks.sendTest(principalOf(request), id)
+      const delivery = await webhooks.sendTest(await scope.projectOf(request), id)
       return reply.code(202).send(toDeliveryView(delivery))
+    },
+  )
+}
+
+export interface PayloadDeliveryRoutesDeps {
+  projects: AccountProjects
+  webhooks: WebhookService
+}
+
+const PayloadDeliveryView = Type.Object({
+  ...DeliveryViewSchema.properties,
+  webhookId: Type.String({ description: 'The webhook it went to, wh_<id>' }),
+})
+const PayloadParams = Type.Object(
+  { id: Type.String({ description: 'Project id, proj_...' }), uuid: Type.String({ description: 'Payload UUID' }) },
+  { additionalProperties: false },
+)
+
+/** The dashboard's view of one payload's deliveries, to every webhook of the project (session scope). */
+export async function payloadDeliveryRoutes(app: FastifyInstance, { projects, webhooks }: PayloadDeliveryRoutesDeps): Promise<void> {
+  const { note, tags } = sessionScope(projects)
+  app.get(
+    '/projects/:id/payloads/:uuid/deliveries',
+    {
+      schema: {
+        summary: "The webhook deliveries of a payload's events",
+        description: `Newest first, to every webhook of the project. ${note}`,
+        tags,
+        params: PayloadParams,
+        response: { 200: Type.Object({ deliveries: Type.Array(PayloadDeliveryView) }), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { id, uuid } = request.params as { id: string; uuid: string }
+      // The payload must be the project's (404 otherwise), so that a uuid of another project reads as unknown.
+      const payload = await projects.payload(sessionOf(request).account.id, id, uuid)
+      const deliveries = await webhooks.listPayloadDeliveries(await accountProject(projects, request, id), payload.uuid)
+      return { deliveries: deliveries.map((delivery) => ({ ...toDeliveryView(delivery), webhookId: delivery.webhookId })) }
     },
   )
 }

@@ -53,7 +53,12 @@ export interface WebhookServiceOptions {
 export class WebhookService {
   constructor(private readonly options: WebhookServiceOptions) {}
 
-  async create(scope: ProjectScope, input: { url: string; events?: readonly string[] }): Promise<CreatedWebhook> {
+  /** Registers a webhook. `alongside` runs inside the creation's transaction (an idempotent response is recorded there). */
+  async create(
+    scope: ProjectScope,
+    input: { url: string; events?: readonly string[] },
+    alongside?: (tx: Tx, created: CreatedWebhook) => Promise<void>,
+  ): Promise<CreatedWebhook> {
     assertPro(scope)
     const events = validateEvents(input.events)
     await assertWebhookUrl(input.url, { allowPrivateTargets: this.options.allowPrivateTargets })
@@ -73,6 +78,7 @@ export class WebhookService {
         throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
       }
       await webhooksRepository.insert(tx, webhook, this.options.secretBox.seal(secret))
+      if (alongside) await alongside(tx, { webhook, secret })
     })
     return { webhook, secret }
   }

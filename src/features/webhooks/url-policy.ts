@@ -7,6 +7,10 @@ import { describeForbiddenAddress } from './target-address.js'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
+/** Said with every refusal of a private address: a developer's local receiver is the usual reason to meet one. */
+export const PRIVATE_TARGETS_HINT =
+  ' (for a receiver on this machine or a private network, as in local development, start the service with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)'
+
 export interface AssertWebhookUrlOptions {
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: skip the address check (tests, local development). */
   allowPrivateTargets: boolean
@@ -32,7 +36,7 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   const addresses = isIP(host) === 0 ? await resolve(host, options.lookup ?? lookupAll) : [host]
   for (const address of addresses) {
     const forbidden = describeForbiddenAddress(address)
-    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public`)
+    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
   }
   return parsed
 }

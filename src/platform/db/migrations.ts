@@ -198,6 +198,29 @@ const migrations: Record<string, Migration> = {
         .execute()
     },
   },
+  '0005_integrator': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('payloads').addColumn('external_id', 'text').execute()
+      await db.schema.alterTable('payloads').addColumn('metadata_json', 'text').execute()
+      // NULLs are distinct in a unique index on both databases: payloads without an externalId never collide.
+      await db.schema.createIndex('payloads_project_external_id').on('payloads').columns(['project_id', 'external_id']).unique().execute()
+
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('claim_token', 'text', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint')
+        .addColumn('status_code', 'integer')
+        .addColumn('response_sealed', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['project_id', 'key'])
+        .execute()
+      await db.schema.createIndex('idempotency_keys_expiry').on('idempotency_keys').column('expires_at').execute()
+    },
+  },
   '0008_pages': {
     async up(db: Kysely<unknown>) {
       // What the signing page shows of a project: its display name, its website (shown once verified) and a logo.

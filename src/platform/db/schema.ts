@@ -93,6 +93,10 @@ export interface PayloadsTable {
   validated_ledger_index: number | null
   /** options.multisign: the signer list and the signatures collected (MultisignState, JSON); null otherwise. */
   multisign_json: string | null
+  /** options.externalId: the application's own id, unique per project. */
+  external_id: string | null
+  /** options.metadata, JSON. */
+  metadata_json: string | null
 }
 
 export interface PayloadDailyCountsTable {
@@ -190,6 +194,23 @@ export interface SubmissionClaimsTable {
   lease_expires_at: number
 }
 
+/** An Idempotency-Key of a project: claimed while its request runs, then the response that request gave. */
+export interface IdempotencyKeysTable {
+  project_id: string
+  key: string
+  /** SHA-256 of the route and the request body: a repeat must be the same request. */
+  fingerprint: string
+  /** Who holds the claim: a request completes or releases only its own. */
+  claim_token: string
+  /** While the request runs: when another may take the key over (its instance died). Null once completed. */
+  lease_expires_at: number | null
+  status_code: number | null
+  /** The response body, sealed like webhook secrets (a webhook's creation response holds its secret). */
+  response_sealed: string | null
+  created_at: number
+  expires_at: number
+}
+
 export interface Database {
   accounts: AccountsTable
   sessions: SessionsTable
@@ -207,4 +228,5 @@ export interface Database {
   xaman_sign_requests: XamanSignRequestsTable
   submission_claims: SubmissionClaimsTable
   project_logos: ProjectLogosTable
+  idempotency_keys: IdempotencyKeysTable
 }

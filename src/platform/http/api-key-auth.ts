@@ -5,6 +5,7 @@ import type { ApiKeyPrincipal } from '../../features/projects/api-keys-repositor
 import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
 import { badRequest, tooManyRequests, unauthorized } from '../errors.js'
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
+import { countsAfterIdempotencyCheck } from './idempotency.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,8 +24,18 @@ export interface ApiKeyAuthDeps {
 }
 
 export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
+  const countRequest = requestCounter(deps)
   return async function authenticateApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const principal = await deps.authenticator.authenticate(apiKeyOf(request))
+    request.principal = await deps.authenticator.authenticate(apiKeyOf(request))
+    // A repeat of an idempotent request is not counted: the idempotency hook counts it once it knows.
+    if (!countsAfterIdempotencyCheck(request)) await countRequest(request, reply)
+  }
+}
+
+/** Counts the authenticated request against its project's rate per minute: the rate headers, or 429. */
+export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limits' | 'now'>) {
+  return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = principalOf(request)
     const limit = deps.limits[principal.plan].requestsPerMinute
     const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
     const nowMs = deps.now()
@@ -35,7 +46,6 @@ export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
       const retryAfter = retryAfterSeconds(decision, nowMs)
       throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
     }
-    request.principal = principal
   }
 }
 

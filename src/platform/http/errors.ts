@@ -42,7 +42,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers)
-  const body = error.details ? { error: error.message, details: error.details } : { error: error.message }
+  const body = error.details ? { error: error.message, details: error.details } : { error: error.message, ...error.fields }
   return reply.code(error.statusCode).send(body)
 }
 

@@ -53,6 +53,8 @@ forEachDatabase('payload API, happy paths', (dialect) => {
       expiresAt: sign.expiresAt,
       createdAt: sign.createdAt,
       resolvedAt: null,
+      externalId: null,
+      metadata: null,
       txBlob: null,
     })
     const messageView = await get(message.uuid)

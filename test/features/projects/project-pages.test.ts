@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { type DashboardClient, signedIn } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
+import { payloadBodies } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
 
@@ -182,9 +183,13 @@ forEachDatabase('project display name, website and logo', (dialect) => {
   })
 
   describe('payload search', () => {
-    it('finds a payload by its uuid or its first characters, and by signer address; a wildcard finds nothing', async () => {
+    it('finds a payload by its uuid or its first characters, by signer address and by externalId; a wildcard finds nothing', async () => {
       const { id, apiKey } = await newProject(alice)
-      const uuids = [await createPayload(t, apiKey), await createPayload(t, apiKey), await createPayload(t, apiKey)]
+      const uuids = [
+        await createPayload(t, apiKey),
+        await createPayload(t, apiKey),
+        await createPayload(t, apiKey, { ...payloadBodies.sign, options: { externalId: 'order-42' } }),
+      ]
       const signer = 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe'
       await t.service.ctx.payloads.resolveSigned(uuids[1] as string, {
         walletAdapter: 'xaman',
@@ -200,6 +205,8 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       assert.deepEqual(await search(uuids[0] as string), [uuids[0]])
       assert.deepEqual(await search((uuids[2] as string).slice(0, 8).toUpperCase()), [uuids[2]])
       assert.deepEqual(await search(` ${signer} `), [uuids[1]])
+      assert.deepEqual(await search('order-42'), [uuids[2]], 'by externalId, exactly')
+      assert.deepEqual(await search('order-4'), [])
       for (const q of ['%', '____', 'nothing like it', 'abc']) assert.deepEqual(await search(q), [], q)
       assert.equal((await alice.get(`/api/v1/projects/${id}/payloads?q=${'a'.repeat(201)}`)).status, 422)
       // Another account's payloads are never found, even by their exact uuid.

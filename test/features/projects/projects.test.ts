@@ -198,6 +198,8 @@ forEachDatabase('project endpoints', (dialect) => {
         expiresAt: sign.expiresAt,
         createdAt: sign.createdAt,
         resolvedAt: null,
+        externalId: null,
+        metadata: null,
         txBlob: null,
         transaction: payloadBodies.sign.transaction,
         message: null,

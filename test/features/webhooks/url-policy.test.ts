@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { describeForbiddenAddress } from '../../../src/features/webhooks/target-address.js'
-import { assertWebhookUrl } from '../../../src/features/webhooks/url-policy.js'
+import { assertWebhookUrl, PRIVATE_TARGETS_HINT } from '../../../src/features/webhooks/url-policy.js'
 import { AppError } from '../../../src/platform/errors.js'
 
 const FORBIDDEN: ReadonlyArray<readonly [address: string, description: string]> = [
@@ -94,7 +94,7 @@ describe('assertWebhookUrl', () => {
       const message = await refusal(
         assertWebhookUrl('https://hooks.example.com/', { allowPrivateTargets: false, lookup: resolvesTo(address) }),
       )
-      assert.equal(message, `url resolves to ${description} (${address}); webhook targets must be public`)
+      assert.equal(message, `url resolves to ${description} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
     }
   })
 
@@ -102,7 +102,7 @@ describe('assertWebhookUrl', () => {
     const message = await refusal(
       assertWebhookUrl('https://rebind.example.com/', { allowPrivateTargets: false, lookup: resolvesTo('8.8.8.8', '10.0.0.5') }),
     )
-    assert.equal(message, 'url resolves to a private address (10.0.0.5); webhook targets must be public')
+    assert.equal(message, `url resolves to a private address (10.0.0.5); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
   })
 
   it('refuses forbidden IP literals, however they are written, without a lookup', async () => {

@@ -83,6 +83,8 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
       walletAdapter: null,
       createdAt: iso(createdAtMs),
       resolvedAt: iso(resolvedAt),
+      externalId: null,
+      metadata: null,
       ...extra,
     })
     // Field order as docs/interface.md §6 lists it; the bytes received must be exactly these.

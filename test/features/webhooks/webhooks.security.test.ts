@@ -150,6 +150,7 @@ forEachDatabase('webhooks, private targets refused', (dialect) => {
         const [detail] = response.json().details
         assert.equal(detail.field, 'url')
         assert.match(detail.message, /webhook targets must be public/)
+        assert.match(detail.message, /WEBHOOK_ALLOW_PRIVATE_TARGETS=true/, 'names the setting a local receiver needs')
       })
     }
   })

@@ -59,7 +59,7 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   const typeSelect = select('type', [['', 'Any type'], ...PAYLOAD_TYPES.map((value): [string, string] => [value, value])], type ?? '')
   statusSelect.addEventListener('change', () => context.navigate(urlWith({ status: statusSelect.value || undefined })))
   typeSelect.addEventListener('change', () => context.navigate(urlWith({ type: typeSelect.value || undefined })))
-  const searchBox = input({ name: 'q', type: 'search', placeholder: 'Payload uuid (or its start) or signer address' })
+  const searchBox = input({ name: 'q', type: 'search', placeholder: 'Uuid (or its start), signer address or externalId' })
   searchBox.value = q ?? ''
   const searchForm = h(
     'form',
@@ -93,7 +93,7 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
         'p',
         {},
         q
-          ? `No payload matches “${q}”${status || type ? ' with these filters' : ''}. Search by a payload's uuid (or its first characters) or by the signer's address.`
+          ? `No payload matches “${q}”${status || type ? ' with these filters' : ''}. Search by a payload's uuid (or its first characters), the signer's address or your externalId.`
           : 'No payload matches these filters on this page.',
       ),
       link(urlWith({ status: undefined, type: undefined, q: undefined }), 'Clear the search and filters'),
@@ -220,6 +220,8 @@ function fields(payload: PayloadDetail): HTMLElement {
     ['Message', payload.message === null ? '—' : h('pre', {}, payload.message)],
     ['Custom instructions', payload.customInstructions ?? '—'],
     ['Return URL', code(payload.returnUrl)],
+    ['External id', code(payload.externalId)],
+    ['Metadata', payload.metadata ? h('pre', {}, h('code', {}, JSON.stringify(payload.metadata, null, 2))) : '—'],
   )
   return h(
     'dl',

@@ -20,6 +20,8 @@ const view = (uuid: string, status: PayloadView['status'] = 'signed'): PayloadVi
   expiresAt: '2026-01-15T12:05:00.000Z',
   createdAt: '2026-01-15T12:00:00.000Z',
   resolvedAt: '2026-01-15T12:01:00.000Z',
+  externalId: null,
+  metadata: null,
 })
 
 /** Collects what a listener receives; `until` waits for the count to reach n. */

@@ -1,0 +1,161 @@
+// The Idempotency-Key header of creations (docs/api.md): a request repeated with the same key and body gets the first
+// response again and creates nothing; the key is claimed in the database, so this holds across instances.
+import { createHash, randomUUID } from 'node:crypto'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Db, Tx } from '../db/database.js'
+import { idempotencyKeysRepository } from '../db/idempotency-keys-repository.js'
+import { AppError, unprocessable } from '../errors.js'
+import { principalOf } from './api-key-auth.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes an Idempotency-Key: its rate counting waits until the key is known not to be a repeat. */
+    idempotent?: boolean
+  }
+  interface FastifyRequest {
+    /** Set when the request holds an Idempotency-Key: the handler records its response with it. */
+    idempotency: IdempotentRequest | null
+  }
+}
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
+export const REPLAYED_HEADER = 'idempotent-replayed'
+const KEY_PATTERN = '^[\\x20-\\x7E]{1,255}$'
+const KEY = new RegExp(KEY_PATTERN)
+/** How long a key is kept: a repeat within this time gets the first response. */
+export const IDEMPOTENCY_KEY_KEEP_MS = 24 * 60 * 60 * 1000
+/** How long a claim outlives a request that never finished (its instance died) before another may take the key. */
+const CLAIM_LEASE_MS = 60_000
+
+/** The header as a route's schema declares it, so that the OpenAPI document shows it. */
+export const IdempotencyKeyHeaders = Type.Object({
+  [IDEMPOTENCY_KEY_HEADER]: Type.Optional(
+    Type.String({
+      pattern: KEY_PATTERN,
+      description:
+        '1-255 printable ASCII characters, kept 24 hours per project. A repeat with the same body gets the first response with ' +
+        '`Idempotent-Replayed: true` and creates nothing; with another body it is 422; while the first is still running, 409.',
+    }),
+  ),
+})
+
+export interface IdempotentRequest {
+  /** Records the response; called inside the transaction that creates the resource, so that both commit or neither. */
+  complete(tx: Tx, statusCode: number, body: unknown): Promise<void>
+}
+
+export interface IdempotencyDeps {
+  db: Db
+  /** Seals stored responses (a webhook's creation response holds its secret): the service's secret box. */
+  secretBox: { seal(plain: string): string; open(sealed: string): string }
+  now: () => number
+  /** Counts the request against the project's rate (the API-key hook left it to this hook). */
+  countRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+}
+
+/** True when the API-key hook must leave the rate counting to the idempotency hook: a repeat is not counted. */
+export function countsAfterIdempotencyCheck(request: FastifyRequest): boolean {
+  return request.routeOptions.config.idempotent === true && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
+}
+
+export function idempotencyHooks(deps: IdempotencyDeps) {
+  const pending = new WeakMap<FastifyRequest, { release: () => Promise<void> }>()
+
+  /** preValidation: the body is parsed and not yet changed by schema defaults, so the fingerprint is of what was sent. */
+  async function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!countsAfterIdempotencyCheck(request)) return
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER]
+    if (typeof key !== 'string' || !KEY.test(key)) {
+      await deps.countRequest(request, reply)
+      throw unprocessable(
+        [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+        'Invalid Idempotency-Key header',
+      )
+    }
+    const { projectId } = principalOf(request)
+    const fingerprint = fingerprintOf(request)
+    const claimToken = randomUUID()
+    const nowMs = deps.now()
+    const held = await idempotencyKeysRepository.claim(deps.db, {
+      projectId,
+      key,
+      fingerprint,
+      claimToken,
+      nowMs,
+      leaseMs: CLAIM_LEASE_MS,
+      keepMs: IDEMPOTENCY_KEY_KEEP_MS,
+    })
+    if (held === true) {
+      const claim = { projectId, key, claimToken }
+      const release = () => idempotencyKeysRepository.release(deps.db, claim)
+      try {
+        await deps.countRequest(request, reply)
+      } catch (error) {
+        await release()
+        throw error
+      }
+      pending.set(request, { release })
+      request.idempotency = {
+        async complete(tx, statusCode, body) {
+          const responseSealed = deps.secretBox.seal(JSON.stringify(body))
+          if (!(await idempotencyKeysRepository.complete(tx, { ...claim, statusCode, responseSealed }))) throw stillInFlight()
+          pending.delete(request)
+        },
+      }
+      return
+    }
+    if (held.fingerprint !== fingerprint) {
+      await deps.countRequest(request, reply)
+      throw unprocessable(
+        [
+          {
+            field: 'Idempotency-Key',
+            message: 'was already used with a different request in the last 24 hours; send a new key for a new request',
+          },
+        ],
+        'Idempotency-Key reused with a different request body',
+      )
+    }
+    if (held.response_sealed === null || held.status_code === null) throw stillInFlight()
+    reply
+      .header(REPLAYED_HEADER, 'true')
+      .code(held.status_code)
+      .send(JSON.parse(deps.secretBox.open(held.response_sealed)))
+    return reply
+  }
+
+  /** onSend: a request that ends without recording a response (it failed) lets go of its key, so that a retry runs. */
+  async function releaseUnfinished(request: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const unfinished = pending.get(request)
+    if (unfinished) {
+      pending.delete(request)
+      await unfinished.release()
+    }
+    return payload
+  }
+
+  return { checkIdempotencyKey, releaseUnfinished }
+}
+
+function stillInFlight(): AppError {
+  return new AppError(409, 'A request with this Idempotency-Key is still in progress; retry shortly for its response', undefined, {
+    'retry-after': '1',
+  })
+}
+
+/** The route and the body, with object keys sorted: a repeat is the same request however its JSON was laid out. */
+function fingerprintOf(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url}\n${canonicalJson(request.body)}`)
+    .digest('hex')
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
