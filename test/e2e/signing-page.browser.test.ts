@@ -196,7 +196,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     const logo = page.getByTestId('project-logo')
     assert.match((await logo.getAttribute('src')) ?? '', new RegExp(`^/logos/${projectId}/[0-9a-f]{64}$`))
     assert.ok(await logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 48), 'the logo loaded')
-    assert.equal(await page.title(), 'Sign a transaction · Example Shop')
+    assert.equal(await page.title(), 'Sign a transaction · \u2068Example Shop\u2069')
     assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/assets/favicon.svg')
     assert.equal((await fetch(`${t.url}/assets/favicon.svg`)).status, 200)
 
@@ -261,7 +261,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       .getByTestId('final-result')
       .filter({ hasText: 'Final result: it succeeded (tesSUCCESS, ledger 1005)' })
       .waitFor({ timeout: 10_000 })
-    assert.match(await page.title(), /^The transaction was signed and submitted · Example Shop$/)
+    assert.equal(await page.title(), 'The transaction was signed and submitted · \u2068Example Shop\u2069')
     await shoot(page, 'signing-submitted.png')
   })
 
@@ -350,6 +350,15 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.waitForTimeout(300)
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined)
     await shoot(page, 'signing-hostile.png')
+  })
+
+  it('says which account to sign with when the request names its signers', async () => {
+    const signers = ['rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe', 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh']
+    const uuid = await create({ type: 'connect', options: { signers } })
+    const { page } = await open(uuid)
+    const text = (await page.getByTestId('signers').textContent()) ?? ''
+    assert.match(text, /Sign with one of these accounts/)
+    for (const signer of signers) assert.ok(text.includes(signer), signer)
   })
 
   it('an unknown uuid still gets the page, which says the request does not exist', async () => {

@@ -26,6 +26,8 @@ export interface SignView {
   message?: string
   challenge?: string
   customInstructions?: string
+  /** options.signers: only these accounts may sign; the page says so. */
+  signers?: string[]
   wallets: { xaman: boolean; developer: boolean }
   signerAddress?: string
   txHash?: string
@@ -78,6 +80,7 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.signers !== null) view.signers = payload.signers
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
 }

@@ -129,6 +129,9 @@ export function parseSignRequest(value: unknown): SignRequest {
             ledgerIndex: Number.isInteger(submission.ledgerIndex) ? (submission.ledgerIndex as number) : null,
           },
         }),
+    ...(Array.isArray(body.signers) && body.signers.every((signer) => typeof signer === 'string')
+      ? { signers: body.signers as string[] }
+      : {}),
     wallets: { xaman: wallets.xaman === true, developer: wallets.developer === true },
     ...(body.multisign === undefined ? {} : { multisign: parseMultisign(body.multisign) }),
   }

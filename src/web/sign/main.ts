@@ -5,7 +5,7 @@ import type { PayloadType } from '../../features/payloads/model.js'
 import { type Clock, systemClock } from '../../platform/clock.js'
 import { ApiError } from '../shared/api-client.js'
 import { copyButton, grouped } from '../shared/copy.js'
-import { button, type Child, h, replaceChildren } from '../shared/dom.js'
+import { button, type Child, h, isolated, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'
@@ -114,7 +114,8 @@ class SigningPage {
   }
 
   start(): void {
-    document.title = `${TITLE_ACTIONS[this.request.type]} · ${this.request.project.name}`
+    // FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE around the project's name: a title cannot hold a <bdi>.
+    document.title = `${TITLE_ACTIONS[this.request.type]} · \u2068${this.request.project.name}\u2069`
     if (this.request.status !== 'pending') {
       this.settle(this.request)
       return
@@ -323,7 +324,7 @@ class SigningPage {
         : status === 'rejected'
           ? 'This request was rejected'
           : expiredHeadline(this.expiresAtMs, this.clock.now()))
-    document.title = `${headline} · ${request.project.name}`
+    document.title = `${headline} · \u2068${request.project.name}\u2069`
     const redirect = request.redirectUrl === undefined ? null : httpUrl(request.redirectUrl, location.href)
     this.outcomeDetails = h('div', { className: 'outcome-details' }, ...outcomeLines(request))
     this.outcomeSummary = h('div', { className: 'outcome-summary' }, renderRequest(request))
@@ -348,11 +349,11 @@ class SigningPage {
 
   /** "Back to <project>" at once, or on its own after a few seconds unless the person chooses to stay. */
   private returnControls(redirect: string, projectName: string): HTMLElement {
-    const note = h('p', { className: 'hint', testId: 'redirect-note' }, `Returning you to ${projectName} in a few seconds.`)
+    const note = h('p', { className: 'hint', testId: 'redirect-note' }, 'Returning you to ', isolated(projectName), ' in a few seconds.')
     const timer = setTimeout(() => location.assign(redirect), REDIRECT_DELAY_MS)
     const stay = button('Stay on this page', { className: 'secondary', testId: 'stay' }, () => {
       clearTimeout(timer)
-      note.replaceChildren(`You can go back to ${projectName} when you are ready.`)
+      replaceChildren(note, 'You can go back to ', isolated(projectName), ' when you are ready.')
       stay.remove()
     })
     return h(
@@ -365,7 +366,8 @@ class SigningPage {
         h(
           'a',
           { className: 'button-link primary', testId: 'redirect-link', attrs: { href: redirect, rel: 'noreferrer' } },
-          `Back to ${projectName}`,
+          'Back to ',
+          isolated(projectName),
         ),
         stay,
       ),

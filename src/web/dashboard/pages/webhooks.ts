@@ -67,6 +67,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
   const url = input({ name: 'url', type: 'url', placeholder: 'https://example.com/countersign-events', required: true })
   const events = PAYLOAD_EVENTS.map((event) => {
     const checkbox = h('input', { attrs: { type: 'checkbox', name: 'events', value: event } })
+    // payload.finalized is offered but not preselected, as the API does when a webhook names no events.
     checkbox.checked = (RESOLUTION_EVENTS as readonly string[]).includes(event)
     return { event, checkbox }
   })
@@ -145,12 +146,23 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     ),
   )
   remove.classList.add('danger')
+  const enable = button('Enable', async () => {
+    enable.disabled = true
+    try {
+      await api.enableWebhook(projectId, webhook.id)
+      await refresh()
+    } catch (error) {
+      replaceChildren(status, errorMessage(error))
+      enable.disabled = false
+    }
+  })
   const disabled = webhook.disabledAt
     ? h(
         'p',
         {},
         badge('Disabled', 'bad'),
-        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. Add the URL again to resume.`,
+        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. ` +
+          'Enable it to resume deliveries, then replay what failed (POST /api/v1/webhooks/{id}/replay).',
       )
     : null
   const card = h(
@@ -159,7 +171,7 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     h('h3', { className: 'break' }, webhook.url),
     h('p', { className: 'muted' }, `${webhook.events.join(', ')} · added ${formatTime(webhook.createdAt)} · `, h('code', {}, webhook.id)),
     disabled,
-    h('div', { className: 'actions' }, test, remove),
+    h('div', { className: 'actions' }, webhook.disabledAt ? enable : null, test, remove),
     status,
     h('h4', { className: 'log-heading' }, 'Recent deliveries'),
     log,
