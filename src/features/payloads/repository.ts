@@ -57,6 +57,9 @@ export interface PayloadListQuery {
   status?: PayloadStatus
   type?: PayloadType
   externalId?: string
+  /** The dashboard's search (docs/pages.md): a payload uuid or its start (at least 4 characters), a signer's
+   * classic address, or an externalId. */
+  search?: string
 }
 
 export interface TransitionChanges {
@@ -167,6 +170,17 @@ export function newPayloadRow(payload: Payload): NewPayloadRow {
   }
 }
 
+const CLASSIC_ADDRESS = /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/
+const UUID_START = /^[0-9a-f-]{4,36}$/
+
+/** What a search term is: a signer's address, the start of a uuid (lower-case, as stored), or else an externalId (exact). */
+function searchOf(term: string): { kind: 'signer' | 'uuid' | 'externalId'; value: string } {
+  const value = term.trim()
+  if (CLASSIC_ADDRESS.test(value)) return { kind: 'signer', value }
+  if (UUID_START.test(value.toLowerCase())) return { kind: 'uuid', value: value.toLowerCase() }
+  return { kind: 'externalId', value }
+}
+
 export const payloadsRepository = {
   /** Inserts the payload; false when another payload of the project already has its externalId. */
   async insert(db: DbOrTx, payload: Payload): Promise<boolean> {
@@ -241,6 +255,15 @@ export const payloadsRepository = {
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
     if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
+    if (page.search !== undefined) {
+      const search = searchOf(page.search)
+      query =
+        search.kind === 'signer'
+          ? query.where('signer_address', '=', search.value)
+          : search.kind === 'uuid'
+            ? query.where('uuid', 'like', `${search.value}%`)
+            : query.where('external_id', '=', search.value)
+    }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
   },

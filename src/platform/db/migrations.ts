@@ -319,6 +319,24 @@ const migrations: Record<string, Migration> = {
       }
     },
   },
+  '0008_pages': {
+    async up(db: Kysely<unknown>) {
+      // What the signing page shows of a project: its display name, its website (shown once verified) and a logo.
+      await db.schema.alterTable('projects').addColumn('display_name', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_url', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_token', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_verified_at', 'bigint').execute()
+      await db.schema
+        .createTable('project_logos')
+        .addColumn('project_id', 'text', (c) => c.primaryKey().references('projects.id'))
+        .addColumn('content_type', 'text', (c) => c.notNull())
+        // Base64 text: the same column type on both databases; logos are small (MAX_LOGO_BYTES).
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
+    },
+  },
   '0009_multisign': {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()
