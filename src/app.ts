@@ -20,6 +20,7 @@ import { liveStreamsFor } from './features/payloads/live/live-streams.js'
 import { payloadEventRoutes, signEventRoutes } from './features/payloads/live/routes.js'
 import { payloadRoutes } from './features/payloads/routes.js'
 import { PayloadView } from './features/payloads/schemas.js'
+import { logoRoutes } from './features/projects/logos.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
@@ -161,6 +162,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     await pages.register(signPageRoutes, {})
     await pages.register(dashboardRoutes, {})
   })
+  // Project logos: images with their own headers (logos.ts), outside the pages' security headers.
+  await app.register(logoRoutes, { projects: ctx.projects })
 
   // Dashboard sign-in, and the session-authenticated endpoints (never opened by an API key).
   await app.register(authRoutes, {

@@ -144,8 +144,25 @@ const PayloadFilters = {
 /** GET /payloads (API key) and GET /projects/{id}/payloads (session). */
 export const PayloadListQuery = Type.Object(PayloadFilters, { additionalProperties: false })
 export type PayloadListQuery = Static<typeof PayloadListQuery>
-/** A page of payloads, with the list's filters. */
-export type PayloadPage = Omit<PayloadListQuery, keyof Page> & Page
+/** GET /projects/{id}/payloads (session): the filters, and the dashboard's search. */
+export const ProjectPayloadListQuery = Type.Object(
+  {
+    ...PayloadFilters,
+    q: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Search: a payload uuid or its first characters (at least 4), a signer's classic address, or an externalId",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ProjectPayloadListQuery = Static<typeof ProjectPayloadListQuery>
+/**
+ * A page of payloads, with the list's filters and the dashboard's search (docs/pages.md): a payload uuid or its start
+ * (at least 4 characters), a signer's classic address, or an externalId.
+ */
+export type PayloadPage = Omit<PayloadListQuery, keyof Page> & Page & { search?: string }
 export const ApiKeyPayloadListQuery = Type.Object({ ...ApiKeyQuery, ...PayloadFilters }, { additionalProperties: false })
 
 export const PayloadList = Type.Object({ payloads: Type.Array(RefTo(PayloadView)), ...PageFields })

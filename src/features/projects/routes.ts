@@ -5,11 +5,12 @@ import { toIso } from '../../platform/clock.js'
 import { errorResponses, pageOf } from '../../platform/http/schemas.js'
 import { sessionOf } from '../../platform/http/session-auth.js'
 import { type Payload, toPayloadView } from '../payloads/model.js'
-import { PayloadList, PayloadListQuery } from '../payloads/schemas.js'
+import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
 import type { AccountProjects } from './account-projects.js'
 import { DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
 import type { ApiKeyRecord } from './api-keys-repository.js'
 import { DEFAULT_API_KEY_NAME } from './names.js'
+import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH, websiteProofLine } from './project-branding.js'
 import type { Project } from './repository.js'
 import {
   Analytics,
@@ -21,13 +22,17 @@ import {
   CreateKeyBody,
   CreateProjectBody,
   KeyParams,
+  LogoBody,
   PayloadDetail,
   ProjectDetail,
   ProjectList,
   ProjectParams,
   ProjectPayloadParams,
+  ProjectSettingsBody,
   type ProjectSummary,
+  type ProjectWebsite,
   RevokedApiKey,
+  WebsiteCheck,
 } from './schemas.js'
 
 const TAGS = ['projects']
@@ -36,9 +41,21 @@ const SESSION_NOTE = 'Session-authenticated (the dashboard cookie); API keys are
 const toProjectSummary = (project: Project): ProjectSummary => ({
   id: project.id,
   name: project.name,
+  displayName: project.displayName,
   plan: project.plan,
   createdAt: toIso(project.createdAtMs),
 })
+
+const toWebsite = (project: Project): ProjectWebsite =>
+  project.website === null
+    ? null
+    : {
+        url: project.website.url,
+        verified: project.website.verifiedAtMs !== null,
+        verifiedAt: project.website.verifiedAtMs === null ? null : toIso(project.website.verifiedAtMs),
+        proofUrl: `${project.website.url}${WEBSITE_PROOF_PATH}`,
+        proofLine: websiteProofLine(project.website.token),
+      }
 
 const toKeySummary = (key: ApiKeyRecord): ApiKeySummary => ({
   id: key.id,
@@ -111,13 +128,100 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
     },
     async (request) => {
       const { id } = request.params
-      const overview = await projects.overview(accountOf(request), id)
-      const { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads } = overview.limits
-      return {
-        ...toProjectSummary(overview.project),
-        usage: overview.usage,
-        limits: { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads },
-      }
+      return projectDetail(request, id)
+    },
+  )
+
+  const projectDetail = async (request: Parameters<typeof sessionOf>[0], id: string) => {
+    const overview = await projects.overview(accountOf(request), id)
+    const { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads } = overview.limits
+    const logoHash = await projects.logoHash(accountOf(request), id)
+    return {
+      ...toProjectSummary(overview.project),
+      website: toWebsite(overview.project),
+      logoUrl: logoHash === undefined ? null : logoPath(overview.project.id, logoHash),
+      usage: overview.usage,
+      limits: { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads },
+    }
+  }
+
+  app.patch(
+    '/projects/:id',
+    {
+      schema: {
+        summary: 'Change what the signing page shows of the project: its display name and website',
+        description: `A new website starts unverified, with a new proof line; the same origin again keeps its verification. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        body: ProjectSettingsBody,
+        response: { 200: ProjectDetail, ...errorResponses(400, 401, 403, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      await projects.updateSettings(accountOf(request), id, request.body)
+      return projectDetail(request, id)
+    },
+  )
+
+  app.post(
+    '/projects/:id/website/verify',
+    {
+      schema: {
+        summary: "Check the website's proof now",
+        description: `The service fetches ${WEBSITE_PROOF_PATH} from the website's origin (public addresses only, no redirects, 5 seconds, 4 KB) and looks for the project's proof line. 200 either way: \`check.verified\` says the outcome and \`check.problem\` why not. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        response: {
+          200: WebsiteCheck,
+          ...errorResponses(401, 403, 404, 422),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      const { check } = await projects.verifyWebsite(accountOf(request), id)
+      return { check, project: await projectDetail(request, id) }
+    },
+  )
+
+  app.put(
+    '/projects/:id/logo',
+    {
+      // base64 makes the image a third larger; twice the limit leaves room, so that a logo a little too large gets
+      // the 422 that says so rather than a bare 413.
+      bodyLimit: 2 * MAX_LOGO_BYTES,
+      schema: {
+        summary: "Set the project's logo",
+        description: `PNG, JPEG or WebP (SVG is refused: it can carry script), at most ${MAX_LOGO_BYTES / 1024} KB; the bytes must be of the declared type. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        body: LogoBody,
+        response: { 200: ProjectDetail, ...errorResponses(400, 401, 403, 404, 413, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      await projects.setLogo(accountOf(request), id, request.body.image)
+      return projectDetail(request, id)
+    },
+  )
+
+  app.delete(
+    '/projects/:id/logo',
+    {
+      schema: {
+        summary: "Remove the project's logo",
+        description: SESSION_NOTE,
+        tags: TAGS,
+        params: ProjectParams,
+        response: { 200: ProjectDetail, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      await projects.deleteLogo(accountOf(request), id)
+      return projectDetail(request, id)
     },
   )
 
@@ -207,15 +311,16 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
         description: `The dashboard's view of GET /payloads. ${SESSION_NOTE}`,
         tags: TAGS,
         params: ProjectParams,
-        querystring: PayloadListQuery,
+        querystring: ProjectPayloadListQuery,
         response: { 200: PayloadList, ...errorResponses(401, 404, 422) },
       },
     },
     async (request) => {
       const { id } = request.params
-      const { status, type } = request.query
+      const { status, type, q } = request.query
       const page = pageOf(request.query)
-      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type })
+      const search = q === undefined || q.trim() === '' ? undefined : q
+      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type, search })
       return { payloads: payloads.map(toPayloadView), ...page }
     },
   )

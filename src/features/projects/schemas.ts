@@ -6,6 +6,7 @@ import { PayloadView } from '../payloads/schemas.js'
 import { ANALYTICS_PERIODS, DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
 import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from './names.js'
 import { PLAN_NAMES } from './plans.js'
+import { MAX_LOGO_BYTES } from './project-branding.js'
 
 const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
 
@@ -31,6 +32,7 @@ export type CreatedProject = Static<typeof CreatedProject>
 export const ProjectSummary = Type.Object({
   id: Type.String(),
   name: Type.String(),
+  displayName: Nullable(Type.String(), 'What the signing page names the project by; null: the name is shown'),
   plan: StringEnum(PLAN_NAMES),
   createdAt: Timestamp(),
 })
@@ -39,8 +41,50 @@ export type ProjectSummary = Static<typeof ProjectSummary>
 export const ProjectList = Type.Object({ projects: Type.Array(ProjectSummary) })
 export type ProjectList = Static<typeof ProjectList>
 
+export const ProjectWebsite = Nullable(
+  Type.Object({
+    url: Type.String({ description: 'The origin the owner set' }),
+    verified: Type.Boolean({ description: 'The signing page shows the website only when verified' }),
+    verifiedAt: NullableTimestamp('When the proof was last found'),
+    proofUrl: Type.String({ description: 'Where the website must publish the proof' }),
+    proofLine: Type.String({ description: 'The line the proof file must hold' }),
+  }),
+  'The project website, verified by a proof file it publishes (docs/pages.md)',
+)
+export type ProjectWebsite = Static<typeof ProjectWebsite>
+
+export const ProjectSettingsBody = Type.Object(
+  {
+    displayName: Type.Optional(
+      Nullable(
+        Type.String({ maxLength: 1000 }),
+        `Shown to end users on the signing page; 1 to ${MAX_NAME_CHARS} characters; null or "" clears it`,
+      ),
+    ),
+    websiteUrl: Type.Optional(
+      Nullable(Type.String({ maxLength: 4096 }), 'An https URL of the project website (its origin is kept); null or "" clears it'),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ProjectSettings = Static<typeof ProjectSettingsBody>
+
+/** GET /logos/{projectId}/{sha256}: a project's logo, public. */
+export const LogoParams = Type.Object({ projectId: Type.String(), sha256: Type.String() }, { additionalProperties: false })
+
+export const LogoBody = Type.Object(
+  {
+    image: Type.String({
+      description: `A data URL, data:image/png;base64,...: PNG, JPEG or WebP, at most ${MAX_LOGO_BYTES / 1024} KB`,
+    }),
+  },
+  { additionalProperties: false },
+)
+
 export const ProjectDetail = Type.Object({
   ...ProjectSummary.properties,
+  website: ProjectWebsite,
+  logoUrl: Nullable(Type.String(), "The logo's public URL on this service"),
   usage: Type.Object(
     { month: Type.String({ description: 'UTC month, YYYY-MM' }), used: Type.Integer(), limit: Type.Integer() },
     { description: "Payloads created this month against the plan's monthly limit" },
@@ -53,6 +97,12 @@ export const ProjectDetail = Type.Object({
   }),
 })
 export type ProjectDetail = Static<typeof ProjectDetail>
+
+export const WebsiteCheck = Type.Object({
+  check: Type.Object({ verified: Type.Boolean(), problem: Type.Optional(Type.String()) }),
+  project: ProjectDetail,
+})
+export type WebsiteCheck = Static<typeof WebsiteCheck>
 
 export const ApiKeySummary = Type.Object({
   id: Type.String(),

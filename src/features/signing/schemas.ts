@@ -2,7 +2,7 @@
 // page's code takes its types from them.
 import { type Static, Type } from 'typebox'
 import { AnyObject, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { PayloadStatusSchema, PayloadTypeSchema } from '../payloads/schemas.js'
+import { PayloadStatusSchema, PayloadTypeSchema, SubmissionSchema } from '../payloads/schemas.js'
 import { MultisignViewSchema } from './multisign/schema.js'
 import { MAX_SIGNED_BLOB_BYTES } from './verify/signed-blob.js'
 import { WALLET_ADAPTERS } from './view.js'
@@ -27,7 +27,11 @@ export const SignView = Type.Object({
   status: PayloadStatusSchema,
   expiresAt: Timestamp(),
   network: Type.String({ description: 'XRPL_NETWORK, e.g. testnet or mainnet' }),
-  project: Type.Object({ name: Type.String() }),
+  project: Type.Object({
+    name: Type.String({ description: "The project's display name, or its name" }),
+    website: Type.Optional(Type.String({ description: "The project's website origin, present only once verified" })),
+    logoUrl: Type.Optional(Type.String({ description: "The project's logo on this service" })),
+  }),
   transaction: Type.Optional(AnyObject('sign, signAndSubmit: the requested transaction')),
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
@@ -41,6 +45,18 @@ export const SignView = Type.Object({
     { description: 'The wallets that need the service: browser extensions and Ledger need nothing from it' },
   ),
   ...Outcome.properties,
+  signed: Type.Optional(
+    Type.Object(
+      { account: Type.Optional(Type.String()), fee: Type.Optional(Type.String({ description: 'Drops' })) },
+      { description: 'Signed transactions: the account and fee the wallet filled in' },
+    ),
+  ),
+  explorerUrl: Type.Optional(Type.String({ description: "The transaction's page on the network's explorer (XRPL_EXPLORER_URL)" })),
+  submission: Type.Optional(
+    Type.Pick(SubmissionSchema, ['engineResult', 'validatedResult', 'ledgerIndex'], {
+      description: 'signAndSubmit once signed: the submission and, once validated, its final result',
+    }),
+  ),
   multisign: Type.Optional(MultisignViewSchema),
 })
 export type SignView = Static<typeof SignView>

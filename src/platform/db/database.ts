@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from 'kysely'
 import pg from 'pg'
+import { registerPostgresPool, registerSqliteConnection, type SqliteConnection } from './hot-query.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
@@ -33,7 +34,9 @@ function openSqlite(path: string): Storage {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const connection = withStatementCache(sqlite)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
+  registerSqliteConnection(db, connection)
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }
 
@@ -56,9 +59,10 @@ const STATEMENT_CACHE_SIZE = 500
 /**
  * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small set of
  * query shapes, so each SQL text is prepared once and kept. Kysely needs only prepare() and close() of the
- * database. Should the shapes ever outgrow the cache, it starts afresh.
+ * database (hot queries also ask whether a transaction is open). Should the shapes ever outgrow the cache, it
+ * starts afresh.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase & SqliteConnection {
   const statements = new Map<string, SQLite.Statement>()
   return {
     prepare(sql: string) {
@@ -71,6 +75,9 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
       return statement
     },
     close: () => sqlite.close(),
+    get inTransaction() {
+      return sqlite.inTransaction
+    },
   }
 }
 
@@ -81,5 +88,6 @@ function openPostgres(url: string): Storage {
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  registerPostgresPool(db, pool)
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }

@@ -3,7 +3,7 @@
 
 import type { SessionAccount, SessionView, SignInMethods } from '../../features/accounts/schemas.js'
 import type { PayloadEvent } from '../../features/payloads/model.js'
-import type { PayloadList, PayloadPage, PayloadView } from '../../features/payloads/schemas.js'
+import type { PayloadList, PayloadView, ProjectPayloadListQuery } from '../../features/payloads/schemas.js'
 import type { AnalyticsPeriod } from '../../features/projects/analytics.js'
 import type {
   Analytics,
@@ -15,8 +15,11 @@ import type {
   PayloadDetail,
   ProjectDetail,
   ProjectList,
+  ProjectSettings,
   ProjectSummary,
+  ProjectWebsite,
   RevokedApiKey,
+  WebsiteCheck,
 } from '../../features/projects/schemas.js'
 import type {
   CreatedWebhook,
@@ -40,6 +43,7 @@ export type {
   PayloadDetail,
   ProjectDetail,
   ProjectSummary,
+  ProjectWebsite,
   WebhookView,
 }
 export type Account = SessionAccount
@@ -47,7 +51,8 @@ export type Period = AnalyticsPeriod
 export type DailyCounts = DailyAnalytics
 export type PayloadSummary = PayloadView
 export type PayloadDelivery = PayloadDeliveryView
-export type PayloadFilter = PayloadPage
+/** A page of a project's payloads: the list's filters and the search (`q`). */
+export type PayloadFilter = Omit<ProjectPayloadListQuery, 'limit' | 'offset'> & { limit: number; offset: number }
 
 const project = (id: string) => `/api/v1/projects/${encodeURIComponent(id)}`
 const webhook = (projectId: string, webhookId: string) => `${project(projectId)}/webhooks/${encodeURIComponent(webhookId)}`
@@ -59,6 +64,10 @@ export const api = {
   projects: async () => (await get<ProjectList>('/api/v1/projects')).projects,
   createProject: (name: string) => send<CreatedProject>('POST', '/api/v1/projects', { name }),
   project: (id: string) => get<ProjectDetail>(project(id)),
+  updateProject: (id: string, change: ProjectSettings) => send<ProjectDetail>('PATCH', project(id), change),
+  verifyWebsite: (id: string) => send<WebsiteCheck>('POST', `${project(id)}/website/verify`),
+  setLogo: (id: string, image: string) => send<ProjectDetail>('PUT', `${project(id)}/logo`, { image }),
+  deleteLogo: (id: string) => send<ProjectDetail>('DELETE', `${project(id)}/logo`),
   analytics: (id: string, period: Period) => get<Analytics>(`${project(id)}/analytics?period=${period}`),
 
   keys: async (id: string) => (await get<ApiKeyList>(`${project(id)}/keys`)).keys,
@@ -69,6 +78,7 @@ export const api = {
     const query = new URLSearchParams({ limit: String(filter.limit), offset: String(filter.offset) })
     if (filter.status) query.set('status', filter.status)
     if (filter.type) query.set('type', filter.type)
+    if (filter.q) query.set('q', filter.q)
     return (await get<PayloadList>(`${project(id)}/payloads?${query}`)).payloads
   },
   payload: (id: string, uuid: string) => get<PayloadDetail>(`${project(id)}/payloads/${encodeURIComponent(uuid)}`),
@@ -91,6 +101,6 @@ async function get<T>(url: string): Promise<T> {
   return (await callApi(url, { method: 'GET' })).json() as Promise<T>
 }
 
-async function send<T>(method: 'POST' | 'DELETE', url: string, body?: unknown): Promise<T> {
+async function send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<T> {
   return (await callApi(url, { method, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<T>
 }

@@ -45,7 +45,13 @@ forEachDatabase('project endpoints', (dialect) => {
       const list = await alice.get('/api/v1/projects')
       assert.equal(list.status, 200)
       const listed = list.body.projects.find((p: { id: string }) => p.id === created.id)
-      assert.deepEqual(listed, { id: created.id, name: 'Example Shop', plan: 'free', createdAt: new Date(t.clock.now()).toISOString() })
+      assert.deepEqual(listed, {
+        id: created.id,
+        name: 'Example Shop',
+        displayName: null,
+        plan: 'free',
+        createdAt: new Date(t.clock.now()).toISOString(),
+      })
     })
 
     it("lists only the account's own projects, oldest first", async () => {
@@ -72,8 +78,11 @@ forEachDatabase('project endpoints', (dialect) => {
       assert.deepEqual(response.body, {
         id: project.id,
         name: 'Usage',
+        displayName: null,
         plan: 'free',
         createdAt: new Date(t.clock.now()).toISOString(),
+        website: null,
+        logoUrl: null,
         usage: { month: '2026-01', used: 3, limit: 1000 },
         limits: { requestsPerMinute: 20, minPollIntervalMs: 3000, maxExpiresInSeconds: 300, monthlyPayloads: 1000 },
       })
@@ -88,6 +97,8 @@ forEachDatabase('project endpoints', (dialect) => {
       const project = await createProject(alice, 'Keys')
       t.clock.advance(5000)
       await callApi('GET', '/payloads', project.apiKey)
+      // lastUsedAt is written after the request is answered: wait for that write, not for time to pass.
+      await t.service.ctx.authenticator.settled()
       const response = await alice.get(`/api/v1/projects/${project.id}/keys`)
       assert.equal(response.status, 200)
       assert.equal(response.body.keys.length, 1)
