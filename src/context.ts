@@ -87,6 +87,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     network: config.xrplNetwork,
     limits: config.limits,
     prepareMultisign: multisignPreparer(xrplNode),
+    onUsageWarningError: (error) => logger.warn({ err: error }, 'could not record the monthly usage warning'),
   })
   const projects = new ProjectService(db, clock)
   const rateLimiter =

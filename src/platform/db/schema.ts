@@ -137,14 +137,29 @@ export interface PayloadDailyCountsTable {
   status: string
   /** '' when the payload has no wallet adapter. */
   wallet_adapter: string
+  /** Added to the other shards' counts of the same key; shards keep concurrent transactions off one row. */
   count: number
+  shard: Generated<number>
 }
 
 export interface ProjectUsageTable {
   project_id: string
   /** UTC month, YYYY-MM. */
   month: string
+  /** The month's quota granted to its usage shards so far (at most the plan's limit); payloads are counted in the shards. */
   payload_count: number
+}
+
+/**
+ * A share of a project's monthly quota: `granted` taken from project_usage in blocks, `used` the payloads created
+ * against it. The month's count of payloads is the sum of `used`.
+ */
+export interface UsageShardsTable {
+  project_id: string
+  month: string
+  shard: number
+  granted: number
+  used: number
 }
 
 export interface UsageWarningsTable {
@@ -262,6 +277,7 @@ export interface Database {
   transaction_follows: TransactionFollowsTable
   payload_daily_counts: PayloadDailyCountsTable
   project_usage: ProjectUsageTable
+  usage_shards: UsageShardsTable
   usage_warnings: UsageWarningsTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
