@@ -14,8 +14,11 @@ import { join } from 'node:path'
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
 
-/** Files that start processes, a browser or several instances: what `--quick` leaves out. */
-const SLOW_TESTS = /(^|\/)(e2e|cli)(\/|\.test\.ts$)|\.browser\.test\.ts$/
+/**
+ * Files that start processes, a browser or several instances: what `--quick` leaves out. Tests of the command line
+ * are in `cli.test.ts` files (test/cli.test.ts, auth.local.cli.test.ts), the browser ones in `*.browser.test.ts`.
+ */
+const SLOW_TESTS = /(^|\/)e2e\/|(^|[/.])cli\.test\.ts$|\.browser\.test\.ts$/
 
 /**
  * The files that take longest (processes, browsers, several instances), started first and longest first, so that the
@@ -26,7 +29,7 @@ const LONGEST_FIRST = [
   'test/cli.test.ts',
   'test/e2e/signing-page.browser.test.ts',
   'test/e2e/reliability.test.ts',
-  'test/features/accounts/auth.local.test.ts',
+  'test/features/accounts/auth.local.cli.test.ts',
   'test/e2e/multi-instance.test.ts',
   'test/e2e/dashboard.browser.test.ts',
   'test/e2e/webhooks-two-dispatchers.test.ts',
@@ -79,9 +82,11 @@ stream.on('test:pass', (data) => {
   const reason = typeof data.skip === 'string' ? data.skip : 'skipped without a reason'
   skipReasons.set(reason, (skipReasons.get(reason) ?? 0) + 1)
 })
+const fileTimes = []
 stream.on('test:summary', (data) => {
   // One summary per file, then the run's own, which has no file.
   if (data.file === undefined) summary = data.counts
+  else fileTimes.push([data.duration_ms, data.file])
 })
 for await (const chunk of stream.compose(spec)) process.stdout.write(chunk)
 
@@ -90,6 +95,13 @@ const failed = counts.failed + counts.cancelled
 // A skipped suite counts once here, however many tests it holds: its tests were never declared.
 const skipped = [...skipReasons.values()].reduce((sum, count) => sum + count, 0)
 const lines = ['']
+if (process.env.TEST_TIMINGS === '1') {
+  // The slowest files, for whoever makes the suite faster.
+  for (const [ms, file] of fileTimes.sort((a, b) => b[0] - a[0]).slice(0, 25)) {
+    lines.push(`${(ms / 1000).toFixed(1).padStart(6)} s  ${file.replace(`${process.cwd()}/`, '')}`)
+  }
+  lines.push('')
+}
 for (const [reason, count] of skipReasons) lines.push(`skipped ${count} (suites or tests): ${reason}`)
 lines.push(`${counts.passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`)
 process.stdout.write(`${lines.join('\n')}\n`)

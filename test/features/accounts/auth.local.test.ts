@@ -1,26 +1,17 @@
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
-import { promisify } from 'node:util'
 import { localSignInUrl } from '../../../src/features/accounts/session-tokens.js'
 import { TestBrowser } from '../../support/browser.js'
 import { dashboardClient } from '../../support/dashboard.js'
-import { createTestDatabase, forEachDatabase } from '../../support/databases.js'
-import { CLI } from '../../support/serve-process.js'
+import { forEachDatabase } from '../../support/databases.js'
 import { startTestService, type TestService } from '../../support/service.js'
+
+// The `countersign` commands that sign in (login-link, serve, project create --email) start processes: they are in
+// auth.local.cli.test.ts.
 
 const PUBLIC_URL = 'http://countersign.test'
 const MINUTE_MS = 60_000
 const DAY_MS = 24 * 60 * MINUTE_MS
-
-/** Runs the real `countersign` command with `env` as its whole configuration. */
-async function countersign(args: string[], env: Record<string, string>) {
-  const run = promisify(execFile)
-  return run(process.execPath, [...CLI, ...args], { env: { PATH: process.env.PATH, PUBLIC_URL, ...env } }).then(
-    ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-  )
-}
 
 forEachDatabase('dashboard sign-in with local links', (dialect) => {
   let t: TestService
@@ -45,28 +36,6 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
   it('tells the dashboard that this server signs in with local links, not OpenID Connect', async () => {
     const methods = await t.inject({ method: 'GET', url: '/auth/methods' })
     assert.deepEqual(methods.json(), { oidc: false, localLink: true })
-  })
-
-  it('the link `countersign login-link` prints signs the local admin in, once', async () => {
-    const printed = await countersign(['login-link'], { DATABASE_URL: t.config.databaseUrl })
-    assert.equal(printed.code, 0)
-    assert.match(printed.stdout, /^http:\/\/countersign\.test\/auth\/local\?token=[\w-]{43}\n$/)
-    const link = new URL(printed.stdout.trim())
-
-    const browser = newBrowser()
-    const first = await browser.request(link)
-    assert.equal(first.status, 303)
-    assert.equal(first.location?.href, `${PUBLIC_URL}/dashboard`)
-    const session = await browser.request(sessionUrl)
-    assert.equal(session.status, 200)
-    const { account } = JSON.parse(session.body)
-    assert.deepEqual(account, { id: account.id, email: null, name: 'Local admin' })
-    const row = await t.service.ctx.storage.db.selectFrom('accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow()
-    assert.deepEqual([row.issuer, row.subject], ['local', 'admin'])
-
-    const again = await newBrowser().request(link)
-    assert.equal(again.status, 401)
-    assert.match(JSON.parse(again.body).error, /invalid, already used or expired/)
   })
 
   it('sets the session cookie HttpOnly, SameSite=Lax, on the whole site, for 30 days, not Secure over http', async () => {
@@ -160,63 +129,6 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     assert.equal(login.status, 404)
     assert.match(JSON.parse(login.body).error, /not configured/)
   })
-
-  it('`countersign project create --email` gives the project to the local admin, with that address', async () => {
-    const created = await countersign(['project', 'create', '--name', 'Operator shop', '--email', 'ops@example.com', '--json'], {
-      DATABASE_URL: t.config.databaseUrl,
-    })
-    assert.equal(created.code, 0, created.stderr)
-    const project = JSON.parse(created.stdout)
-    const browser = await signIn()
-    const session = JSON.parse((await browser.request(sessionUrl)).body)
-    assert.equal(session.account.email, 'ops@example.com')
-    const list = JSON.parse((await browser.request(new URL(`${PUBLIC_URL}/api/v1/projects`))).body)
-    assert.ok(list.projects.some((p: { id: string; name: string }) => p.id === project.id && p.name === 'Operator shop'))
-
-    const invalid = await countersign(['project', 'create', '--name', 'Shop', '--email', 'not-an-address'], {
-      DATABASE_URL: t.config.databaseUrl,
-    })
-    assert.equal(invalid.code, 2)
-    assert.match(invalid.stderr, /--email must be an email address/)
-  })
-})
-
-it('`countersign login-link` refuses when OIDC is configured', async () => {
-  const oidc = { OIDC_ISSUER: 'https://idp.example', OIDC_CLIENT_ID: 'countersign', OIDC_CLIENT_SECRET: 'secret' }
-  const result = await countersign(['login-link'], { DATABASE_URL: 'sqlite::memory:', ...oidc })
-  assert.equal(result.code, 2)
-  assert.match(result.stderr, /OIDC is configured: sign in to the dashboard at \/auth\/login/)
-  assert.equal(result.stdout, '')
-})
-
-it('`countersign serve` prints the dashboard and a sign-in link that works', async () => {
-  const database = await createTestDatabase('sqlite')
-  const server = spawn(process.execPath, [...CLI, 'serve'], {
-    env: { PATH: process.env.PATH, PUBLIC_URL, PORT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const exited = new Promise((resolve) => server.once('exit', resolve))
-  try {
-    let output = ''
-    const printed = await new Promise<RegExpExecArray>((resolve, reject) => {
-      server.stdout.on('data', (chunk) => {
-        output += chunk
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Dashboard: (\S+)\n\s+Sign in:\s+(\S+)\n/.exec(output)
-        if (match) resolve(match)
-      })
-      server.once('exit', () => reject(new Error(`serve exited early: ${output}`)))
-    })
-    const [, listening, dashboard, link] = printed as unknown as [string, string, string, string]
-    assert.equal(dashboard, `${PUBLIC_URL}/dashboard`)
-    assert.match(link, /^http:\/\/countersign\.test\/auth\/local\?token=[\w-]{43}$/)
-    const browser = new TestBrowser({ [PUBLIC_URL]: listening })
-    assert.equal((await browser.request(new URL(link))).status, 303)
-    assert.equal((await browser.request(new URL(`${PUBLIC_URL}/api/v1/session`))).status, 200)
-  } finally {
-    server.kill('SIGTERM')
-    await exited
-    await database.drop()
-  }
 })
 
 describe('the session cookie under https', () => {
