@@ -8,11 +8,12 @@
 //
 // TEST_CONCURRENCY sets how many files run at once (default 2, the cores of the CI machine).
 import { spawnSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
+import { pathToFileURL } from 'node:url'
 
 /**
  * Files that start processes, a browser or several instances: what `--quick` leaves out. Tests of the command line
@@ -53,6 +54,22 @@ function testFiles(dir) {
     .sort()
 }
 
+/**
+ * Test files grouped into `count` files that import them, each run as one process: each process then loads the
+ * service, its dependencies and TypeScript once rather than once per file, which is most of what a quick file costs.
+ * The files go round-robin in name order, which spreads each folder's heavy files over the groups; more groups than
+ * files run at once lets the runner even out what is left at the end.
+ */
+function grouped(files, count, dir) {
+  const groups = Array.from({ length: Math.min(count, files.length) }, () => [])
+  files.forEach((file, index) => groups[index % groups.length].push(file))
+  return groups.map((group, index) => {
+    const path = join(dir, `group-${index + 1}-of-${groups.length}.test.mjs`)
+    writeFileSync(path, group.map((file) => `import ${JSON.stringify(pathToFileURL(resolve(file)).href)}\n`).join(''))
+    return path
+  })
+}
+
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const given = args.filter((arg) => arg !== '--quick')
@@ -62,10 +79,24 @@ const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: ['igno
 if (build.status !== 0) process.exit(build.status ?? 1)
 
 let files = given.length > 0 ? given : [...testFiles('test'), ...testFiles('packages').filter((file) => file.includes('/test/'))]
-files.sort((a, b) => startOrder(a) - startOrder(b))
 if (quick) {
   files = files.filter((file) => !SLOW_TESTS.test(file))
   process.env.TEST_DATABASES = 'sqlite'
+}
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2)
+// The quick files (in-process tests) share processes, unless named one by one on the command line; the slow ones
+// (processes, browsers) each have their own, started first, longest first; the groups come next, then the other
+// slow files.
+let groupDir
+if (given.length === 0 || quick) {
+  const [shared, own] = [files.filter((file) => !SLOW_TESTS.test(file)), files.filter((file) => SLOW_TESTS.test(file))]
+  groupDir = mkdtempSync(join(tmpdir(), 'countersign-tests-'))
+  const groups = grouped(shared.sort(), concurrency * 2, groupDir)
+  own.sort((a, b) => startOrder(a) - startOrder(b))
+  const listed = own.filter((file) => LONGEST_FIRST.includes(file))
+  files = [...listed, ...groups, ...own.filter((file) => !LONGEST_FIRST.includes(file))]
+} else {
+  files.sort((a, b) => startOrder(a) - startOrder(b))
 }
 process.env.NODE_ENV = 'test'
 // Each test file is a process of its own, as is each command a test starts, and each loads the service and its
@@ -76,7 +107,7 @@ const skipReasons = new Map()
 let summary
 // tsx/esm: TypeScript through the ES module loader alone; the CommonJS one, which nothing here needs, would add its
 // own hooks to every package loaded with require().
-const stream = run({ files, concurrency: Number(process.env.TEST_CONCURRENCY ?? 2), execArgv: ['--import', 'tsx/esm'] })
+const stream = run({ files, concurrency, execArgv: ['--import', 'tsx/esm'] })
 stream.on('test:pass', (data) => {
   if (data.skip === undefined || data.skip === false) return
   const reason = typeof data.skip === 'string' ? data.skip : 'skipped without a reason'
@@ -89,6 +120,7 @@ stream.on('test:summary', (data) => {
   else fileTimes.push([data.duration_ms, data.file])
 })
 for await (const chunk of stream.compose(spec)) process.stdout.write(chunk)
+if (groupDir !== undefined) rmSync(groupDir, { recursive: true, force: true })
 
 const counts = summary ?? { passed: 0, failed: 1, cancelled: 0 }
 const failed = counts.failed + counts.cancelled
