@@ -6,7 +6,9 @@
 //   npm test -- <file> [<file>...]  some files
 //   npm run test:quick              unit and in-process API tests on SQLite: the edit-test loop
 //
-// TEST_CONCURRENCY sets how many files run at once (default 2, the cores of the CI machine).
+// The in-process test files share a few processes (see grouped()); the files that start processes or a browser each
+// have their own, as do files named on the command line. TEST_CONCURRENCY sets how many processes run at once
+// (default 2, the cores of the CI machine). TEST_TIMINGS=1 adds the slowest processes to the last lines.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -61,8 +63,9 @@ function testFiles(dir) {
  * files run at once lets the runner even out what is left at the end.
  */
 function grouped(files, count, dir) {
-  const groups = Array.from({ length: Math.min(count, files.length) }, () => [])
-  files.forEach((file, index) => groups[index % groups.length].push(file))
+  const groups = Array.from({ length: Math.min(count, files.length) }, (_, group) =>
+    files.filter((_file, index) => index % Math.min(count, files.length) === group),
+  )
   return groups.map((group, index) => {
     const path = join(dir, `group-${index + 1}-of-${groups.length}.test.mjs`)
     writeFileSync(path, group.map((file) => `import ${JSON.stringify(pathToFileURL(resolve(file)).href)}\n`).join(''))
