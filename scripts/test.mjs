@@ -26,7 +26,7 @@ const SLOW_TESTS = /(^|\/)e2e\/|(^|[/.])cli\.test\.ts$|\.browser\.test\.ts$/
 /**
  * The files that take longest (processes, browsers, several instances), started first and longest first, so that the
  * run does not end waiting on one of them alone while the quick files have long finished. Other files follow in
- * name order.
+ * name order, after the shared processes of the in-process files.
  */
 const LONGEST_FIRST = [
   'test/cli.test.ts',
@@ -37,8 +37,6 @@ const LONGEST_FIRST = [
   'test/e2e/dashboard.browser.test.ts',
   'test/e2e/webhooks-two-dispatchers.test.ts',
   'test/e2e/webhooks-crash.test.ts',
-  'test/features/payloads/live/payload-events.test.ts',
-  'test/features/signing/sign-submit.test.ts',
 ]
 
 function startOrder(file) {
