@@ -24,6 +24,13 @@ import { pathToFileURL } from 'node:url'
 const SLOW_TESTS = /(^|\/)e2e\/|(^|[/.])cli\.test\.ts$|\.browser\.test\.ts$/
 
 /**
+ * In-process files that keep a process of their own all the same: their tests time the code under test against short
+ * real timeouts (500 ms requests to the rippled double), which the garbage left by the files before them in a shared
+ * process made them miss on a loaded machine (2 runs in 5).
+ */
+const OWN_PROCESS = ['test/platform/xrpl/xrpl-node.test.ts']
+
+/**
  * The files that take longest (processes, browsers, several instances), started first and longest first, so that the
  * run does not end waiting on one of them alone while the quick files have long finished. Other files follow in
  * name order, after the shared processes of the in-process files.
@@ -90,7 +97,8 @@ const concurrency = Number(process.env.TEST_CONCURRENCY ?? 2)
 // slow files.
 let groupDir
 if (given.length === 0 || quick) {
-  const [shared, own] = [files.filter((file) => !SLOW_TESTS.test(file)), files.filter((file) => SLOW_TESTS.test(file))]
+  const ownProcess = (file) => SLOW_TESTS.test(file) || OWN_PROCESS.includes(file)
+  const [shared, own] = [files.filter((file) => !ownProcess(file)), files.filter(ownProcess)]
   groupDir = mkdtempSync(join(tmpdir(), 'countersign-tests-'))
   const groups = grouped(shared.sort(), concurrency * 2, groupDir)
   own.sort((a, b) => startOrder(a) - startOrder(b))
