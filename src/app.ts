@@ -29,8 +29,10 @@ import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { idempotencyHooks } from './platform/http/idempotency.js'
+import type { Metrics } from './platform/http/metrics.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
+import { refuseUnstorableValues } from './platform/http/unstorable-values.js'
 import { redactUrl } from './platform/logger.js'
 
 type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
@@ -38,7 +40,7 @@ type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaCont
 export const BODY_LIMIT_BYTES = 64 * 1024
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/
 
-export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
+export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -49,11 +51,13 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     return503OnClosing: true,
+    trustProxy: ctx.config.trustProxy,
     schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
   })
 
   registerJsonParser(app)
   registerErrorHandling(app)
+  app.addHook('preValidation', refuseUnstorableValues)
   app.decorateRequest('principal', null)
 
   app.addHook('onRequest', async (request, reply) => {
@@ -84,14 +88,14 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   app.addSchema(ValidationErrorBody)
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-  const observeRequest = registerHealthRoutes(app, ctx)
+  registerHealthRoutes(app, ctx, metrics)
   // One hook for the log line and the metrics (a root hook reaches every plugin, those registered before it too).
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
       'request',
     )
-    observeRequest(request, reply)
+    metrics.observeRequest(request, reply)
     done()
   })
   const liveStreams = liveStreamsFor(app, {
@@ -105,7 +109,10 @@ export async function buildApp(ctx: ServiceContext): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
-      api.addHook('onRequest', apiKeyAuthHook({ authenticator: ctx.authenticator, ...rate }))
+      api.addHook(
+        'onRequest',
+        apiKeyAuthHook({ authenticator: ctx.authenticator, authFailuresPerMinute: ctx.config.authFailuresPerMinute, ...rate }),
+      )
       const idempotency = idempotencyHooks({
         db: ctx.storage.db,
         secretBox: ctx.secretBox,

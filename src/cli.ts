@@ -5,6 +5,7 @@ import { createContext, type ServiceContext } from './context.js'
 import { localSignInUrl } from './features/accounts/session-tokens.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
+import { rotateServerSecret, SecretRotationError } from './features/webhooks/rotate-server-secret.js'
 import { startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
@@ -49,6 +50,12 @@ const COMMANDS: Record<string, Command> = {
     about:
       'print a one-time dashboard sign-in link for the local admin (without OIDC configured; valid once, for 15 minutes);\n' +
       'the link starts with PUBLIC_URL (default http://localhost:$PORT), as the server it is for',
+  },
+  'rotate-secret': {
+    usage: 'countersign rotate-secret',
+    about:
+      're-seal every webhook secret under SESSION_SECRET (the new one); the old one is OLD_SESSION_SECRET, or the\n' +
+      'secret generated in the database, which is then removed. Stop every instance first (docs/deployment.md)',
   },
   help: { usage: 'countersign help [COMMAND]', about: 'print this help, or the help of one command', positionals: 2 },
 }
@@ -132,6 +139,8 @@ async function main(argv: string[]): Promise<number> {
       return createProject(config, parsed.values as { name?: string; plan?: string; email?: string; json?: boolean })
     case 'project set-plan':
       return setPlan(config, parsed.positionals)
+    case 'rotate-secret':
+      return rotateSecret(config)
     default:
       if (config.oidc)
         throw new UsageError('OIDC is configured: sign in to the dashboard at /auth/login; local sign-in links are turned off')
@@ -168,18 +177,51 @@ async function serve(config: Config): Promise<number> {
   const base = config.publicUrl
   process.stdout.write(
     `Countersign is listening on ${service.url} (public URL ${base})\n` +
-      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n`,
+      `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n` +
+      (service.metricsUrl ? `  Metrics:   ${service.metricsUrl}/metrics\n` : ''),
   )
-  if (!config.oidc) {
+  if (!config.oidc) process.stdout.write(await signInLine(config, service.ctx))
+  if (!config.sessionSecret) {
     process.stdout.write(
-      `  Sign in:   ${await createLoginLink(service.ctx)}\n` +
-        '             (one-time link for the local admin, valid 15 minutes; `countersign login-link` prints a fresh one)\n',
+      '  Secrets:   SESSION_SECRET is not set, so a generated one is kept in the database: a copy of the database\n' +
+        '             alone opens every webhook secret. Fine for a quick start; in production set SESSION_SECRET\n' +
+        '             (at least 32 bytes) and run `countersign rotate-secret` once (docs/deployment.md).\n',
     )
   }
   const signal = await signalled
   service.ctx.logger.info({ signal }, 'shutting down: finishing in-flight requests')
   await service.stop()
   return 0
+}
+
+/**
+ * The one-time sign-in link is a credential: it is printed only to a person at a terminal, never into a log that
+ * others may read (standard output redirected or collected), and never in production.
+ */
+async function signInLine(config: Config, ctx: ServiceContext): Promise<string> {
+  if (config.production || !process.stdout.isTTY) {
+    const why = config.production ? 'never printed in production' : 'not printed: standard output is not a terminal'
+    return `  Sign in:   run \`countersign login-link\` for a one-time link (${why})\n`
+  }
+  return (
+    `  Sign in:   ${await createLoginLink(ctx)}\n` +
+    '             (one-time link for the local admin, valid 15 minutes; `countersign login-link` prints a fresh one)\n'
+  )
+}
+
+async function rotateSecret(config: Config): Promise<number> {
+  const newSecret = config.sessionSecret
+  if (newSecret === undefined) {
+    throw new UsageError('Set SESSION_SECRET to the new secret (at least 32 bytes) to rotate to it', usageOf('rotate-secret'))
+  }
+  return withContext(config, async (ctx) => {
+    const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret)
+    process.stdout.write(
+      `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
+        (rotation.removedGenerated ? 'The generated secret was removed from the database.\n' : '') +
+        'Start every instance with the new SESSION_SECRET.\n',
+    )
+  })
 }
 
 async function createProject(config: Config, values: { name?: string; plan?: string; email?: string; json?: boolean }): Promise<number> {
@@ -240,7 +282,7 @@ main(process.argv.slice(2)).then(
     if (error instanceof UsageError) {
       process.stderr.write(`countersign: ${error.message}\n\n${error.usage}\n`)
       process.exitCode = 2
-    } else if (error instanceof ConfigError) {
+    } else if (error instanceof ConfigError || error instanceof SecretRotationError) {
       process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 2
     } else {

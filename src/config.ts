@@ -13,13 +13,30 @@ export interface Config {
   oidc:
     | { issuer: string; clientId: string; clientSecret: string; tokenAuthMethod: 'client_secret_basic' | 'client_secret_post' }
     | undefined
+  /** NODE_ENV=production: SESSION_SECRET is required, and the one-time sign-in link is never printed. */
+  production: boolean
+  /** SESSION_SECRET, at least 32 bytes; required in production, generated into the database otherwise. */
   sessionSecret: string | undefined
+  /** OLD_SESSION_SECRET: what `countersign rotate-secret` re-seals from; the generated one in the database when unset. */
+  oldSessionSecret: string | undefined
   smtpUrl: string | undefined
   emailFrom: string
   xrplNodeUrl: string | undefined
   /** XRPL_NETWORK, lower-cased: "mainnet" turns off the developer wallet however the operator spelled it. */
   xrplNetwork: string
   webhookAllowPrivateTargets: boolean
+  /** AUTH_FAILURES_PER_MINUTE: failed API-key authentications a client address may make per minute before 429s. */
+  authFailuresPerMinute: number
+  /**
+   * TRUST_PROXY: the proxies whose X-Forwarded-For names the client address (Fastify's trustProxy), a comma-separated
+   * list of addresses and CIDR ranges; false: the socket's peer is the client.
+   */
+  trustProxy: false | string
+  /**
+   * Where Prometheus metrics are served: METRICS_TOKEN requires `Authorization: Bearer <token>`; METRICS_PORT serves
+   * them on a listener of their own (METRICS_HOST, default 127.0.0.1) and not on the public one. Neither: not served.
+   */
+  metrics: { token: string | undefined; host: string; port: number | undefined }
   logLevel: LogLevel
   limits: Record<PlanName, PlanLimits>
   /** The Xaman platform API (XAMAN_API_KEY, XAMAN_API_SECRET); apiUrl is XAMAN_API_URL, default https://xumm.app. */
@@ -37,7 +54,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 type Env = Record<string, string | undefined>
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = parsePort(env.PORT ?? '3000')
+  const port = parsePort('PORT', env.PORT ?? '3000')
   const publicUrl = parsePublicUrl(env.PUBLIC_URL ?? `http://localhost:${port}`)
   const oidcIssuer = env.OIDC_ISSUER
   const tokenAuthMethod = env.OIDC_TOKEN_AUTH_METHOD ?? 'client_secret_basic'
@@ -46,6 +63,13 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (oidcIssuer && (!env.OIDC_CLIENT_ID || !env.OIDC_CLIENT_SECRET)) {
     throw new ConfigError('OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required too')
+  }
+  const production = env.NODE_ENV === 'production'
+  const sessionSecret = parseSessionSecret('SESSION_SECRET', nonEmpty(env.SESSION_SECRET))
+  if (production && sessionSecret === undefined) {
+    throw new ConfigError(
+      'SESSION_SECRET is required when NODE_ENV=production: set it to at least 32 random bytes (e.g. `openssl rand -base64 48`) kept outside the database; see docs/deployment.md',
+    )
   }
   if (env.XAMAN_API_KEY && !env.XAMAN_API_SECRET) {
     throw new ConfigError('XAMAN_API_KEY is set: XAMAN_API_SECRET is required too')
@@ -65,11 +89,20 @@ export function loadConfig(env: Env = process.env): Config {
           tokenAuthMethod,
         }
       : undefined,
-    sessionSecret: nonEmpty(env.SESSION_SECRET),
+    production,
+    sessionSecret,
+    oldSessionSecret: parseSessionSecret('OLD_SESSION_SECRET', nonEmpty(env.OLD_SESSION_SECRET)),
     smtpUrl: parseSmtpUrl(nonEmpty(env.SMTP_URL)),
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
     xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
     xrplNetwork: (env.XRPL_NETWORK ?? 'testnet').toLowerCase(),
+    metrics: {
+      token: parseMetricsToken(nonEmpty(env.METRICS_TOKEN)),
+      host: env.METRICS_HOST ?? '127.0.0.1',
+      port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : parsePort('METRICS_PORT', env.METRICS_PORT),
+    },
+    authFailuresPerMinute: parsePositiveInteger('AUTH_FAILURES_PER_MINUTE', env.AUTH_FAILURES_PER_MINUTE ?? '30'),
+    trustProxy: parseTrustProxy(nonEmpty(env.TRUST_PROXY)),
     webhookAllowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS ?? 'false'),
     logLevel: parseLogLevel(env.LOG_LEVEL ?? 'info'),
     limits: {
@@ -90,10 +123,38 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value
 }
 
-function parsePort(value: string): number {
+/** A server secret must be at least this long: it keys HMACs and AES-256 through HKDF. */
+export const MIN_SESSION_SECRET_BYTES = 32
+
+/** Never repeats the value: it is a secret. */
+function parseSessionSecret(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const bytes = Buffer.byteLength(value, 'utf8')
+  if (bytes < MIN_SESSION_SECRET_BYTES) {
+    throw new ConfigError(
+      `${name} must be at least ${MIN_SESSION_SECRET_BYTES} bytes, got ${bytes}: generate one with \`openssl rand -base64 48\``,
+    )
+  }
+  return value
+}
+
+function parsePort(name: string, value: string): number {
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`${name} must be an integer from 0 to 65535, got "${value}"`)
   return port
+}
+
+const MIN_METRICS_TOKEN_CHARS = 16
+
+/** Never repeats the value: it is a credential. */
+function parseMetricsToken(value: string | undefined): string | undefined {
+  if (value !== undefined && value.length < MIN_METRICS_TOKEN_CHARS) {
+    throw new ConfigError(
+      `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_CHARS} characters: generate one with \`openssl rand -hex 24\``,
+    )
+  }
+  return value
 }
 
 function parseHttpUrl(name: string, value: string): URL {
@@ -144,6 +205,24 @@ function parsePositiveInteger(name: string, value: string): number {
   const parsed = Number(value)
   if (!/^\d+$/.test(value) || parsed < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
   return parsed
+}
+
+/**
+ * `true` and hop counts are refused: trusting every hop lets any client name its own address in X-Forwarded-For and so
+ * escape the per-address limits, and a hop count cannot tell a proxy from a client. Name the proxies.
+ */
+function parseTrustProxy(value: string | undefined): false | string {
+  if (value === undefined || value === 'false') return false
+  if (value === 'true' || /^\d+$/.test(value)) {
+    throw new ConfigError(
+      `TRUST_PROXY must list the proxies in front (addresses or CIDR ranges, e.g. 10.0.0.0/8), got "${value}": trusting any hop would let a client choose its own address`,
+    )
+  }
+  const entries = value.split(',').map((entry) => entry.trim())
+  const valid = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/
+  const wrong = entries.find((entry) => !valid.test(entry))
+  if (wrong !== undefined) throw new ConfigError(`TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "${wrong}"`)
+  return entries.join(',')
 }
 
 function parseBoolean(name: string, value: string): boolean {

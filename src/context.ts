@@ -14,6 +14,7 @@ import { ApiKeyAuthenticator } from './features/projects/api-key-authenticator.j
 import { ProjectService } from './features/projects/service.js'
 import { multisignPreparer } from './features/signing/multisign/prepare.js'
 import { SigningService } from './features/signing/service.js'
+import { TransactionFollower } from './features/signing/transaction-follower.js'
 import { createXamanClient } from './features/signing/xaman/xaman-client.js'
 import { createSecretBox, type SecretBox } from './features/webhooks/secret-box.js'
 import { WebhookService } from './features/webhooks/service.js'
@@ -54,6 +55,8 @@ export interface ServiceContext {
   xrplNode: XrplNode | undefined
   /** The wallet-facing side of payloads: the signing page's reads, approvals and rejections. */
   signing: SigningService
+  /** Follows submitted transactions to their final outcome (the transaction-follower worker runs it). */
+  follower: TransactionFollower
   /** Payload changes for live streams, across instances through Redis when REDIS_URL is set. */
   liveEvents: LiveEvents
   /** Open live streams per project and per payload, for their caps; in Redis when REDIS_URL is set. */
@@ -98,8 +101,9 @@ export function createContext(options: ContextOptions): ServiceContext {
     allowPrivateTargets: config.webhookAllowPrivateTargets,
   })
   const emails = new EmailOutbox({ db, clock, publicUrl: config.publicUrl })
+  const follower = new TransactionFollower({ db, dialect: storage.dialect, clock, payloads, xrplNode, logger })
   const liveEvents = createLiveEvents(config.redisUrl, logger)
-  wireEvents({ events, webhooks, emails, liveEvents, logger })
+  wireEvents({ events, webhooks, follower, emails, liveEvents, logger })
   // A lease outlives a few missed heartbeats, so that only a stream whose instance is gone loses its slot.
   const streamSlots = config.redisUrl
     ? new RedisStreamSlots(config.redisUrl, { clock, leaseMs: config.liveHeartbeatMs * 4, logger })
@@ -129,10 +133,11 @@ export function createContext(options: ContextOptions): ServiceContext {
       payloads,
       network: config.xrplNetwork,
       xrplNode,
+      dialect: storage.dialect,
       xaman: config.xaman ? createXamanClient(config.xaman) : undefined,
-      rateLimiter,
       logger,
     }),
+    follower,
     liveEvents,
     streamSlots,
   }

@@ -8,35 +8,49 @@
 //   2. After the commit, 'payload.changed' again: live streams hear of it (across instances through Redis), and the
 //      webhook dispatcher wakes. A retried or test delivery wakes it too ('delivery.queued').
 //   3. The dispatcher claims the deliveries and POSTs them to their receivers (features/webhooks/dispatcher/).
+//   1b. A signAndSubmit payload that moves to signed is, in the same transaction, given a follow (transaction_follows):
+//      the transaction follower (features/signing/) looks its transaction up until the validated ledger has decided,
+//      then records the outcome and emits 'payload.changed' with event payload.finalized, in and after its transaction,
+//      which goes through steps 1 to 3 like any change.
 //   4. A delivery that fails its last attempt emits 'delivery.failed' in the transaction that records the failure: the
 //      alert mail is written into the mail outbox. After the commit, 'delivery.failed' again wakes the mailer, which
 //      sends it. (The usage warning's mail waits for the mailer's next poll, within a second.)
+//   5. A failed attempt that ends 5 days of failures of a webhook disables it and emits 'webhook.disabled' the same
+//      way: the notice to the owner is written into the mail outbox, and the mailer wakes after the commit.
 import type { Logger } from 'pino'
-import type { EmailOutbox, UsageWarning, WebhookFailure } from './features/email/service.js'
+import type { EmailOutbox, UsageWarning, WebhookDisabled, WebhookFailure } from './features/email/service.js'
 import type { LiveEvents } from './features/payloads/live/live-events.js'
 import { toPayloadView } from './features/payloads/model.js'
 import type { PayloadTransition } from './features/payloads/service.js'
+import type { TransactionFollower } from './features/signing/transaction-follower.js'
 import type { WebhookService } from './features/webhooks/service.js'
 import type { Tx } from './platform/db/database.js'
 
 /** Emitted inside the transaction of the change that causes them: what a listener writes commits or rolls back with it. */
 export interface TransactionEvents {
-  /** A payload left pending (signed, rejected, expired), or a multisigned one recorded a signature (payload.signature_added). */
+  /**
+   * A payload left pending (signed, rejected, expired), a multisigned one recorded a signature (payload.signature_added),
+   * or its submitted transaction's outcome is final (payload.finalized).
+   */
   'payload.changed': PayloadTransition
   /** A creation took a project's monthly usage past the warning threshold (first time this month). */
   'usage.warning': UsageWarning
   /** A payload's webhook delivery failed its last attempt. */
   'delivery.failed': WebhookFailure
+  /** A webhook was disabled because every delivery to it failed for 5 days. */
+  'webhook.disabled': WebhookDisabled
 }
 
 /** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
 export interface CommittedEvents {
-  /** A payload left pending, or a multisigned one recorded a signature or a signer's rejection, committed. */
+  /** A payload left pending, a multisigned one recorded a signature or a signer's rejection, or an outcome became final, committed. */
   'payload.changed': PayloadTransition
-  /** Webhook deliveries were committed outside a payload change (a retry, a test delivery). */
+  /** Webhook deliveries were committed outside a payload change (a retry, a replay, a test delivery). */
   'delivery.queued': undefined
   /** A payload's webhook delivery failed its last attempt, committed with its alert mail. */
   'delivery.failed': WebhookFailure
+  /** A webhook was disabled after 5 days of failures, committed with its notice mail. */
+  'webhook.disabled': WebhookDisabled
 }
 
 type TransactionListener<K extends keyof TransactionEvents> = (tx: Tx, data: TransactionEvents[K]) => Promise<void>
@@ -84,17 +98,20 @@ function listenersOf<K, L>(listeners: Map<K, L[]>, name: K): L[] {
 export interface EventWiring {
   events: ServiceEvents
   webhooks: Pick<WebhookService, 'enqueueForTransition'>
-  emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure'>
+  follower: Pick<TransactionFollower, 'enqueueForTransition'>
+  emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure' | 'enqueueWebhookDisabled'>
   liveEvents: Pick<LiveEvents, 'publish'>
   logger: Logger
 }
 
 /** Wires every listener of the service's parts; the background workers add theirs when they start (WORKER_WAKE_EVENTS). */
-export function wireEvents({ events, webhooks, emails, liveEvents, logger }: EventWiring): void {
+export function wireEvents({ events, webhooks, follower, emails, liveEvents, logger }: EventWiring): void {
   // The outboxes: rows written in the transaction of the change that causes them.
   events.onTransaction('payload.changed', (tx, transition) => webhooks.enqueueForTransition(tx, transition))
+  events.onTransaction('payload.changed', (tx, transition) => follower.enqueueForTransition(tx, transition))
   events.onTransaction('usage.warning', (tx, warning) => emails.enqueueUsageWarning(tx, warning))
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
+  events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))
   // Live streams, on this instance and (through Redis) on the others.
   events.onCommit('payload.changed', ({ payload }) => {
     liveEvents
@@ -106,7 +123,7 @@ export function wireEvents({ events, webhooks, emails, liveEvents, logger }: Eve
 /** The committed events that wake each background worker at once, rather than at its next poll. */
 export const WORKER_WAKE_EVENTS = {
   'webhook-dispatcher': ['payload.changed', 'delivery.queued'],
-  mailer: ['delivery.failed'],
+  mailer: ['delivery.failed', 'webhook.disabled'],
 } as const satisfies Record<string, readonly (keyof CommittedEvents)[]>
 
 /** Calls `wake` on each of the worker's events; returns the removal of those listeners. */

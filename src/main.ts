@@ -6,12 +6,15 @@ import type { Config } from './config.js'
 import { createContext, type ServiceContext } from './context.js'
 import { startMailer } from './features/email/mailer.js'
 import { startExpirySweeper } from './features/payloads/expiry-worker.js'
+import { startTransactionFollower } from './features/signing/follower-worker.js'
+import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker.js'
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
-import { loadServerSecret } from './platform/db/settings-repository.js'
+import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './platform/db/settings-repository.js'
 import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
+import { createMetrics, listenForMetrics, type MetricsListener } from './platform/http/metrics.js'
 import { createLogger } from './platform/logger.js'
 import type { PeriodicTask } from './platform/periodic-task.js'
 import type { RateLimiter } from './platform/rate-limit/rate-limiter.js'
@@ -21,6 +24,8 @@ export interface RunningService {
   app: FastifyInstance
   /** Base URL the server listens on, e.g. http://127.0.0.1:3000 (undefined when not listening). */
   url: string | undefined
+  /** Base URL of the metrics listener (METRICS_PORT); undefined without one or when not listening. */
+  metricsUrl: string | undefined
   stop(): Promise<void>
 }
 
@@ -41,6 +46,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await migrateToLatest(storage.db)
     serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
+      logger.warn(
+        'SESSION_SECRET is set, but the database still holds the secret generated before it: webhook secrets sealed under that one cannot be opened until `countersign rotate-secret` re-seals them (docs/deployment.md)',
+      )
+    }
   } catch (error) {
     await storage.close()
     throw error
@@ -53,16 +63,27 @@ export async function startService(config: Config, options: StartOptions = {}): 
     serverSecret,
     rateLimiter: options.rateLimiter,
   })
-  const app = await buildApp(ctx)
+  const metrics = createMetrics()
+  const app = await buildApp(ctx, metrics)
   // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
   const workers: PeriodicTask[] =
     options.workers === false
       ? []
-      : [startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx)]
+      : [
+          startMailer(ctx),
+          startExpirySweeper(ctx),
+          startWebhookDispatcher(ctx),
+          startIdempotencyKeySweeper(ctx),
+          startTransactionFollower(ctx),
+          ...(ctx.signing.xamanEnabled ? [startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger)] : []),
+        ]
 
   let url: string | undefined
+  let metricsListener: MetricsListener | undefined
   if (options.listen !== false) {
     await app.listen({ port: config.port, host: config.host })
+    if (config.metrics.port !== undefined)
+      metricsListener = await listenForMetrics(metrics, { ...config.metrics, port: config.metrics.port })
     const address = app.server.address()
     if (address && typeof address === 'object')
       url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
@@ -75,14 +96,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
     stopping ??= (async () => {
       await Promise.all(workers.map((w) => w.stop()))
       await app.close()
-      // Closing the node client ends the follows of submitted transactions; then they are waited for.
+      await metricsListener?.close()
       await ctx.xrplNode?.close()
-      await ctx.signing.stop()
       await ctx.rateLimiter.close()
       await Promise.all([ctx.liveEvents.close(), ctx.streamSlots.close()])
       await storage.close()
     })()
     return stopping
   }
-  return { ctx, app, url, stop }
+  return { ctx, app, url, metricsUrl: metricsListener?.url, stop }
 }

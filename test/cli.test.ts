@@ -115,7 +115,7 @@ describe('countersign help', () => {
   const countersign = (...args: string[]) => run(process.execPath, [...CLI, ...args], { env })
 
   it('prints the usage of every command for help, COMMAND --help and -h, exits 0, and creates, starts or prints nothing else', async () => {
-    const commands = ['serve', 'migrate', 'project create', 'project set-plan', 'login-link', 'help']
+    const commands = ['serve', 'migrate', 'project create', 'project set-plan', 'login-link', 'rotate-secret', 'help']
     const overall = (await countersign('help')).stdout
     for (const command of commands) assert.ok(overall.includes(`countersign ${command}`), `help lists ${command}`)
     assert.equal((await countersign('--help')).stdout, overall)

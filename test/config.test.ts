@@ -104,6 +104,13 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ LIMITS_FREE: '{"maxExpiresInSeconds": 1}' }).limits.free.maxExpiresInSeconds, 1)
     refuses({ LIMITS_FREE: '{"maxExpiresInSeconds": 0}' }, /^LIMITS_FREE: maxExpiresInSeconds must be at least 1$/)
   })
+
+  it('takes METRICS_TOKEN of at least 16 characters without repeating it, and METRICS_PORT as a port', () => {
+    refuses({ METRICS_TOKEN: 'short-token' }, /^METRICS_TOKEN must be at least 16 characters: generate one with/)
+    assert.equal(loadConfig({ METRICS_TOKEN: 'x'.repeat(16) }).metrics.token, 'x'.repeat(16))
+    refuses({ METRICS_PORT: 'metrics' }, /^METRICS_PORT must be an integer from 0 to 65535, got "metrics"$/)
+    assert.deepEqual(loadConfig({ METRICS_PORT: '9100' }).metrics, { token: undefined, host: '127.0.0.1', port: 9100 })
+  })
 })
 
 describe('countersign with a bad configuration', () => {

@@ -47,13 +47,19 @@ describe('service events', () => {
     events.emitCommitted('payload.changed', transition)
     events.emitCommitted('delivery.queued')
     events.emitCommitted('delivery.failed', failure)
-    assert.deepEqual(woken, ['dispatcher', 'dispatcher', 'mailer'])
+    const disabled = { webhookId: 'wh_1' } as CommittedEvents['webhook.disabled']
+    events.emitCommitted('webhook.disabled', disabled)
+    assert.deepEqual(woken, ['dispatcher', 'dispatcher', 'mailer', 'mailer'])
     stopDispatcher()
     stopMailer()
     events.emitCommitted('payload.changed', transition)
     events.emitCommitted('delivery.failed', failure)
-    assert.equal(woken.length, 3)
-    assert.deepEqual(WORKER_WAKE_EVENTS, { 'webhook-dispatcher': ['payload.changed', 'delivery.queued'], mailer: ['delivery.failed'] })
+    events.emitCommitted('webhook.disabled', disabled)
+    assert.equal(woken.length, 4)
+    assert.deepEqual(WORKER_WAKE_EVENTS, {
+      'webhook-dispatcher': ['payload.changed', 'delivery.queued'],
+      mailer: ['delivery.failed', 'webhook.disabled'],
+    })
   })
 })
 

@@ -25,7 +25,21 @@ function options(level: string): pino.LoggerOptions {
   }
 }
 
-/** A URL with credential query parameters hidden, for logs: api_key, a sign-in link's token, an OpenID Connect code. */
+/** Query parameters that carry credentials: an API key, a sign-in link's token, an OpenID Connect code. */
+const CREDENTIAL_PARAMETERS = new Set(['api_key', 'token', 'code'])
+/** A value shaped like an API key is hidden under any parameter name. */
+const API_KEY_LIKE = /cs_[A-Za-z0-9_-]{8,}/
+
+/**
+ * A request URL for logs: the path, and the query rebuilt from its decoded names and values with credentials hidden.
+ * Names are compared decoded and case-insensitively, so `?api%5Fkey=` is hidden as `api_key` is.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:api_key|token|code)=)[^&#]*/gi, '$1[redacted]')
+  const queryStart = url.indexOf('?')
+  if (queryStart === -1) return url
+  const parameters = [...new URLSearchParams(url.slice(queryStart + 1))].map(([name, value]) => {
+    const hidden = CREDENTIAL_PARAMETERS.has(name.toLowerCase().replace(/\[\]$/, '')) || API_KEY_LIKE.test(value)
+    return `${encodeURIComponent(name)}=${hidden ? '[redacted]' : encodeURIComponent(value)}`
+  })
+  return parameters.length === 0 ? url.slice(0, queryStart) : `${url.slice(0, queryStart)}?${parameters.join('&')}`
 }

@@ -12,7 +12,7 @@ import { DESTINATION } from '../support/fixtures.js'
 import { freePort } from '../support/serve-process.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
+import { answer, startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js'
 import { dispatchAll } from '../support/webhooks.js'
 
 /** "Today" for the service: the seeded history covers the 30 UTC days that end on it. */
@@ -305,8 +305,21 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await deliveries.locator('tbody tr').waitFor()
     assert.match(await shownText(deliveries), /payload\.signed\s+succeeded/)
 
+    // A receiver that answers 410 Gone disables the webhook; the card says so and enables it again in one click.
+    receiver.respondWith(answer(410))
     await open(`/dashboard/projects/${proProjectId}/webhooks`)
     const webhookCard = page.getByTestId('webhooks').locator('.webhook')
+    await webhookCard.getByRole('button', { name: 'Send test event' }).click()
+    await webhookCard.getByText('Test event queued').waitFor()
+    await dispatchAll(dispatcher)
+    receiver.respondWith(answer(204))
+    await open(`/dashboard/projects/${proProjectId}/webhooks`)
+    assert.match(await shownText(webhookCard), /Disabled\s+since .*: the receiver answered 410 Gone\. Enable it to resume deliveries/)
+    await webhookCard.getByRole('button', { name: 'Enable' }).click()
+    await webhookCard.getByRole('button', { name: 'Enable' }).waitFor({ state: 'detached' })
+    assert.doesNotMatch(await shownText(webhookCard), /Disabled/)
+    assert.equal((await t.service.ctx.webhooks.list({ projectId: proProjectId, plan: 'pro' }))[0]?.disabledAtMs, null)
+
     await webhookCard.getByRole('button', { name: 'Delete' }).click()
     await page.getByRole('alertdialog').getByRole('button', { name: 'Delete webhook' }).click()
     await page.getByRole('heading', { name: 'No webhooks yet' }).waitFor()

@@ -239,6 +239,15 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await shoot(page, 'signing-hostile.png')
   })
 
+  it('says which account to sign with when the request names its signers', async () => {
+    const signers = ['rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe', 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh']
+    const uuid = await create({ type: 'connect', options: { signers } })
+    const { page } = await open(uuid)
+    const text = (await page.getByTestId('signers').textContent()) ?? ''
+    assert.match(text, /Sign with one of these accounts/)
+    for (const signer of signers) assert.ok(text.includes(signer), signer)
+  })
+
   it('an unknown uuid still gets the page, which says the request does not exist', async () => {
     const { page } = await open('00000000-0000-4000-8000-000000000000')
     assert.match((await page.getByTestId('error').textContent()) ?? '', /does not exist/)

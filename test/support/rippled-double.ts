@@ -9,9 +9,13 @@ export interface TransactionStatus {
   validated: boolean
   ledgerIndex: number
   transactionResult: string
+  /** The metadata's delivered_amount (payments): drops, or an issued-currency amount. */
+  deliveredAmount?: string | { currency: string; issuer: string; value: string }
 }
 
 export interface AccountState {
+  /** lsfDisableMaster: the account's master key may not sign. */
+  disableMaster?: boolean
   regularKey?: string
   signerList?: { quorum: number; entries: Array<{ account: string; weight: number }> }
 }
@@ -36,6 +40,8 @@ export interface RippledDouble {
   stop(): Promise<void>
   /** The node comes back on the same port. */
   start(): Promise<void>
+  /** Requests of this command are recorded and never answered (a node slow to answer one kind of request), until released. */
+  hold(command: string, held: boolean): void
   /** Open connections stay open but get no answers, and new connections never complete their handshake. */
   setUnresponsive(unresponsive: boolean): void
   close(): Promise<void>
@@ -44,11 +50,16 @@ export interface RippledDouble {
 const ENGINE_RESULTS: Record<string, { code: number; message: string }> = {
   tesSUCCESS: { code: 0, message: 'The transaction was applied. Only final in a validated ledger.' },
   terQUEUED: { code: -89, message: 'Held until escalated fee drops.' },
+  terPRE_SEQ: { code: -92, message: 'Missing/inapplicable prior transaction.' },
+  terRETRY: { code: -99, message: 'Retry transaction.' },
+  tefMAX_LEDGER: { code: -186, message: 'Ledger sequence too high.' },
   temMALFORMED: { code: -299, message: 'Malformed transaction.' },
   tefPAST_SEQ: { code: -190, message: 'This sequence number has already passed.' },
   telINSUF_FEE_P: { code: -394, message: 'Fee insufficient.' },
   tecUNFUNDED_PAYMENT: { code: 104, message: 'Insufficient XRP balance to send.' },
 }
+
+const LSF_DISABLE_MASTER = 0x00100000
 
 class RippledErrorReply {
   constructor(
@@ -69,6 +80,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   }
   let validatedLedgerIndex = 1000
   let unresponsive = false
+  const heldCommands = new Set<string>()
   const hangingSockets = new Set<Socket>()
 
   const answer = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
@@ -139,7 +151,12 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       hash,
       ledger_index: status.ledgerIndex,
       ledger_hash: ledgerHash(status.ledgerIndex),
-      meta: { TransactionIndex: 0, TransactionResult: status.transactionResult, AffectedNodes: [] },
+      meta: {
+        TransactionIndex: 0,
+        TransactionResult: status.transactionResult,
+        AffectedNodes: [],
+        ...(status.deliveredAmount === undefined ? {} : { delivered_amount: status.deliveredAmount }),
+      },
       validated: true,
     }
   }
@@ -151,7 +168,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     const accountData: Record<string, unknown> = {
       Account: address,
       Balance: '100000000',
-      Flags: 0,
+      Flags: state.disableMaster ? LSF_DISABLE_MASTER : 0,
       LedgerEntryType: 'AccountRoot',
       OwnerCount: state.signerList ? 1 : 0,
       Sequence: 1,
@@ -178,6 +195,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (unresponsive) return
     const request = JSON.parse(data.toString()) as Record<string, unknown>
     requests.push(request)
+    if (heldCommands.has(String(request.command))) return
     const reply = answer(request)
     const message =
       reply instanceof RippledErrorReply
@@ -253,6 +271,10 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       if (listening) return
       await listen(port)
       listening = true
+    },
+    hold(command, held) {
+      if (held) heldCommands.add(command)
+      else heldCommands.delete(command)
     },
     setUnresponsive(value) {
       unresponsive = value

@@ -1,8 +1,9 @@
-// An example webhook receiver: checks X-Service-Signature on the raw body, answers quickly, then handles the event.
+// An example webhook receiver: verifies the raw body (Standard Webhooks signature and timestamp), answers quickly, then
+// handles the event.
 // Run: WEBHOOK_SECRET=whsec_... PORT=8080 npx tsx examples/webhook-receiver.ts
 import { createServer, type Server } from 'node:http'
 import { pathToFileURL } from 'node:url'
-import { verifyWebhookSignature, type WebhookDelivery } from '../src/index.js'
+import { verifyWebhook, type WebhookDelivery, WebhookVerificationError } from '../src/index.js'
 
 /** Deliveries are a few hundred bytes; anything far larger is not one. */
 const MAX_BODY_BYTES = 64 * 1024
@@ -22,22 +23,19 @@ export function createWebhookReceiver(
       else chunks.push(chunk)
     })
     request.on('end', () => {
-      const rawBody = Buffer.concat(chunks)
-      // Verify the exact bytes received: parsing and re-serialising the JSON would change them.
-      if (
-        !verifyWebhookSignature(
-          rawBody,
-          request.headers['x-service-signature'] as string | undefined,
-          typeof secret === 'string' ? secret : secret(),
-        )
-      ) {
-        return void response.writeHead(401).end()
+      let delivery: WebhookDelivery
+      try {
+        // Verify the exact bytes received (parsing and re-serialising the JSON would change them), the delivery id, and
+        // a timestamp within 5 minutes, so that a captured delivery cannot be replayed later.
+        delivery = verifyWebhook(Buffer.concat(chunks), request.headers, typeof secret === 'string' ? secret : secret())
+      } catch (error) {
+        if (error instanceof WebhookVerificationError) return void response.writeHead(401).end()
+        throw error
       }
       // Answer first: the service retries a delivery that is not acknowledged in time.
       response.writeHead(204).end()
-      // The same delivery may come twice (a retry after a lost answer): X-Countersign-Delivery tells them apart.
-      const deliveryId = request.headers['x-countersign-delivery'] as string | undefined
-      onEvent(JSON.parse(rawBody.toString('utf8')) as WebhookDelivery, deliveryId)
+      // The same delivery may come twice (a retry after a lost answer): webhook-id tells them apart.
+      onEvent(delivery, request.headers['webhook-id'] as string | undefined)
     })
   })
 }

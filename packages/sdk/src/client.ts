@@ -1,14 +1,20 @@
 // The Countersign client: every API-key endpoint, typed, over the global fetch.
-import { CountersignError } from './errors.js'
+import { ConnectionError, CountersignError } from './errors.js'
 import { readEventStream } from './event-stream.js'
 import type {
   CreatedPayload,
   CreatedWebhook,
   CreatePayloadRequest,
   CreateWebhookRequest,
+  Delivery,
+  DeliveryList,
+  ListDeliveriesOptions,
   ListPayloadsOptions,
   Payload,
   PayloadList,
+  ReplayRequest,
+  ReplayResult,
+  RotatedSecret,
   Webhook,
 } from './types.js'
 
@@ -16,9 +22,12 @@ export interface CountersignOptions {
   apiKey: string
   /** The service's address, e.g. https://countersign.example.com (without /api/v1). */
   baseUrl: string
-  /** Times a request refused with 429 is sent again after waiting its Retry-After; 2 by default, 0 to never retry. */
+  /**
+   * Times a request is sent again: after a 429 (waiting its Retry-After), and, when repeating it is safe (a GET, or a
+   * creation carrying its Idempotency-Key), after a connection failure or a 502, 503 or 504. 2 by default, 0 to never retry.
+   */
   maxRetries?: number
-  /** A 429 asking to wait longer than this is not retried but thrown; 60 000 ms by default. */
+  /** A retry asked to wait longer than this is not made: the error is thrown; 60 000 ms by default. */
   maxRetryWaitMs?: number
   /** Another fetch (a proxy agent, a test double); the global fetch by default. */
   fetch?: typeof fetch
@@ -33,14 +42,32 @@ export interface WaitOptions {
   pollIntervalMs?: number
 }
 
+/** Options of a creation: POST /payloads and POST /webhooks. */
+export interface CreateOptions {
+  signal?: AbortSignal
+  /**
+   * The Idempotency-Key header: a repeat with the same key and body returns the first answer and creates nothing, for
+   * 24 hours. A random one is made for each call by default and reused on the client's own retries; pass your own (1 to
+   * 255 printable ASCII characters, e.g. your order id) to make a creation safe to repeat across calls or processes.
+   */
+  idempotencyKey?: string
+}
+
 interface RequestOptions {
   body?: unknown
   query?: Record<string, string | number | undefined>
   signal?: AbortSignal | undefined
   accept?: string
-  /** Send again after a 429's Retry-After (within the client's bounds); true by default. */
-  retryOn429?: boolean
+  idempotencyKey?: string | undefined
+  /** Send again after a 429, a connection failure or an unavailable service (within the client's bounds); true by default. */
+  retry?: boolean
 }
+
+/** Answers after which a request that is safe to repeat is sent again: the service, or what is in front of it, was unavailable. */
+const RETRIED_STATUSES = new Set([502, 503, 504])
+
+/** The wait before retry n (from 0) after a connection failure or an unavailable service without Retry-After. */
+const backoffMs = (attempt: number) => 500 * 2 ** attempt
 
 /** Consecutive stream attempts that end without news before waitForResolution polls instead. */
 const STREAM_ATTEMPTS = 3
@@ -65,26 +92,46 @@ export class Countersign {
     return (await response.json()) as T
   }
 
-  /** @internal Sends a request, waiting out and retrying 429 answers within bounds; returns a successful response. */
+  /**
+   * @internal Sends a request; returns a successful response or throws CountersignError (ConnectionError when no answer
+   * came). A 429 is waited out and sent again; a request safe to repeat (a GET, or one with an Idempotency-Key, which
+   * is the same on every attempt) is also sent again after a connection failure or a 502, 503 or 504, and a keyed one
+   * after a 409 with Retry-After (its first attempt still running).
+   */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const url = new URL(`${this.apiBase}${path}`)
     for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value))
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, accept: options.accept ?? 'application/json' }
     if (options.body !== undefined) headers['content-type'] = 'application/json'
-    const maxRetries = options.retryOn429 === false ? 0 : (this.options.maxRetries ?? 2)
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey
+    const repeatable = method === 'GET' || options.idempotencyKey !== undefined
+    const maxRetries = options.retry === false ? 0 : (this.options.maxRetries ?? 2)
     const maxWaitMs = this.options.maxRetryWaitMs ?? 60_000
     for (let attempt = 0; ; attempt++) {
-      const response = await this.fetch(url, {
-        method,
-        headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: options.signal,
-      })
+      let response: Response
+      try {
+        response = await this.fetch(url, {
+          method,
+          headers,
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          signal: options.signal,
+        })
+      } catch (error) {
+        if (options.signal?.aborted) throw error
+        const failure = new ConnectionError(`Could not reach ${url.origin}: ${describeCause(error)}`, { cause: error })
+        if (!repeatable || attempt >= maxRetries || backoffMs(attempt) > maxWaitMs) throw failure
+        await sleep(backoffMs(attempt), options.signal)
+        continue
+      }
       if (response.ok) return response
       const error = await CountersignError.fromResponse(response)
       // A 429 was not acted on, so sending it again is safe, whatever the method.
-      const waitMs = (error.retryAfterSeconds ?? 1) * 1000
-      if (error.status !== 429 || attempt >= maxRetries || waitMs > maxWaitMs) throw error
+      // A keyed creation whose first attempt is still running is a 409 with Retry-After: its answer comes shortly.
+      const inProgress = error.status === 409 && options.idempotencyKey !== undefined && error.retryAfterSeconds !== undefined
+      const retried = error.status === 429 || inProgress || (repeatable && RETRIED_STATUSES.has(error.status))
+      const waitMs =
+        error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : error.status === 429 ? 1000 : backoffMs(attempt)
+      if (!retried || attempt >= maxRetries || waitMs > maxWaitMs) throw error
       await sleep(waitMs, options.signal)
     }
   }
@@ -93,8 +140,13 @@ export class Countersign {
 class PayloadsApi {
   constructor(private readonly client: Countersign) {}
 
-  create(request: CreatePayloadRequest, options: { signal?: AbortSignal } = {}): Promise<CreatedPayload> {
-    return this.client.requestJson('POST', '/payloads', { body: request, signal: options.signal })
+  /** Creates a payload, with an Idempotency-Key (a random one unless `options.idempotencyKey` is given). */
+  create(request: CreatePayloadRequest, options: CreateOptions = {}): Promise<CreatedPayload> {
+    return this.client.requestJson('POST', '/payloads', {
+      body: request,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(),
+    })
   }
 
   get(uuid: string, options: { signal?: AbortSignal } = {}): Promise<Payload> {
@@ -113,6 +165,18 @@ class PayloadsApi {
   }
 
   /**
+   * The payload's live status (GET /payloads/{uuid}/events): its current state first, then each change; ends once it is
+   * signed, rejected or expired, or when the connection drops (waitForResolution reconnects; this does not).
+   */
+  async *events(uuid: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<Payload> {
+    const response = await this.client.send('GET', `/payloads/${encodeURIComponent(uuid)}/events`, {
+      signal: options.signal,
+      accept: 'text/event-stream',
+    })
+    for await (const data of readEventStream(response, options.signal)) yield data as Payload
+  }
+
+  /**
    * Resolves with the payload once it is signed, rejected or expired. Follows the live stream, reconnecting when it
    * drops; when the stream is refused (the project's stream cap) or keeps failing, polls instead.
    */
@@ -127,7 +191,7 @@ class PayloadsApi {
           signal,
           accept: 'text/event-stream',
           // A refused stream (too many open, or the request rate) is answered by polling, which waits out its own 429s.
-          retryOn429: false,
+          retry: false,
         })
         for await (const data of readEventStream(response, signal)) {
           heard = true
@@ -136,7 +200,7 @@ class PayloadsApi {
         }
       } catch (error) {
         if (signal?.aborted) throw error
-        if (error instanceof CountersignError) {
+        if (error instanceof CountersignError && !(error instanceof ConnectionError)) {
           // Refused: polling is the way. Other refusals (401, 404) would be the same when polled.
           if (error.status === 429) break
           if (error.status < 500) throw error
@@ -157,9 +221,13 @@ class PayloadsApi {
 class WebhooksApi {
   constructor(private readonly client: Countersign) {}
 
-  /** Registers a webhook (Pro plan). Keep the returned secret: it is shown only once. */
-  create(request: CreateWebhookRequest, options: { signal?: AbortSignal } = {}): Promise<CreatedWebhook> {
-    return this.client.requestJson('POST', '/webhooks', { body: request, signal: options.signal })
+  /** Registers a webhook (Pro plan), with an Idempotency-Key like payloads.create. Keep the returned secret: it is shown only once. */
+  create(request: CreateWebhookRequest, options: CreateOptions = {}): Promise<CreatedWebhook> {
+    return this.client.requestJson('POST', '/webhooks', {
+      body: request,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey ?? crypto.randomUUID(),
+    })
   }
 
   async list(options: { signal?: AbortSignal } = {}): Promise<Webhook[]> {
@@ -168,8 +236,52 @@ class WebhooksApi {
   }
 
   delete(id: string, options: { signal?: AbortSignal } = {}): Promise<{ id: string; deleted: true }> {
-    return this.client.requestJson('DELETE', `/webhooks/${encodeURIComponent(id)}`, { signal: options.signal })
+    return this.client.requestJson('DELETE', webhookPath(id), { signal: options.signal })
   }
+
+  /** The webhook's deliveries, newest first, with each one's attempts, last status or error, and state. */
+  deliveries(id: string, options: ListDeliveriesOptions & { signal?: AbortSignal } = {}): Promise<DeliveryList> {
+    const { signal, ...query } = options
+    return this.client.requestJson('GET', `${webhookPath(id)}/deliveries`, { query: { ...query }, signal })
+  }
+
+  /** Sends a finished delivery again, with its id and body; 409 (ConflictError) while it is pending or being sent. */
+  retryDelivery(id: string, deliveryId: string, options: { signal?: AbortSignal } = {}): Promise<Delivery> {
+    return this.client.requestJson('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(deliveryId)}/retry`, {
+      signal: options.signal,
+    })
+  }
+
+  /** Queues a signed test delivery, `{ event: 'webhook.test', webhookId, createdAt }`, tried once. */
+  test(id: string, options: { signal?: AbortSignal } = {}): Promise<Delivery> {
+    return this.client.requestJson('POST', `${webhookPath(id)}/test`, { signal: options.signal })
+  }
+
+  /**
+   * Replaces the webhook's secret and returns the new one, once. For 24 hours deliveries carry signatures with both
+   * the new and the old secret in webhook-signature, so the receiver can switch without losing a delivery.
+   */
+  rotateSecret(id: string, options: { signal?: AbortSignal } = {}): Promise<RotatedSecret> {
+    return this.client.requestJson('POST', `${webhookPath(id)}/rotate-secret`, { signal: options.signal })
+  }
+
+  /** Sends again every delivery created since `since` that failed or was cancelled; returns how many. */
+  replay(id: string, request: ReplayRequest, options: { signal?: AbortSignal } = {}): Promise<ReplayResult> {
+    const since = request.since instanceof Date ? request.since.toISOString() : request.since
+    return this.client.requestJson('POST', `${webhookPath(id)}/replay`, { body: { since }, signal: options.signal })
+  }
+
+  /** Enables a webhook disabled by a 410 Gone or by 5 days of failed deliveries. */
+  enable(id: string, options: { signal?: AbortSignal } = {}): Promise<Webhook> {
+    return this.client.requestJson('POST', `${webhookPath(id)}/enable`, { signal: options.signal })
+  }
+}
+
+const webhookPath = (id: string) => `/webhooks/${encodeURIComponent(id)}`
+
+function describeCause(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
+  return cause instanceof Error ? cause.message : String(cause)
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

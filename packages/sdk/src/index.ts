@@ -1,5 +1,26 @@
 // @countersign/sdk: a typed client for the Countersign API, with no runtime dependencies.
-export { Countersign, type CountersignOptions, type WaitOptions } from './client.js'
-export { CountersignError, type FieldError } from './errors.js'
+export { Countersign, type CountersignOptions, type CreateOptions, type WaitOptions } from './client.js'
+export {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  CountersignError,
+  type FieldError,
+  GoneError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+  ValidationError,
+  WebhookVerificationError,
+  type WebhookVerificationFailure,
+} from './errors.js'
 export type * from './types.js'
-export { verifyWebhookSignature } from './webhook-signature.js'
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  verifyWebhookSignature,
+  WEBHOOK_TOLERANCE_SECONDS,
+  type WebhookHeaders,
+} from './webhook-signature.js'

@@ -1,8 +1,26 @@
-// The API's shapes, as the service sends and accepts them (docs/api.md).
+// The API's shapes, as the service sends and accepts them (docs/api.md, docs/webhooks.md). Every request and response
+// shape of the client is here, and only here, so that this one file can be replaced by types generated from openapi.json.
 
 export type PayloadType = 'connect' | 'sign' | 'signAndSubmit' | 'signMessage'
 export type PayloadStatus = 'pending' | 'signed' | 'rejected' | 'expired'
-export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added'
+export type PayloadEvent = 'payload.signed' | 'payload.rejected' | 'payload.expired' | 'payload.signature_added' | 'payload.finalized'
+/** signAndSubmit: the final outcome, once the validated ledger has decided. */
+export type SubmissionOutcome = 'succeeded' | 'failed' | 'dropped'
+/** Drops as a string, or an issued-currency amount. */
+export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
+
+/** signAndSubmit: what happened on the ledger. */
+export interface Submission {
+  /** The engine result of the submission (tesSUCCESS, terQUEUED, or a preliminary tec...). */
+  engineResult: string | null
+  /** The final TransactionResult in a validated ledger. */
+  validatedResult: string | null
+  ledgerIndex: number | null
+  /** null until final. */
+  outcome: SubmissionOutcome | null
+  /** Payments: the amount delivered, from the validated metadata. */
+  deliveredAmount: DeliveredAmount | null
+}
 
 /** options.multisign: the signer list of the transaction's Account and who has signed. */
 export interface Multisign {
@@ -25,6 +43,8 @@ export interface CreatePayloadRequest {
     returnUrl?: string
     /** Shown to the user on the signing page; at most 200 characters. */
     customInstructions?: string
+    /** 1 to 8 classic addresses: only these accounts may resolve the payload. */
+    signers?: string[]
     /** sign, signAndSubmit: collect the signatures of the Account's signer list and combine them at quorum. */
     multisign?: boolean
     /** The application's own id (1-64 of A-Z a-z 0-9 . _ : -), unique per project: a second payload with it is a 409. */
@@ -64,7 +84,7 @@ export interface Payload {
   publicKey?: string | null
   signature?: string | null
   /** signAndSubmit: what happened on the ledger. */
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  submission?: Submission
   /** options.multisign only. */
   multisign?: Multisign
 }
@@ -86,8 +106,63 @@ export interface PayloadList {
 
 export interface CreateWebhookRequest {
   url: string
-  /** All three when omitted. */
+  /** payload.signed, payload.rejected and payload.expired when omitted; payload.finalized only when listed. */
   events?: PayloadEvent[]
+}
+
+export interface ListDeliveriesOptions {
+  /** 1 to 100; 20 by default. */
+  limit?: number
+  offset?: number
+}
+
+/**
+ * pending: waiting for its next attempt; sending: an attempt is under way; succeeded: the receiver answered 2xx;
+ * failed: the last attempt failed, or the receiver answered 410; cancelled: not sent (webhook deleted or disabled, or
+ * the project left the Pro plan).
+ */
+export type DeliveryState = 'pending' | 'sending' | 'succeeded' | 'failed' | 'cancelled'
+
+/** A delivery of an event to a webhook, with the history of its attempts (not its body). */
+export interface Delivery {
+  /** dlv_<id>: the webhook-id (and X-Countersign-Delivery) header, the same on every attempt. */
+  id: string
+  event: DeliveryEvent
+  /** Null for a test delivery. */
+  payloadUuid: string | null
+  state: DeliveryState
+  /** Attempts made in the current series; a retry or replay starts a new series. */
+  attempts: number
+  lastStatusCode: number | null
+  lastError: string | null
+  /** When the next attempt is due; null once the delivery has finished. */
+  nextAttemptAt: string | null
+  createdAt: string
+  completedAt: string | null
+}
+
+export interface DeliveryList {
+  deliveries: Delivery[]
+  limit: number
+  offset: number
+}
+
+/** The answer of rotate-secret: the new secret, shown only here. */
+export interface RotatedSecret {
+  id: string
+  secret: string
+}
+
+export interface ReplayRequest {
+  /** ISO 8601 timestamp (or a Date): deliveries created at or after it that failed or were cancelled are sent again. */
+  since: string | Date
+}
+
+export interface ReplayResult {
+  id: string
+  since: string
+  /** How many deliveries were queued again. */
+  replayed: number
 }
 
 export interface Webhook {
@@ -118,17 +193,22 @@ export interface WebhookPayload {
   walletAdapter: string | null
   createdAt: string
   resolvedAt: string | null
+  /** payload.finalized only. */
+  submission?: Submission
   /** options.multisign only. */
   multisign?: Multisign
   externalId: string | null
   metadata: Record<string, unknown> | null
 }
 
-/** A delivery telling that a payload was signed, rejected or expired. */
+/** A delivery telling that a payload was signed, rejected or expired, or that a submitted transaction is final. */
 export interface PayloadEventDelivery {
   event: PayloadEvent
   payload: WebhookPayload
 }
+
+/** The event of a delivery: a payload event, or the test event of POST /webhooks/{id}/test. */
+export type DeliveryEvent = PayloadEvent | 'webhook.test'
 
 /** The delivery of "Send test event" (POST /webhooks/{id}/test): sent whatever the webhook's events, with no payload. */
 export interface WebhookTestDelivery {

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { ManualClock } from '../../../src/platform/clock.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
 import { createWebhookReceiver, describeDelivery } from '../examples/webhook-receiver.js'
-import { Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
+import { ConflictError, Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
 
 describe('@countersign/sdk against a running service', () => {
   let t: TestService
@@ -18,6 +19,8 @@ describe('@countersign/sdk against a running service', () => {
   before(async () => {
     t = await startTestService('sqlite', {
       listen: true,
+      // Deliveries are verified against the real time (a timestamp within 5 minutes), so the test clock starts there.
+      clock: new ManualClock(Date.now()),
       // The Free plan here allows no live stream, so that waitForResolution has to poll, and no poll interval, so that
       // polls are not refused while the test clock stands still.
       env: { LIMITS_FREE: JSON.stringify({ maxLiveStreams: 0, minPollIntervalMs: 0 }) },
@@ -98,6 +101,34 @@ describe('@countersign/sdk against a running service', () => {
     })
   })
 
+  describe('externalId', () => {
+    it('finds a payload by its externalId, and names the existing payload in the ConflictError of a second one', async () => {
+      const first = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7', metadata: { cart: 3 } } })
+      const conflict = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7' } }).catch((e: unknown) => e)
+      assert.ok(conflict instanceof ConflictError)
+      assert.equal(conflict.status, 409)
+      assert.equal(conflict.uuid, first.uuid)
+      const { payloads } = await pro.payloads.list({ externalId: 'order-7' })
+      assert.deepEqual(
+        payloads.map((p) => [p.uuid, p.externalId, p.metadata]),
+        [[first.uuid, 'order-7', { cart: 3 }]],
+      )
+    })
+  })
+
+  describe('events', () => {
+    it("yields the payload's current state, then each change, and ends once it is resolved", async () => {
+      const { uuid } = await pro.payloads.create({ type: 'connect' })
+      const states: string[] = []
+      for await (const payload of pro.payloads.events(uuid)) {
+        assert.equal(payload.uuid, uuid)
+        states.push(payload.status)
+        if (payload.status === 'pending') await reject(uuid)
+      }
+      assert.deepEqual(states, ['pending', 'rejected'])
+    })
+  })
+
   describe('waitForResolution', () => {
     it('follows the live stream to the outcome', async () => {
       const { uuid } = await pro.payloads.create({ type: 'sign', transaction: paymentTransaction() })
@@ -134,13 +165,14 @@ describe('@countersign/sdk against a running service', () => {
 
   describe('webhooks', () => {
     it('creates, lists and deletes; the Free plan is refused with 403', async () => {
-      const created = await pro.webhooks.create({ url: 'https://hooks.example.com/countersign', events: ['payload.signed'] })
+      // An address, not a name: a host that does not resolve is refused even where private targets are allowed.
+      const created = await pro.webhooks.create({ url: 'https://127.0.0.1:8443/countersign', events: ['payload.signed'] })
       assert.match(created.id, /^wh_/)
       assert.match(created.secret, /^whsec_/)
       const listed = await pro.webhooks.list()
       assert.deepEqual(
         listed.map((w) => [w.id, w.url, w.events]),
-        [[created.id, 'https://hooks.example.com/countersign', ['payload.signed']]],
+        [[created.id, 'https://127.0.0.1:8443/countersign', ['payload.signed']]],
       )
       assert.deepEqual(await pro.webhooks.delete(created.id), { id: created.id, deleted: true })
       assert.deepEqual(await pro.webhooks.list(), [])
@@ -186,7 +218,12 @@ describe('@countersign/sdk against a running service', () => {
 
         const forged = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'0'.repeat(64)}` },
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': 'dlv_forged',
+            'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+            'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+          },
           body: JSON.stringify({ event: 'payload.signed', payload: { uuid } }),
         })
         assert.equal(forged.status, 401)
@@ -258,7 +295,7 @@ describe('@countersign/sdk when the connection drops', () => {
     const response = await fetch(`${t.url}/api/v1/sign/${uuid}/reject`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ walletAdapter: 'xaman' }),
+      body: JSON.stringify({ walletAdapter: 'gemwallet' }),
     })
     assert.equal(response.status, 200)
     assert.equal((await waiting).status, 'rejected')

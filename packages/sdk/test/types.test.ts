@@ -5,6 +5,8 @@ import { describe, it } from 'node:test'
 import * as server from '../../../src/features/payloads/model.js'
 import {
   type DeliveryEvent,
+  type DeliveryState,
+  type DeliveryView,
   payloadEventBody,
   testEventBody,
   type WEBHOOK_TEST_EVENT,
@@ -12,6 +14,7 @@ import {
 } from '../../../src/features/webhooks/model.js'
 import type {
   CreatedPayload,
+  Delivery,
   Payload,
   PayloadEvent,
   PayloadEventDelivery,
@@ -48,6 +51,9 @@ const signedPayload: server.Payload = {
   submitEngineResult: null,
   validatedResult: null,
   validatedLedgerIndex: null,
+  signers: null,
+  outcome: null,
+  deliveredAmount: null,
   multisign: null,
   externalId: 'order-42',
   metadata: { cart: [1, 2] },
@@ -65,7 +71,9 @@ describe("the SDK's types and the server's", () => {
       MutuallyAssignable<Webhook, WebhookView>,
       MutuallyAssignable<WebhookTestDelivery['event'], typeof WEBHOOK_TEST_EVENT>,
       MutuallyAssignable<WebhookDelivery['event'], DeliveryEvent>,
-    ] = [true, true, true, true, true, true, true, true, true]
+      MutuallyAssignable<Delivery, DeliveryView>,
+      MutuallyAssignable<Delivery['state'], DeliveryState>,
+    ] = [true, true, true, true, true, true, true, true, true, true, true]
     assert.ok(agree.every((check) => check))
   })
 

@@ -6,12 +6,11 @@ import { deriveStateKey, openState, sealState } from '../../platform/crypto/sign
 import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
 import { clearedCookie, readCookie, serializeCookie } from '../../platform/http/cookies.js'
 import { errorResponses } from '../../platform/http/schemas.js'
-import { assertSameOrigin, SESSION_COOKIE, sessionCookieOptions, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
+import { assertSameOrigin, sessionCookie as sessionCookieFor, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
 import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
 import type { AccountService } from './service.js'
 import type { SessionService } from './sessions.js'
 
-const FLOW_COOKIE = 'cs_oidc_flow'
 /** Time to sign in at the provider; the flow cookie and its signed content both end then. */
 const FLOW_TTL_MS = 10 * 60_000
 
@@ -36,8 +35,14 @@ export interface AuthRoutesDeps {
 export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Promise<void> {
   const { oidc, publicUrl } = deps
   const dashboardUrl = `${publicUrl}/dashboard`
-  const sessionCookie = sessionCookieOptions(publicUrl)
-  const flowCookie = { path: '/auth', secure: sessionCookie.secure, maxAgeSeconds: FLOW_TTL_MS / 1000 }
+  const sessionCookie = sessionCookieFor(publicUrl)
+  // Under https the __Secure- prefix: browsers accept it only from a secure origin, with the Secure attribute.
+  const flowCookie = {
+    name: sessionCookie.secure ? '__Secure-cs_oidc_flow' : 'cs_oidc_flow',
+    path: '/auth',
+    secure: sessionCookie.secure,
+    maxAgeSeconds: FLOW_TTL_MS / 1000,
+  }
   const flowKey = deriveStateKey(deps.serverSecret, 'oidc-flow')
   const publicOrigin = new URL(publicUrl).origin
 
@@ -46,8 +51,8 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
 
   /** Signs the account in: a new session and cookie, the browser's previous session ended, then on to the dashboard. */
   async function signIn(request: FastifyRequest, reply: FastifyReply, accountId: string): Promise<FastifyReply> {
-    const session = await deps.sessions.start(accountId, sessionTokenOf(request))
-    reply.header('set-cookie', serializeCookie(SESSION_COOKIE, session.token, sessionCookie))
+    const session = await deps.sessions.start(accountId, sessionTokenOf(request, sessionCookie))
+    reply.header('set-cookie', serializeCookie(sessionCookie.name, session.token, sessionCookie))
     return reply.redirect(dashboardUrl, 303)
   }
 
@@ -58,7 +63,7 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     const flow = oidc.newFlow()
     const authorizationUrl = await oidc.authorizationUrl(flow)
-    reply.header('set-cookie', serializeCookie(FLOW_COOKIE, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie))
+    reply.header('set-cookie', serializeCookie(flowCookie.name, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowCookie))
     return reply.redirect(authorizationUrl, 302)
   })
 
@@ -66,8 +71,8 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
     if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
     // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
     // callback fails even with the cookie replayed alongside it.
-    reply.header('set-cookie', clearedCookie(FLOW_COOKIE, flowCookie))
-    const sealed = readCookie(request.headers.cookie, FLOW_COOKIE)
+    reply.header('set-cookie', clearedCookie(flowCookie.name, flowCookie))
+    const sealed = readCookie(request.headers.cookie, flowCookie.name)
     const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
     if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
     const queryStart = request.url.indexOf('?')
@@ -97,8 +102,8 @@ export async function authRoutes(app: FastifyInstance, deps: AuthRoutesDeps): Pr
 
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
-    await deps.sessions.end(sessionTokenOf(request))
-    reply.header('set-cookie', clearedCookie(SESSION_COOKIE, sessionCookie))
+    await deps.sessions.end(sessionTokenOf(request, sessionCookie))
+    reply.header('set-cookie', clearedCookie(sessionCookie.name, sessionCookie))
     return reply.redirect(dashboardUrl, 303)
   })
 }

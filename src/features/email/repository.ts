@@ -6,7 +6,7 @@ import { claimDueRows, claimHolds, claimOf } from '../../platform/db/outbox.js'
 import type { EmailsTable } from '../../platform/db/schema.js'
 import type { PlanName } from '../projects/plans.js'
 
-export const EMAIL_KINDS = ['usage_warning', 'webhook_failure'] as const
+export const EMAIL_KINDS = ['usage_warning', 'webhook_failure', 'webhook_disabled'] as const
 export type EmailKind = (typeof EMAIL_KINDS)[number]
 
 /**
@@ -19,7 +19,7 @@ export type EmailState = (typeof EMAIL_STATES)[number]
 
 export interface Email {
   id: string
-  /** One email per key, ever: `usage-warning:<project>:<month>`, `webhook-failure:<delivery>`. */
+  /** One email per key, ever: `usage-warning:<project>:<month>`, `webhook-failure:<delivery>`, `webhook-disabled:<webhook>:<time>`. */
   dedupeKey: string
   kind: EmailKind
   projectId: string | null

@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js'
 import { type Email, type EmailKind, emailsRepository, type ProjectContact } from './repository.js'
-import { type EmailContent, usageWarningEmail, webhookFailureEmail } from './templates.js'
+import { type EmailContent, usageWarningEmail, webhookDisabledEmail, webhookFailureEmail } from './templates.js'
 
 export interface UsageWarning {
   projectId: string
@@ -22,6 +22,17 @@ export interface WebhookFailure {
   event: string
   payloadUuid: string
   attempts: number
+  lastError: string
+}
+
+export interface WebhookDisabled {
+  projectId: string
+  projectName: string
+  webhookId: string
+  webhookUrl: string
+  /** When its failures began, and when it was disabled. */
+  failingSinceMs: number
+  disabledAtMs: number
   lastError: string
 }
 
@@ -63,6 +74,14 @@ export class EmailOutbox {
         lastError: failure.lastError,
         dashboardUrl: this.dashboardUrl(failure.projectId),
       }),
+    )
+  }
+
+  /** The notice that a webhook was disabled after failing for days; once each time it is disabled. */
+  async enqueueWebhookDisabled(tx: Tx, notice: WebhookDisabled): Promise<void> {
+    const dedupeKey = `webhook-disabled:${notice.webhookId}:${notice.disabledAtMs}`
+    await this.enqueue(tx, notice.projectId, 'webhook_disabled', dedupeKey, () =>
+      webhookDisabledEmail({ ...notice, dashboardUrl: this.dashboardUrl(notice.projectId) }),
     )
   }
 

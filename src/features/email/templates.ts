@@ -1,4 +1,5 @@
-// The service's two emails, as plain text: which project, what happened, what to do next.
+// The service's emails, as plain text: which project, what happened, what to do next.
+import { toIso } from '../../platform/clock.js'
 import { PLAN_LABELS, type PlanName } from '../projects/plans.js'
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/model.js'
 
@@ -92,6 +93,47 @@ export function webhookFailureEmail(facts: WebhookFailureFacts): EmailContent {
       `2. Catch up on the event: GET /api/v1/payloads/${payloadUuid} returns the payload's current state.`,
       `3. Once the receiver works, retry the delivery from the dashboard, or list deliveries with GET /api/v1/webhooks/${webhookId}/deliveries ` +
         'and retry one with POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry.',
+      '',
+      `Dashboard: ${dashboardUrl}`,
+      '',
+      SIGNATURE,
+    ].join('\n'),
+  }
+}
+
+export interface WebhookDisabledFacts {
+  projectName: string
+  projectId: string
+  webhookUrl: string
+  webhookId: string
+  failingSinceMs: number
+  disabledAtMs: number
+  lastError: string
+  dashboardUrl: string
+}
+
+/** The notice sent when a webhook is disabled because every delivery to it failed for days. */
+export function webhookDisabledEmail(facts: WebhookDisabledFacts): EmailContent {
+  const { projectName, projectId, webhookUrl, webhookId, failingSinceMs, disabledAtMs, lastError, dashboardUrl } = facts
+  const since = toIso(failingSinceMs)
+  return {
+    subject: `Countersign: a webhook of ${projectName} was disabled`,
+    text: [
+      'Hello,',
+      '',
+      `Every delivery to a webhook of your project "${projectName}" (${projectId}) has failed since ${since}, ` +
+        'so the service disabled the webhook: it receives no events until it is enabled again.',
+      '',
+      `Webhook:     ${webhookId} ${webhookUrl}`,
+      `Failing:     since ${since}`,
+      `Disabled at: ${toIso(disabledAtMs)}`,
+      `Last error:  ${lastError}`,
+      '',
+      'What to do next:',
+      `1. Fix the receiver at ${webhookUrl}: it must answer a POST with a 2xx status within ${DELIVERY_TIMEOUT_MS / 1000} seconds, without redirecting.`,
+      `2. Enable the webhook: POST /api/v1/webhooks/${webhookId}/enable`,
+      `3. Send the missed deliveries again: POST /api/v1/webhooks/${webhookId}/replay with {"since": "${since}"}.`,
+      '   Events that happened while the webhook was disabled made no deliveries: list them with GET /api/v1/payloads.',
       '',
       `Dashboard: ${dashboardUrl}`,
       '',

@@ -1,5 +1,6 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
 import { toIso } from '../../platform/clock.js'
+import type { DeliveredAmount } from '../../platform/xrpl/xrpl-node.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import { type MultisignView, toMultisignView } from '../signing/multisign/view.js'
 
@@ -12,9 +13,22 @@ export type ResolvedStatus = Exclude<PayloadStatus, 'pending'>
 
 /** The events a resolution causes: what a webhook receives when it names no events. */
 export const RESOLUTION_EVENTS = ['payload.signed', 'payload.rejected', 'payload.expired'] as const
-/** Every event a webhook can subscribe to: the resolutions, and each signature of a multisigned request (opt-in). */
-export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added'] as const
+/**
+ * Every event a webhook can subscribe to: the resolutions, and, asked for by name, each signature of a multisigned
+ * request and the final outcome of a submitted transaction.
+ */
+export const PAYLOAD_EVENTS = [...RESOLUTION_EVENTS, 'payload.signature_added', 'payload.finalized'] as const
 export type PayloadEvent = (typeof PAYLOAD_EVENTS)[number]
+
+/**
+ * The final outcome of a signAndSubmit transaction: in a validated ledger with tesSUCCESS (succeeded) or another
+ * result (failed), or never: the validated ledger passed its LastLedgerSequence without it (dropped).
+ */
+export const SUBMISSION_OUTCOMES = ['succeeded', 'failed', 'dropped'] as const
+export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number]
+
+/** options.signers: at most this many accounts. */
+export const MAX_ALLOWED_SIGNERS = 8
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 300
 export const MAX_MESSAGE_BYTES = 4096
@@ -47,16 +61,37 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /** options.signers: only these accounts may resolve the payload; null for any account. */
+  signers: string[] | null
+  outcome: SubmissionOutcome | null
+  /** A payment's delivered_amount from the validated metadata: drops as a string, or an issued-currency object. */
+  deliveredAmount: DeliveredAmount | null
   /** options.multisign: the signer list and what each signer answered; null for other payloads. */
   multisign: MultisignState | null
   externalId: string | null
   metadata: Record<string, unknown> | null
 }
 
+export type { DeliveredAmount }
+
+/** What the validated ledger says of a submitted transaction, as recorded on its payload. */
+export interface FinalOutcome {
+  outcome: SubmissionOutcome
+  /** null when dropped. */
+  transactionResult: string | null
+  ledgerIndex: number | null
+  deliveredAmount: DeliveredAmount | null
+}
+
 /** What resolving a payload as signed records. */
 export interface SignedResolution {
   walletAdapter: string
   signerAddress: string
+  /**
+   * What was signed and by which key (proof-key.ts): recorded so that it resolves no other payload, ever. The signing
+   * service always gives it; only fixtures that resolve a payload without a wallet leave it out.
+   */
+  proofKey?: string
   txHash?: string
   txBlob?: string
   publicKey?: string
@@ -113,14 +148,28 @@ export function toPayloadView(payload: Payload): PayloadView {
     view.signature = payload.signature
   }
   if (payload.type === 'signAndSubmit') {
-    view.submission = {
-      engineResult: payload.submitEngineResult,
-      validatedResult: payload.validatedResult,
-      ledgerIndex: payload.validatedLedgerIndex,
-    }
+    view.submission = submissionOf(payload)
   }
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return view
+}
+
+function submissionOf(payload: Payload): SubmissionView {
+  return {
+    engineResult: payload.submitEngineResult,
+    validatedResult: payload.validatedResult,
+    ledgerIndex: payload.validatedLedgerIndex,
+    outcome: payload.outcome,
+    deliveredAmount: payload.deliveredAmount,
+  }
+}
+
+export interface SubmissionView {
+  engineResult: string | null
+  validatedResult: string | null
+  ledgerIndex: number | null
+  outcome: SubmissionOutcome | null
+  deliveredAmount: DeliveredAmount | null
 }
 
 export interface PayloadView {
@@ -138,12 +187,15 @@ export interface PayloadView {
   txBlob?: string | null
   publicKey?: string | null
   signature?: string | null
-  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
+  submission?: SubmissionView
   multisign?: MultisignView
 }
 
-/** The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. */
-export function toWebhookPayload(payload: Payload) {
+/**
+ * The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. The
+ * payload.finalized event adds `submission` as the payload view shows it.
+ */
+export function toWebhookPayload(payload: Payload, event?: PayloadEvent) {
   return {
     uuid: payload.uuid,
     type: payload.type,
@@ -154,6 +206,7 @@ export function toWebhookPayload(payload: Payload) {
     walletAdapter: payload.walletAdapter,
     createdAt: toIso(payload.createdAtMs),
     resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
+    ...(event === 'payload.finalized' ? { submission: submissionOf(payload) } : {}),
     ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
     externalId: payload.externalId,
     metadata: payload.metadata,

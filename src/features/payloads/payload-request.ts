@@ -1,9 +1,12 @@
 // The rules of POST /payloads that a JSON schema cannot say (docs/interface.md §4 and §8, docs/api.md).
+import { isValidClassicAddress } from 'xrpl'
 import type { FieldError } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
+import { couldPassAsConnectChallenge } from '../signing/verify/connect-challenge.js'
 import {
   DEFAULT_EXPIRES_IN_SECONDS,
   isTransactionType,
+  MAX_ALLOWED_SIGNERS,
   MAX_MESSAGE_BYTES,
   MAX_METADATA_BYTES,
   MAX_RETURN_URL_CHARS,
@@ -22,6 +25,7 @@ export interface PayloadRequest {
     customInstructions?: string
     externalId?: string
     metadata?: Record<string, unknown>
+    signers?: string[]
   }
 }
 
@@ -71,6 +75,30 @@ export function validatePayloadRequest(request: PayloadRequest, plan: PlanName, 
       })
     }
   }
+  if (request.options?.signers !== undefined) errors.push(...validateSigners(request.options.signers, request.transaction))
+  return errors
+}
+
+/** options.signers: 1 to 8 distinct classic addresses, and the requested Account among them when the request names one. */
+function validateSigners(signers: readonly string[], transaction: Record<string, unknown> | undefined): FieldError[] {
+  if (signers.length < 1 || signers.length > MAX_ALLOWED_SIGNERS) {
+    return [{ field: 'options.signers', message: `must list 1 to ${MAX_ALLOWED_SIGNERS} accounts, got ${signers.length}` }]
+  }
+  const errors: FieldError[] = []
+  signers.forEach((signer, index) => {
+    if (!isValidClassicAddress(signer)) {
+      errors.push({ field: `options.signers[${index}]`, message: 'is not a classic XRP Ledger address (r...)' })
+    } else if (signers.indexOf(signer) !== index) {
+      errors.push({ field: `options.signers[${index}]`, message: `${signer} is listed twice` })
+    }
+  })
+  const account = transaction?.Account
+  if (errors.length === 0 && typeof account === 'string' && !signers.includes(account)) {
+    errors.push({
+      field: 'options.signers',
+      message: `must include the requested transaction's Account ${account}: no other account can sign it`,
+    })
+  }
   return errors
 }
 
@@ -84,6 +112,12 @@ function validateMessage(message: string): FieldError[] {
   if (message.includes('\u0000')) {
     // Every XRPL signing prefix ends in a NUL byte: a message with one could be a transaction in disguise.
     return [{ field: 'message', message: 'must not contain the NUL character (U+0000)' }]
+  }
+  if (couldPassAsConnectChallenge(message)) {
+    // Signed, it would be a sign-in to another request's connect challenge.
+    return [
+      { field: 'message', message: 'must not read like a connect challenge ("... wants you to sign in with your XRP Ledger account.")' },
+    ]
   }
   const bytes = Buffer.byteLength(message, 'utf8')
   if (bytes > MAX_MESSAGE_BYTES) return [{ field: 'message', message: `must be at most ${MAX_MESSAGE_BYTES} bytes of UTF-8, got ${bytes}` }]

@@ -5,7 +5,16 @@ import type { DbOrTx } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
-import type { Payload, PayloadStatus, PayloadType, ResolvedStatus, SignedResolution } from './model.js'
+import type {
+  DeliveredAmount,
+  FinalOutcome,
+  Payload,
+  PayloadStatus,
+  PayloadType,
+  ResolvedStatus,
+  SignedResolution,
+  SubmissionOutcome,
+} from './model.js'
 
 type PayloadRow = Selectable<PayloadsTable>
 
@@ -32,6 +41,9 @@ export function rowToPayload(row: PayloadRow): Payload {
     submitEngineResult: row.submit_engine_result,
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
+    signers: row.signers_json === null ? null : (JSON.parse(row.signers_json) as string[]),
+    outcome: row.outcome as SubmissionOutcome | null,
+    deliveredAmount: row.delivered_amount === null ? null : (JSON.parse(row.delivered_amount) as DeliveredAmount),
     multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
     externalId: row.external_id,
     metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
@@ -67,6 +79,7 @@ type NewPayloadRow = Pick<
   | 'custom_instructions'
   | 'expires_at'
   | 'created_at'
+  | 'signers_json'
   | 'multisign_json'
   | 'external_id'
   | 'metadata_json'
@@ -89,6 +102,7 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
       created_at: p.created_at,
       external_id: p.external_id,
       metadata_json: p.metadata_json,
+      signers_json: p.signers_json,
       multisign_json: p.multisign_json,
     })
     // The one conflict that can happen: another payload of the project holds the externalId (the uuid is random).
@@ -148,6 +162,7 @@ export const payloadsRepository = {
       custom_instructions: payload.customInstructions,
       expires_at: payload.expiresAtMs,
       created_at: payload.createdAtMs,
+      signers_json: payload.signers === null ? null : JSON.stringify(payload.signers),
       multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
       external_id: payload.externalId,
       metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
@@ -247,11 +262,20 @@ export const payloadsRepository = {
     return rows.map(rowToPayload)
   },
 
-  async recordValidation(db: DbOrTx, uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
-    await db
+  /** Records a signAndSubmit transaction's final outcome, once: returns the payload, or undefined when one was already recorded. */
+  async recordOutcome(db: DbOrTx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
+    const row = await db
       .updateTable('payloads')
-      .set({ validated_result: result.transactionResult, validated_ledger_index: result.ledgerIndex })
+      .set({
+        outcome: final.outcome,
+        validated_result: final.transactionResult,
+        validated_ledger_index: final.ledgerIndex,
+        delivered_amount: final.deliveredAmount === null ? null : JSON.stringify(final.deliveredAmount),
+      })
       .where('uuid', '=', uuid)
-      .execute()
+      .where('outcome', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+    return row && rowToPayload(row)
   },
 }

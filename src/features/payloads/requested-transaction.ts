@@ -1,6 +1,7 @@
 // Rules for the transaction an application asks a user to sign (POST /payloads, types sign and signAndSubmit).
 import { encode } from 'ripple-binary-codec'
 import type { FieldError } from '../../platform/errors.js'
+import { couldPassAsConnectTransaction } from '../signing/verify/connect-challenge.js'
 
 /** Fields that carry a signature; a request must leave them to the wallet. */
 const SIGNATURE_FIELDS = ['TxnSignature', 'Signers'] as const
@@ -28,6 +29,12 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
         message: 'must be a string of drops (for XRP, e.g. "1000000") or an object {currency, issuer, value} with value as a string',
       })
     }
+  }
+  if (couldPassAsConnectTransaction(transaction)) {
+    errors.push({
+      field: `${field}.Memos`,
+      message: 'must not carry the countersign/connect memo: that transaction is a sign-in proof, which only a connect request asks for',
+    })
   }
   if (errors.length > 0) return errors
   try {

@@ -20,11 +20,13 @@ import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.j
 import { MultisignViewSchema } from '../signing/multisign/schema.js'
 import {
   EXTERNAL_ID_PATTERN,
+  MAX_ALLOWED_SIGNERS,
   MAX_CUSTOM_INSTRUCTIONS_CHARS,
   MAX_METADATA_BYTES,
   PAYLOAD_STATUSES,
   PAYLOAD_TYPES,
   type PayloadType,
+  SUBMISSION_OUTCOMES,
   toCreatedView,
   toPayloadView,
 } from './model.js'
@@ -60,6 +62,12 @@ const CreatePayloadBody = Type.Object(
           ),
           customInstructions: Type.Optional(
             Type.String({ maxLength: MAX_CUSTOM_INSTRUCTIONS_CHARS, description: 'Shown to the user on the signing page' }),
+          ),
+          signers: Type.Optional(
+            Type.Array(Type.String({ maxLength: 64 }), {
+              maxItems: 64,
+              description: `1 to ${MAX_ALLOWED_SIGNERS} classic addresses: only these accounts may resolve the payload`,
+            }),
           ),
           multisign: Type.Optional(
             Type.Boolean({
@@ -124,6 +132,13 @@ export const PayloadViewSchema = Type.Object(
           engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
           validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
           ledgerIndex: Type.Union([Type.Integer(), Type.Null()], { description: 'Ledger that validated the transaction' }),
+          outcome: Type.Union([Type.String({ enum: [...SUBMISSION_OUTCOMES] }), Type.Null()], {
+            description: 'succeeded, failed or dropped once final; null until then',
+          }),
+          deliveredAmount: Type.Union(
+            [Type.String(), Type.Object({ currency: Type.String(), issuer: Type.String(), value: Type.String() }), Type.Null()],
+            { description: "Payments: the validated metadata's delivered_amount (drops, or an issued-currency amount); null otherwise" },
+          ),
         },
         { description: 'signAndSubmit only: what happened on the ledger' },
       ),

@@ -11,11 +11,22 @@ import { usageRepository } from '../projects/usage-repository.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
 import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
-import { eventForStatus, type Payload, type PayloadEvent, type ResolvedStatus, type SignedResolution, signingUrl } from './model.js'
+import {
+  eventForStatus,
+  type FinalOutcome,
+  type Payload,
+  type PayloadEvent,
+  type ResolvedStatus,
+  type SignedResolution,
+  signingUrl,
+} from './model.js'
 import { expiresInSeconds, type PayloadRequest, validatePayloadRequest } from './payload-request.js'
+import { payloadProofsRepository } from './proofs-repository.js'
 import { type PayloadListQuery, payloadsRepository, type TransitionChanges } from './repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
+export const PROOF_ALREADY_USED_MESSAGE =
+  'This signature is already used by another request: a signature or signed transaction resolves one request only'
 
 export interface PayloadTransition {
   payload: Payload
@@ -88,6 +99,9 @@ export class PayloadService {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      signers: request.options?.signers ?? null,
+      outcome: null,
+      deliveredAmount: null,
       multisign: multisign?.state ?? null,
       externalId: request.options?.externalId ?? null,
       metadata: request.options?.metadata ?? null,
@@ -222,8 +236,24 @@ export class PayloadService {
     return expired.length
   }
 
-  async recordValidation(uuid: string, result: { transactionResult: string; ledgerIndex: number }): Promise<void> {
-    await payloadsRepository.recordValidation(this.options.db, uuid, result)
+  /** Throws the 409 of a proof that already resolved a payload; the final say is the unique key at resolution. */
+  async assertProofUnused(proofKey: string): Promise<void> {
+    if ((await payloadProofsRepository.findPayloadUuid(this.options.db, proofKey)) !== undefined) throw conflict(PROOF_ALREADY_USED_MESSAGE)
+  }
+
+  /**
+   * Records a signAndSubmit transaction's final outcome with its payload.finalized event, in `tx` (which also
+   * settles the follow). Returns the payload, or undefined when an outcome was already recorded.
+   */
+  async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
+    const payload = await payloadsRepository.recordOutcome(tx, uuid, final)
+    if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.finalized' })
+    return payload
+  }
+
+  /** After the commit of recordOutcome: live streams and the webhook dispatcher hear of it. */
+  announceOutcome(payload: Payload): void {
+    this.options.events.emitCommitted('payload.changed', { payload, event: 'payload.finalized' })
   }
 
   signingUrl(uuid: string): string {
@@ -247,7 +277,16 @@ export class PayloadService {
   private async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
     const moved = await this.options.db.transaction().execute(async (tx) => {
       const payload = await payloadsRepository.transition(tx, uuid, changes, notExpiredAtMs)
-      if (payload) await this.afterTransitionInTx(tx, payload)
+      if (!payload) return undefined
+      const proofKey = changes.signed?.proofKey
+      if (
+        proofKey !== undefined &&
+        !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
+      ) {
+        // Rolls the transition back: the proof resolved another payload first (on this instance or another).
+        throw conflict(PROOF_ALREADY_USED_MESSAGE)
+      }
+      await this.afterTransitionInTx(tx, payload)
       return payload
     })
     if (moved) this.emit(moved)

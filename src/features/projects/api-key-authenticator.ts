@@ -1,5 +1,7 @@
 // Authenticates API keys with a short-lived cache: a hot key costs one hash and one map lookup, and a
-// revoked key stops working everywhere within CACHE_TTL_MS (at once in the process that revoked it).
+// revoked key stops working everywhere within CACHE_TTL_MS (at once in the process that revoked it). Only keys that
+// exist are cached: random unknown keys would otherwise fill the cache (failed attempts are limited per client
+// address instead, in api-key-auth.ts).
 
 import type { Clock } from '../../platform/clock.js'
 import type { Db } from '../../platform/db/database.js'
@@ -20,6 +22,8 @@ interface CacheEntry {
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
   private readonly lastUsedWrittenAtMs = new Map<string, number>()
+  /** lastUsedAt writes under way: they do not hold up the request that caused them. */
+  private readonly touches = new Set<Promise<void>>()
 
   constructor(
     private readonly db: Db,
@@ -27,17 +31,24 @@ export class ApiKeyAuthenticator {
     private readonly onBackgroundError: (error: unknown) => void,
   ) {}
 
-  /** The principal of a key, or a 401 for a missing, malformed, unknown or revoked key. */
-  async authenticate(key: string | undefined): Promise<ApiKeyPrincipal> {
+  /**
+   * The principal of a key, or a 401 for a missing, malformed, unknown or revoked key. `beforeLookup` runs before the
+   * database is asked (not for a cached key), and may refuse the request by throwing.
+   */
+  async authenticate(key: string | undefined, beforeLookup?: () => Promise<void>): Promise<ApiKeyPrincipal> {
     if (!key) throw unauthorized('Missing API key: send it as Authorization: Bearer <API key> or as the api_key query parameter')
     if (!isWellFormedApiKey(key)) throw unauthorized('Invalid API key')
     const hash = hashApiKey(key)
     const nowMs = this.clock.now()
     let entry = this.cache.get(hash)
     if (!entry || nowMs - entry.fetchedAtMs >= API_KEY_CACHE_TTL_MS) {
+      await beforeLookup?.()
       entry = { principal: await apiKeysRepository.findPrincipalByHash(this.db, hash), fetchedAtMs: nowMs }
-      if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
-      this.cache.set(hash, entry)
+      if (entry.principal === undefined) this.cache.delete(hash)
+      else {
+        if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear()
+        this.cache.set(hash, entry)
+      }
     }
     const principal = entry.principal
     // The lookup was by hash; compare again in constant time so no code path branches on a partial match.
@@ -57,6 +68,13 @@ export class ApiKeyAuthenticator {
     if (last !== undefined && nowMs - last < LAST_USED_WRITE_INTERVAL_MS) return
     if (this.lastUsedWrittenAtMs.size >= MAX_CACHED_KEYS) this.lastUsedWrittenAtMs.clear()
     this.lastUsedWrittenAtMs.set(keyId, nowMs)
-    apiKeysRepository.touchLastUsed(this.db, keyId, nowMs).catch(this.onBackgroundError)
+    const touch = apiKeysRepository.touchLastUsed(this.db, keyId, nowMs).catch(this.onBackgroundError)
+    this.touches.add(touch)
+    void touch.finally(() => this.touches.delete(touch))
+  }
+
+  /** Resolves once the lastUsedAt writes started so far have finished (for shutdown, and for readers that need them). */
+  async settled(): Promise<void> {
+    await Promise.all(this.touches)
   }
 }

@@ -1,4 +1,6 @@
-// Names people give to projects and API keys: trimmed, 1 to 100 characters, no control characters.
+// Names people give to projects and API keys: trimmed, 1 to 100 characters, no control, invisible or
+// direction-changing characters (a name ending in U+202E reversed the signing page's own sentences after it).
+import { firstDeceptiveCharacter } from '../../platform/deceptive-characters.js'
 import type { FieldError } from '../../platform/errors.js'
 
 export const MAX_NAME_CHARS = 100
@@ -14,5 +16,9 @@ export function normalizeName(field: string, value: string): { name: string } | 
   if (length === 0) return { error: { field, message: 'must not be empty' } }
   if (length > MAX_NAME_CHARS) return { error: { field, message: `must be at most ${MAX_NAME_CHARS} characters` } }
   if (CONTROL_CHARACTER.test(name)) return { error: { field, message: 'must not contain control characters' } }
+  const deceptive = firstDeceptiveCharacter(name)
+  if (deceptive !== undefined) {
+    return { error: { field, message: `must not contain invisible or direction-changing characters (found ${deceptive})` } }
+  }
   return { name }
 }

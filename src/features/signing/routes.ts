@@ -34,6 +34,7 @@ const SignViewSchema = Type.Object({
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
   customInstructions: Type.Optional(Type.String()),
+  signers: Type.Optional(Type.Array(Type.String(), { description: 'options.signers: only these accounts may sign this request' })),
   multisign: Type.Optional(MultisignViewSchema),
   wallets: Type.Object(
     {

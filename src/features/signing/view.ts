@@ -24,6 +24,8 @@ export interface SignView {
   message?: string
   challenge?: string
   customInstructions?: string
+  /** options.signers: only these accounts may sign; the page says so. */
+  signers?: string[]
   wallets: { xaman: boolean; developer: boolean }
   signerAddress?: string
   txHash?: string
@@ -54,6 +56,7 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
   if (payload.message !== null) view.message = payload.message
   if (payload.challenge !== null) view.challenge = payload.challenge
   if (payload.customInstructions !== null) view.customInstructions = payload.customInstructions
+  if (payload.signers !== null) view.signers = payload.signers
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
 }

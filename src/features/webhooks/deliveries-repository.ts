@@ -216,6 +216,35 @@ export const webhookDeliveriesRepository = {
   },
 
   /**
+   * Starts a new attempt series, as `restart` does, for each of the webhook's deliveries of `events` created at or after
+   * `sinceMs` that ended in one of `fromStates`. Returns how many.
+   */
+  async restartSince(
+    db: DbOrTx,
+    webhookId: string,
+    selection: { sinceMs: number; fromStates: readonly DeliveryState[]; events: readonly DeliveryEvent[] },
+    nowMs: number,
+  ): Promise<number> {
+    const result = await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: nowMs,
+        lease_expires_at: null,
+        last_status_code: null,
+        last_error: null,
+        completed_at: null,
+      })
+      .where('webhook_id', '=', webhookId)
+      .where('created_at', '>=', selection.sinceMs)
+      .where('state', 'in', selection.fromStates)
+      .where('event', 'in', selection.events)
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows)
+  },
+
+  /**
    * Starts a new attempt series for a delivery in which no attempt is due: same id and body, attempts from zero.
    * Returns the delivery, or undefined when it was not in one of `fromStates` (it is pending or being sent).
    */

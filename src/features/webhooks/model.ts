@@ -27,6 +27,12 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number]
 /** States a delivery can be sent again from (POST .../retry): every state in which no attempt is due. */
 export const RETRYABLE_DELIVERY_STATES: readonly DeliveryState[] = ['succeeded', 'failed', 'cancelled']
 
+/** Deliveries POST /webhooks/{id}/replay sends again: those that ended without reaching the receiver. */
+export const REPLAYABLE_DELIVERY_STATES: readonly DeliveryState[] = ['failed', 'cancelled']
+
+/** After a rotation, the replaced secret signs deliveries beside the new one for this long, so receivers can switch. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
+
 /** A test delivery is tried once: it asks whether the receiver works now, and a failure is shown, not mailed. */
 export const TEST_DELIVERY_MAX_ATTEMPTS = 1
 
@@ -66,7 +72,7 @@ export function isPayloadEvent(value: string): value is PayloadEvent {
 
 /** The delivery body of a payload event: docs/interface.md §6, `{event, payload}`. */
 export function payloadEventBody(event: PayloadEvent, payload: Payload): string {
-  return JSON.stringify({ event, payload: toWebhookPayload(payload) })
+  return JSON.stringify({ event, payload: toWebhookPayload(payload, event) })
 }
 
 /** The delivery body of a test: `{event: "webhook.test", webhookId, createdAt}`. */

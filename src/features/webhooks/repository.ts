@@ -37,6 +37,11 @@ export interface DeliveryTarget {
   plan: PlanName
   url: string
   secretCiphertext: string
+  /** The secret a rotation replaced, and until when it still signs (beside the current one). */
+  previousSecretCiphertext: string | null
+  previousSecretExpiresAtMs: number | null
+  /** When its current run of failures began; null while its deliveries succeed. */
+  failingSinceMs: number | null
   disabled: boolean
   deleted: boolean
 }
@@ -55,6 +60,9 @@ export const webhooksRepository = {
         disabled_at: webhook.disabledAtMs,
         disabled_reason: webhook.disabledReason,
         deleted_at: null,
+        previous_secret_ciphertext: null,
+        previous_secret_expires_at: null,
+        failing_since: null,
       })
       .execute()
   },
@@ -114,6 +122,16 @@ export const webhooksRepository = {
     return result.numUpdatedRows > 0n
   },
 
+  /** Every webhook's sealed secret, deleted ones too, for re-sealing under a new server secret. */
+  async listSealedSecrets(db: DbOrTx): Promise<Array<{ id: string; secretCiphertext: string }>> {
+    const rows = await db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).orderBy('id').execute()
+    return rows.map((row) => ({ id: row.id, secretCiphertext: row.secret_ciphertext }))
+  },
+
+  async replaceSealedSecret(db: DbOrTx, id: string, secretCiphertext: string): Promise<void> {
+    await db.updateTable('webhooks').set({ secret_ciphertext: secretCiphertext }).where('id', '=', id).execute()
+  },
+
   /** Disables a webhook once; a second call keeps the first time and reason. */
   async disable(db: DbOrTx, id: string, nowMs: number, reason: string): Promise<void> {
     await db
@@ -122,6 +140,65 @@ export const webhooksRepository = {
       .where('id', '=', id)
       .where('disabled_at', 'is', null)
       .execute()
+  },
+
+  /**
+   * Replaces the secret; the one replaced keeps signing beside it until `previousExpiresAtMs` (a second rotation in that
+   * time drops the older one). Returns false when the project has no such webhook.
+   */
+  async rotateSecret(
+    db: DbOrTx,
+    projectId: string,
+    id: string,
+    change: { secretCiphertext: string; previousExpiresAtMs: number },
+  ): Promise<boolean> {
+    const result = await db
+      .updateTable('webhooks')
+      .set((eb) => ({
+        // The right-hand side reads the row as it was before this UPDATE, on both databases.
+        previous_secret_ciphertext: eb.ref('secret_ciphertext'),
+        previous_secret_expires_at: change.previousExpiresAtMs,
+        secret_ciphertext: change.secretCiphertext,
+      }))
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  },
+
+  /** Enables a disabled webhook, with a clean record of failures; enabling an enabled one changes nothing. */
+  async enable(db: DbOrTx, projectId: string, id: string): Promise<void> {
+    await db
+      .updateTable('webhooks')
+      .set({ disabled_at: null, disabled_reason: null, failing_since: null })
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('deleted_at', 'is', null)
+      .where('disabled_at', 'is not', null)
+      .execute()
+  },
+
+  /**
+   * Records a failed attempt: the webhook's failures began at the first one since its last success. Returns when that
+   * was, or undefined when the webhook is gone or already disabled.
+   */
+  async markFailing(db: DbOrTx, id: string, nowMs: number): Promise<number | undefined> {
+    const row = await db
+      .updateTable('webhooks')
+      .set((eb) => ({ failing_since: eb.fn.coalesce('failing_since', eb.val(nowMs)) }))
+      .where('id', '=', id)
+      .where('disabled_at', 'is', null)
+      .where('deleted_at', 'is', null)
+      .returning('failing_since')
+      .executeTakeFirst()
+    return row?.failing_since ?? undefined
+  },
+
+  /** A successful attempt ends the webhooks' runs of failures. Writes only the rows that had one. */
+  async clearFailing(db: DbOrTx, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return
+    await db.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', ids).where('failing_since', 'is not', null).execute()
   },
 
   /** The webhooks that receive the project's events now: enabled, not deleted, and the project on the Pro plan. */
@@ -140,6 +217,9 @@ export const webhooksRepository = {
         'webhooks.project_id',
         'webhooks.url',
         'webhooks.secret_ciphertext',
+        'webhooks.previous_secret_ciphertext',
+        'webhooks.previous_secret_expires_at',
+        'webhooks.failing_since',
         'webhooks.disabled_at',
         'webhooks.deleted_at',
         'projects.name',
@@ -157,6 +237,9 @@ export const webhooksRepository = {
           plan: row.plan as PlanName,
           url: row.url,
           secretCiphertext: row.secret_ciphertext,
+          previousSecretCiphertext: row.previous_secret_ciphertext,
+          previousSecretExpiresAtMs: row.previous_secret_expires_at,
+          failingSinceMs: row.failing_since,
           disabled: row.disabled_at !== null,
           deleted: row.deleted_at !== null,
         },

@@ -16,7 +16,8 @@ import { MAX_WEBHOOK_URL_LENGTH } from './url-policy.js'
 
 const EventName = Type.String({
   enum: [...PAYLOAD_EVENTS],
-  description: 'payload.signed, payload.rejected, payload.expired, or payload.signature_added (multisigned requests; only when listed)',
+  description:
+    'payload.signed, payload.rejected, payload.expired, payload.signature_added (multisigned requests) or payload.finalized (a submitted transaction is final); the last two only when listed',
 })
 const Events = (description: string) => Type.Array(EventName, { minItems: 1, uniqueItems: true, description })
 const SUBSCRIBED = 'The events this webhook receives'
@@ -27,7 +28,11 @@ export const CreateWebhookBody = Type.Object(
       maxLength: MAX_WEBHOOK_URL_LENGTH,
       description: 'Absolute http(s) URL that receives the deliveries; it must resolve to public addresses',
     }),
-    events: Type.Optional(Events('The events to receive, a non-empty subset without repeats; all three when omitted')),
+    events: Type.Optional(
+      Events(
+        'The events to receive, a non-empty subset without repeats; payload.signed, payload.rejected and payload.expired when omitted (payload.finalized only when listed)',
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -35,7 +40,9 @@ export const CreateWebhookBody = Type.Object(
 export const CreatedWebhook = Type.Object({
   id: Type.String({ description: 'wh_<id>' }),
   url: Type.String(),
-  secret: Type.String({ description: 'whsec_... signing secret for X-Service-Signature; shown only in this response' }),
+  secret: Type.String({
+    description: 'whsec_<base64 of 32 bytes>: the signing secret of X-Service-Signature and webhook-signature; shown only in this response',
+  }),
   events: Events(SUBSCRIBED),
 })
 
@@ -45,7 +52,9 @@ export const WebhookViewSchema = Type.Object(
     url: Type.String(),
     events: Events(SUBSCRIBED),
     createdAt: Timestamp(),
-    disabledAt: Type.Optional(Timestamp('Present once the webhook is disabled (its receiver answered 410 Gone)')),
+    disabledAt: Type.Optional(
+      Timestamp('Present while the webhook is disabled (its receiver answered 410 Gone, or every delivery failed for 5 days)'),
+    ),
     disabledReason: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Why the webhook was disabled' })),
   },
   { $id: 'Webhook' },
@@ -53,8 +62,10 @@ export const WebhookViewSchema = Type.Object(
 
 export const DeliveryViewSchema = Type.Object(
   {
-    id: Type.String({ description: 'dlv_<id>; sent as X-Countersign-Delivery, the same on every attempt' }),
-    event: Type.String({ description: `payload.signed, payload.rejected, payload.expired, or ${WEBHOOK_TEST_EVENT}` }),
+    id: Type.String({ description: 'dlv_<id>; sent as webhook-id (and X-Countersign-Delivery), the same on every attempt' }),
+    event: Type.String({
+      description: `payload.signed, payload.rejected, payload.expired, payload.signature_added, payload.finalized, or ${WEBHOOK_TEST_EVENT}`,
+    }),
     payloadUuid: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Null for a test delivery' }),
     state: Type.String({
       enum: [...DELIVERY_STATES],
@@ -131,6 +142,24 @@ export interface WebhookRoutesDeps {
   webhooks: WebhookService
   scope: WebhookScope
 }
+
+const RotatedSecret = Type.Object({
+  id: Type.String({ description: 'wh_<id>' }),
+  secret: Type.String({
+    description: 'The new whsec_... secret, shown only in this response; the replaced one also signs webhook-signature for 24 hours',
+  }),
+})
+
+const ReplayBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'ISO 8601 timestamp: deliveries created at or after it are sent again' }) },
+  { additionalProperties: false },
+)
+
+const ReplayResult = Type.Object({
+  id: Type.String({ description: 'wh_<id>' }),
+  since: Timestamp('The since of the request'),
+  replayed: Type.Integer({ description: 'How many failed or cancelled deliveries were queued again' }),
+})
 
 const WebhookId = Type.String({ description: 'Webhook id, wh_<id>' })
 const DeliveryId = Type.String({ description: 'Delivery id, dlv_<id>' })
@@ -276,6 +305,71 @@ export async function webhookRoutes(app: FastifyInstance, { webhooks, scope }: W
       const { id } = request.params as { id: string }
       const delivery = await webhooks.sendTest(await scope.projectOf(request), id)
       return reply.code(202).send(toDeliveryView(delivery))
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/rotate-secret',
+    {
+      schema: {
+        ...describe(
+          "Replace a webhook's signing secret",
+          'Returns the new secret, once. X-Service-Signature uses it at once; for 24 hours webhook-signature carries two ' +
+            'signatures, with the new secret and with the replaced one, so that receivers can switch without losing a delivery.',
+        ),
+        params: WebhookParams,
+        ...query,
+        response: { 200: RotatedSecret, ...errorResponses(403, 404, ...scope.errors) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      const { webhook, secret } = await webhooks.rotateSecret(await scope.projectOf(request), id)
+      return { id: webhook.id, secret }
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/replay',
+    {
+      schema: {
+        ...describe(
+          'Send the failed deliveries since a time again',
+          'Every payload-event delivery created at or after since that failed or was cancelled is queued again, with its ' +
+            'delivery id and body. 409 when the webhook is disabled (enable it first); 422 for a since in the future.',
+        ),
+        params: WebhookParams,
+        ...query,
+        body: ReplayBody,
+        response: { 202: ReplayResult, ...errorResponses(400, 403, 404, 409, 415, 422, ...scope.errors) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string }
+      const { since } = request.body as typeof ReplayBody.static
+      const sinceMs = Date.parse(since)
+      const replayed = await webhooks.replay(await scope.projectOf(request), id, sinceMs)
+      return reply.code(202).send({ id, since: new Date(sinceMs).toISOString(), replayed })
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/enable',
+    {
+      schema: {
+        ...describe(
+          'Enable a disabled webhook',
+          'A webhook disabled by a 410 Gone or by 5 days of failed deliveries receives events again from now on. ' +
+            'Enabling an enabled webhook changes nothing. Events of the time it was disabled made no deliveries.',
+        ),
+        params: WebhookParams,
+        ...query,
+        response: { 200: Type.Ref(WebhookViewSchema), ...errorResponses(403, 404, ...scope.errors) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      return toWebhookView(await webhooks.enable(await scope.projectOf(request), id))
     },
   )
 }

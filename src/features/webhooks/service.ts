@@ -15,7 +15,9 @@ import {
   MAX_WEBHOOKS_PER_PROJECT,
   PRO_PLAN_REQUIRED_MESSAGE,
   payloadEventBody,
+  REPLAYABLE_DELIVERY_STATES,
   RETRYABLE_DELIVERY_STATES,
+  SECRET_ROTATION_OVERLAP_MS,
   testEventBody,
   WEBHOOK_NOT_FOUND_MESSAGE,
   WEBHOOK_TEST_EVENT,
@@ -129,6 +131,49 @@ export class WebhookService {
     return restarted
   }
 
+  /**
+   * Gives the webhook a new secret, returned once. The replaced secret keeps signing deliveries beside the new one in
+   * webhook-signature for SECRET_ROTATION_OVERLAP_MS, so that receivers can switch without losing a delivery.
+   */
+  async rotateSecret(scope: ProjectScope, webhookId: string): Promise<{ webhook: Webhook; secret: string }> {
+    const webhook = await this.find(scope, webhookId)
+    const secret = newWebhookSecret()
+    const rotated = await webhooksRepository.rotateSecret(this.options.db, scope.projectId, webhook.id, {
+      secretCiphertext: this.options.secretBox.seal(secret),
+      previousExpiresAtMs: this.options.clock.now() + SECRET_ROTATION_OVERLAP_MS,
+    })
+    if (!rotated) throw notFound(WEBHOOK_NOT_FOUND_MESSAGE)
+    return { webhook, secret }
+  }
+
+  /**
+   * Sends again, as new series of attempts with their ids and bodies, the webhook's payload-event deliveries created
+   * at or after `sinceMs` that did not reach it (failed or cancelled). Returns how many.
+   */
+  async replay(scope: ProjectScope, webhookId: string, sinceMs: number): Promise<number> {
+    const webhook = await this.find(scope, webhookId)
+    const nowMs = this.options.clock.now()
+    // A leap second (23:59:60) passes the date-time format but is no instant JavaScript can name.
+    if (!Number.isFinite(sinceMs)) throw unprocessable([{ field: 'since', message: 'must be a date-time such as 2026-01-15T12:00:00Z' }])
+    if (sinceMs > nowMs) throw unprocessable([{ field: 'since', message: 'must not be in the future' }])
+    assertEnabled(webhook)
+    const replayed = await webhookDeliveriesRepository.restartSince(
+      this.options.db,
+      webhook.id,
+      { sinceMs, fromStates: REPLAYABLE_DELIVERY_STATES, events: PAYLOAD_EVENTS },
+      nowMs,
+    )
+    if (replayed > 0) this.options.events.emitCommitted('delivery.queued')
+    return replayed
+  }
+
+  /** Enables a disabled webhook (after a 410 or days of failures): events are delivered to it again from now on. */
+  async enable(scope: ProjectScope, webhookId: string): Promise<Webhook> {
+    const webhook = await this.find(scope, webhookId)
+    await webhooksRepository.enable(this.options.db, scope.projectId, webhook.id)
+    return { ...webhook, disabledAtMs: null, disabledReason: null }
+  }
+
   /** Queues a signed test delivery, `{event: "webhook.test", webhookId, createdAt}`, tried once. */
   async sendTest(scope: ProjectScope, webhookId: string): Promise<WebhookDelivery> {
     const webhook = await this.find(scope, webhookId)
@@ -196,11 +241,13 @@ function assertPro(scope: ProjectScope): void {
 
 function assertEnabled(webhook: Webhook): void {
   if (webhook.disabledAtMs !== null) {
-    throw conflict(`Webhook is disabled (${webhook.disabledReason ?? 'no reason recorded'}); register its URL again to resume deliveries`)
+    throw conflict(
+      `Webhook is disabled (${webhook.disabledReason ?? 'no reason recorded'}); enable it with POST /api/v1/webhooks/${webhook.id}/enable first`,
+    )
   }
 }
 
-/** A non-empty list of distinct payload events; all three when omitted. */
+/** A non-empty list of distinct payload events; the three moves out of pending when omitted. */
 function validateEvents(events: readonly string[] | undefined): PayloadEvent[] {
   if (events === undefined) return [...RESOLUTION_EVENTS]
   const allowed = PAYLOAD_EVENTS.join(', ')

@@ -1,5 +1,6 @@
 // Which IP addresses a webhook may never reach: the service's own host, its private network, cloud metadata.
 import { BlockList, isIP } from 'node:net'
+import { expandIpv6 } from '../../platform/ip-address.js'
 
 type Family = 'ipv4' | 'ipv6'
 type Subnet = readonly [network: string, prefix: number, family: Family]
@@ -47,6 +48,21 @@ const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: r
     ],
   ],
   ['a carrier-grade NAT address', [['100.64.0.0', 10, 'ipv4']]],
+  // Prefixes whose addresses carry an IPv4 address that a gateway or the host itself may connect to: refused
+  // whole, whatever IPv4 address they carry, as no webhook receiver needs them.
+  [
+    'an IPv6 address that embeds an IPv4 address',
+    [
+      // IPv4-compatible (::a.b.c.d), deprecated; :: and ::1 are named above, as they come first.
+      ['::', 96, 'ipv6'],
+      // NAT64, the well-known and the local-use prefix (RFC 6052, RFC 8215).
+      ['64:ff9b::', 96, 'ipv6'],
+      ['64:ff9b:1::', 48, 'ipv6'],
+      // 6to4 and Teredo.
+      ['2002::', 16, 'ipv6'],
+      ['2001::', 32, 'ipv6'],
+    ],
+  ],
   ['a benchmarking address', [['198.18.0.0', 15, 'ipv4']]],
   [
     'a multicast address',
@@ -73,5 +89,21 @@ export function describeForbiddenAddress(ip: string): string | undefined {
   const version = isIP(address)
   if (version === 0) return 'not an IP address'
   const family: Family = version === 4 ? 'ipv4' : 'ipv6'
-  return FORBIDDEN_LISTS.find(([, list]) => list.check(address, family))?.[0]
+  const forbidden = FORBIDDEN_LISTS.find(([, list]) => list.check(address, family))?.[0]
+  if (forbidden !== undefined || family === 'ipv4') return forbidden
+  const isatap = isatapIpv4(address)
+  const carried = isatap === undefined ? undefined : describeForbiddenAddress(isatap)
+  return carried === undefined ? undefined : `${carried} inside an IPv6 address`
+}
+
+/**
+ * The IPv4 address in an ISATAP interface identifier (any prefix, then 0000:5efe or 0200:5efe, then the IPv4
+ * address): such an address can appear under any routed prefix, so it is judged by the IPv4 address it carries.
+ */
+function isatapIpv4(ipv6: string): string | undefined {
+  const groups = expandIpv6(ipv6)
+  if (groups[4] !== 0x0000 && groups[4] !== 0x0200) return undefined
+  if (groups[5] !== 0x5efe) return undefined
+  const [high = 0, low = 0] = groups.slice(6)
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.')
 }

@@ -12,7 +12,7 @@ export const PRIVATE_TARGETS_HINT =
   ' (for a receiver on this machine or a private network, as in local development, start the service with WEBHOOK_ALLOW_PRIVATE_TARGETS=true)'
 
 export interface AssertWebhookUrlOptions {
-  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: skip the address check (tests, local development). */
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: allow any address the host resolves to (tests, local development). */
   allowPrivateTargets: boolean
   /** Every address (A and AAAA) the host resolves to; the system resolver when omitted. */
   lookup?: (host: string) => Promise<string[]>
@@ -30,10 +30,11 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') refuse(`url must use http or https, not ${parsed.protocol.slice(0, -1)}`)
   if (parsed.username !== '' || parsed.password !== '')
     refuse('url must not contain a user name or password; authenticate deliveries with the signature')
-  if (options.allowPrivateTargets) return parsed
 
   const host = webhookHost(parsed)
+  // A host that does not resolve is refused even where private targets are allowed: it could never be delivered to.
   const addresses = isIP(host) === 0 ? await resolve(host, options.lookup ?? lookupAll) : [host]
+  if (options.allowPrivateTargets) return parsed
   for (const address of addresses) {
     const forbidden = describeForbiddenAddress(address)
     if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)

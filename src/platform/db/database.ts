@@ -1,5 +1,5 @@
 // Opens the database named by DATABASE_URL: embedded SQLite (WAL) or PostgreSQL, behind one Kysely type.
-import { mkdirSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from 'kysely'
@@ -27,7 +27,7 @@ export function openStorage(databaseUrl: string): Storage {
 }
 
 function openSqlite(path: string): Storage {
-  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
+  if (path !== ':memory:') createPrivately(resolve(path))
   const sqlite = new SQLite(path)
   sqlite.pragma('journal_mode = WAL')
   // WAL with synchronous=NORMAL is durable against process crashes; a power loss may lose the last commits.
@@ -38,6 +38,20 @@ function openSqlite(path: string): Storage {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
   registerSqliteConnection(db, connection)
   return { db, dialect: 'sqlite', close: () => db.destroy() }
+}
+
+/**
+ * The database holds webhook secrets (sealed), sessions and API key hashes: only the service's own user may read it.
+ * Directories it creates are 0700 and the database file is 0600 (SQLite gives its -wal and -shm files the
+ * database file's mode). A file left readable by an earlier version is narrowed to 0600; an existing directory is
+ * left as it is, as it may be shared (the working directory).
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600)
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500

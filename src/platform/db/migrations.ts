@@ -198,6 +198,50 @@ const migrations: Record<string, Migration> = {
         .execute()
     },
   },
+  '0003_proofs': {
+    async up(db: Kysely<unknown>) {
+      // The accounts allowed to resolve a payload (options.signers), JSON; the final outcome of a signAndSubmit
+      // transaction, and the amount a payment delivered (JSON), from the validated ledger.
+      await db.schema.alterTable('payloads').addColumn('signers_json', 'text').execute()
+      await db.schema.alterTable('payloads').addColumn('outcome', 'text').execute()
+      await db.schema.alterTable('payloads').addColumn('delivered_amount', 'text').execute()
+
+      // Every signature or signed transaction that resolved a payload: the primary key makes a second use fail, on
+      // every instance at once.
+      await db.schema
+        .createTable('payload_proofs')
+        .addColumn('proof_key', 'text', (c) => c.primaryKey())
+        .addColumn('payload_uuid', 'text', (c) => c.notNull().references('payloads.uuid'))
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute()
+
+      // Submitted transactions followed to their final outcome: leased like the outbox tables, so that one instance
+      // follows each transaction and another takes over when it dies. `id` is the payload's uuid.
+      await db.schema
+        .createTable('transaction_follows')
+        .addColumn('id', 'text', (c) => c.primaryKey().references('payloads.uuid'))
+        .addColumn('tx_hash', 'text', (c) => c.notNull())
+        .addColumn('last_ledger_sequence', 'bigint')
+        .addColumn('follow_until', 'bigint', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+        .addColumn('lease_expires_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('finished_at', 'bigint')
+        .execute()
+      await db.schema.createIndex('transaction_follows_due').on('transaction_follows').columns(['state', 'next_attempt_at']).execute()
+
+      // Xaman outcomes are learned by a background worker: when each request is next due for a look, and the lease of
+      // the instance looking at it.
+      await db.schema
+        .alterTable('xaman_sign_requests')
+        .addColumn('next_check_at', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute()
+      await db.schema.alterTable('xaman_sign_requests').addColumn('lease_expires_at', 'bigint').execute()
+      await db.schema.createIndex('xaman_sign_requests_due').on('xaman_sign_requests').columns(['settled_at', 'next_check_at']).execute()
+    },
+  },
   '0005_integrator': {
     async up(db: Kysely<unknown>) {
       await db.schema.alterTable('payloads').addColumn('external_id', 'text').execute()
@@ -219,6 +263,14 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('idempotency_keys_pk', ['project_id', 'key'])
         .execute()
       await db.schema.createIndex('idempotency_keys_expiry').on('idempotency_keys').column('expires_at').execute()
+    },
+  },
+  '0006_webhooks': {
+    async up(db: Kysely<unknown>) {
+      // Secret rotation keeps the replaced secret for a while, and auto-disabling needs when the failures began.
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_ciphertext', 'text').execute()
+      await db.schema.alterTable('webhooks').addColumn('previous_secret_expires_at', 'bigint').execute()
+      await db.schema.alterTable('webhooks').addColumn('failing_since', 'bigint').execute()
     },
   },
   '0009_multisign': {

@@ -1,9 +1,10 @@
-// The lease protocol shared by the outbox tables (webhook deliveries, emails): claiming due rows and checking a claim.
+// The lease protocol shared by the outbox tables (webhook deliveries, emails, transaction follows): claiming due rows
+// and checking a claim.
 import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder } from 'kysely'
 import type { DbOrTx, Dialect } from './database.js'
 import type { Database } from './schema.js'
 
-type OutboxTable = 'webhook_deliveries' | 'emails'
+type OutboxTable = 'webhook_deliveries' | 'emails' | 'transaction_follows'
 
 /** The columns the lease protocol reads and writes, which every outbox table has. */
 interface OutboxColumns {

@@ -1,6 +1,8 @@
 // Table types for Kysely. Times are integer milliseconds since the Unix epoch (UTC) on both
 // databases; JSON is stored as text so that one query code base serves SQLite and PostgreSQL.
 
+import type { Generated } from 'kysely'
+
 export interface AccountsTable {
   id: string
   issuer: string
@@ -72,12 +74,41 @@ export interface PayloadsTable {
   submit_engine_result: string | null
   validated_result: string | null
   validated_ledger_index: number | null
+  /** options.signers: the accounts allowed to resolve the payload, JSON; null for anyone. */
+  signers_json: string | null
+  /** signAndSubmit: succeeded, failed or dropped, once final. */
+  outcome: string | null
+  /** signAndSubmit payments: the metadata's delivered_amount, JSON (drops as a string, or an issued-currency object). */
+  delivered_amount: string | null
   /** options.multisign: the signer list and the signatures collected (MultisignState, JSON); null otherwise. */
   multisign_json: string | null
   /** options.externalId: the application's own id, unique per project. */
   external_id: string | null
   /** options.metadata, JSON. */
   metadata_json: string | null
+}
+
+export interface PayloadProofsTable {
+  /** What was signed and by which key (see proof-key.ts): one payload per proof, ever. */
+  proof_key: string
+  payload_uuid: string
+  created_at: number
+}
+
+export interface TransactionFollowsTable {
+  /** The payload's uuid. */
+  id: string
+  tx_hash: string
+  last_ledger_sequence: number | null
+  /** Following gives up after this time (a transaction without LastLedgerSequence). */
+  follow_until: number
+  /** pending: waiting for its next check; sending: a follower holds its lease; done: the outcome is recorded or following gave up. */
+  state: string
+  attempts: number
+  next_attempt_at: number
+  lease_expires_at: number | null
+  created_at: number
+  finished_at: number | null
 }
 
 export interface PayloadDailyCountsTable {
@@ -116,6 +147,11 @@ export interface WebhooksTable {
   disabled_at: number | null
   disabled_reason: string | null
   deleted_at: number | null
+  /** The secret a rotation replaced, still signing deliveries (beside the new one) until previous_secret_expires_at. */
+  previous_secret_ciphertext: string | null
+  previous_secret_expires_at: number | null
+  /** The first failed attempt since the webhook's last successful one; null while deliveries succeed. */
+  failing_since: number | null
 }
 
 export interface WebhookDeliveriesTable {
@@ -166,6 +202,10 @@ export interface XamanSignRequestsTable {
   created_at: number
   /** Set once its outcome was applied or it can no longer give one (cancelled, expired, did not verify). */
   settled_at: number | null
+  /** When the Xaman worker next asks Xaman about it. */
+  next_check_at: Generated<number>
+  /** Held by the instance asking Xaman about it now. */
+  lease_expires_at: number | null
 }
 
 /** The one signed transaction of a signAndSubmit payload being submitted now, so that two instances never submit two. */
@@ -199,6 +239,8 @@ export interface Database {
   projects: ProjectsTable
   api_keys: ApiKeysTable
   payloads: PayloadsTable
+  payload_proofs: PayloadProofsTable
+  transaction_follows: TransactionFollowsTable
   payload_daily_counts: PayloadDailyCountsTable
   project_usage: ProjectUsageTable
   usage_warnings: UsageWarningsTable

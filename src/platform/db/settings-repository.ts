@@ -3,6 +3,14 @@ import { randomBytes } from 'node:crypto'
 import type { DbOrTx } from './database.js'
 
 export const settingsRepository = {
+  async get(db: DbOrTx, key: string): Promise<string | undefined> {
+    return (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value
+  },
+
+  async remove(db: DbOrTx, key: string): Promise<void> {
+    await db.deleteFrom('settings').where('key', '=', key).execute()
+  },
+
   /** The value under `key`, created with `create()` on first use; concurrent first uses agree on one value. */
   async getOrCreate(db: DbOrTx, key: string, create: () => string): Promise<string> {
     const existing = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst()
@@ -17,7 +25,10 @@ export const settingsRepository = {
   },
 }
 
+/** Where the embedded quick start keeps the server secret it generated; `countersign rotate-secret` removes it. */
+export const GENERATED_SECRET_KEY = 'server_secret'
+
 /** SESSION_SECRET when set; otherwise a random secret generated on first start and kept in the database. */
 export async function loadServerSecret(db: DbOrTx, configured: string | undefined): Promise<string> {
-  return configured ?? settingsRepository.getOrCreate(db, 'server_secret', () => randomBytes(32).toString('base64url'))
+  return configured ?? settingsRepository.getOrCreate(db, GENERATED_SECRET_KEY, () => randomBytes(32).toString('base64url'))
 }

@@ -1,9 +1,11 @@
-// The onRequest hook of every API-key endpoint: who is calling, and may they call again this minute.
+// The onRequest hook of every API-key endpoint: who is calling, and may they call again this minute. Failed
+// authentications are limited per client address, so that guessing keys, or a flood of unknown ones, is cut short.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyAuthenticator } from '../../features/projects/api-key-authenticator.js'
 import type { ApiKeyPrincipal } from '../../features/projects/api-keys-repository.js'
 import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
-import { badRequest, tooManyRequests, unauthorized } from '../errors.js'
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js'
+import { clientAddressKey } from '../ip-address.js'
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
 import { countsAfterIdempotencyCheck } from './idempotency.js'
 
@@ -23,10 +25,29 @@ export interface ApiKeyAuthDeps {
   now: () => number
 }
 
-export function apiKeyAuthHook(deps: ApiKeyAuthDeps) {
+export interface ApiKeyAuthHookDeps extends ApiKeyAuthDeps {
+  /** Failed authentications a client address may make per minute; past them, 429 before any key is looked up. */
+  authFailuresPerMinute: number
+}
+
+export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
   const countRequest = requestCounter(deps)
   return async function authenticateApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    request.principal = await deps.authenticator.authenticate(apiKeyOf(request))
+    const failures = `auth-failures:${clientAddressKey(request.ip)}`
+    const failureLimit = deps.authFailuresPerMinute
+    const refuseWhileLimited = async () => {
+      const untilMs = await deps.rateLimiter.exhaustedUntil(failures, failureLimit, RATE_WINDOW_MS)
+      if (untilMs !== undefined) throw tooManyFailures(failureLimit, Math.max(1, secondsUntil(untilMs, deps.now())))
+    }
+    try {
+      request.principal = await deps.authenticator.authenticate(apiKeyOf(request), refuseWhileLimited)
+    } catch (error) {
+      if (error instanceof AppError && error.statusCode === 401) {
+        const counted = await deps.rateLimiter.consume(failures, failureLimit, RATE_WINDOW_MS)
+        if (!counted.allowed) throw tooManyFailures(failureLimit, retryAfterSeconds(counted, deps.now()))
+      }
+      throw error
+    }
     // A repeat of an idempotent request is not counted: the idempotency hook counts it once it knows.
     if (!countsAfterIdempotencyCheck(request)) await countRequest(request, reply)
   }
@@ -47,6 +68,13 @@ export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limit
       throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
     }
   }
+}
+
+function tooManyFailures(limit: number, retryAfter: number): AppError {
+  return tooManyRequests(
+    `Too many failed authentications from this address (${limit} per minute): check the API key; retry in ${retryAfter} s`,
+    retryAfter,
+  )
 }
 
 /** The principal set by the hook; routes under the hook always have one. */

@@ -11,16 +11,22 @@ export interface CookieOptions {
 
 const COOKIE_VALUE = /^[A-Za-z0-9._-]*$/
 
-/** The value of cookie `name` in a Cookie request header; the first one when the browser sent several. */
+/**
+ * The value of cookie `name` in a Cookie request header; undefined when absent or sent more than once. Two cookies
+ * of one name come from different scopes (a sibling subdomain's Domain cookie, a narrower Path), and the browser's
+ * order, not the service, would decide which one counts: an attacker who can set one would choose the session.
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined
+  let found: string | undefined
   for (const pair of header.split(';')) {
     const separator = pair.indexOf('=')
     if (separator === -1 || pair.slice(0, separator).trim() !== name) continue
+    if (found !== undefined) return undefined
     const value = pair.slice(separator + 1).trim()
-    return value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value
+    found = value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value
   }
-  return undefined
+  return found
 }
 
 /** A Set-Cookie value: always HttpOnly and SameSite=Lax, so scripts never read it and cross-site subrequests never carry it. */

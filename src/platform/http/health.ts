@@ -1,21 +1,15 @@
 // Liveness, readiness and Prometheus metrics.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 import type { ServiceContext } from '../../context.js'
+import { notFound, unauthorized } from '../errors.js'
+import { METRICS_UNAUTHORIZED, type Metrics, mayReadMetrics } from './metrics.js'
 
-/** Returns what counts a finished request in the metrics: the app's one onResponse hook calls it, so that it sees every route. */
-export function registerHealthRoutes(app: FastifyInstance, ctx: ServiceContext): (request: FastifyRequest, reply: FastifyReply) => void {
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
-  const requestSeconds = new Histogram({
-    name: 'countersign_http_request_duration_seconds',
-    help: 'HTTP request duration by route and status code',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  })
-
+/**
+ * /healthz, /readyz, and /metrics when they belong on this address: with METRICS_PORT they are served on a listener
+ * of their own instead, and with neither METRICS_PORT nor METRICS_TOKEN not at all (they name routes and counts).
+ */
+export function registerHealthRoutes(app: FastifyInstance, ctx: ServiceContext, metrics: Metrics): void {
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
 
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
@@ -28,15 +22,13 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: ServiceContext):
     }
   })
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.header('content-type', registry.contentType)
-    return registry.metrics()
+  const { token, port } = ctx.config.metrics
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (port !== undefined) throw notFound('Metrics are served on their own address (METRICS_HOST, METRICS_PORT), not here')
+    if (token === undefined) throw notFound('Metrics are off: set METRICS_TOKEN, or METRICS_PORT for a listener of their own')
+    if (!mayReadMetrics(request.headers.authorization, token)) throw unauthorized(METRICS_UNAUTHORIZED)
+    reply.header('cache-control', 'no-store')
+    reply.header('content-type', metrics.registry.contentType)
+    return metrics.registry.metrics()
   })
-
-  return (request, reply) => {
-    requestSeconds.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    )
-  }
 }

@@ -24,10 +24,18 @@ export const Timestamp = (description = 'ISO 8601 UTC, millisecond precision') =
 
 export const NullableTimestamp = (description: string) => Type.Union([Timestamp(), Type.Null()], { description })
 
+/**
+ * The deepest page a list serves. Without a bound, an offset such as 99999999999999999999 reached the database,
+ * which refused it (a 500); a million rows in, offset paging is a scan anyway, and filters serve better.
+ */
+export const MAX_PAGE_OFFSET = 1_000_000
+
 /** The paging fields of a list's query string; `skipped` names what the offset counts. */
 export const PageQuery = (skipped: string) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: `${skipped} to skip` })),
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_PAGE_OFFSET, default: 0, description: `${skipped} to skip, 0 to ${MAX_PAGE_OFFSET}` }),
+  ),
 })
 
 /** The paging a list answered with, beside its items. */

@@ -13,16 +13,24 @@ declare module 'fastify' {
   }
 }
 
-export const SESSION_COOKIE = 'cs_session'
 const STATE_CHANGING_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
-/** Where the session cookie lives: the whole site, Secure under https, kept by the browser as long as a session can last. */
-export function sessionCookieOptions(publicUrl: string): CookieOptions {
-  return { path: '/', secure: new URL(publicUrl).protocol === 'https:', maxAgeSeconds: SESSION_ABSOLUTE_TTL_MS / 1000 }
+export interface NamedCookie extends CookieOptions {
+  name: string
 }
 
-export function sessionTokenOf(request: FastifyRequest): string | undefined {
-  return readCookie(request.headers.cookie, SESSION_COOKIE)
+/**
+ * The session cookie: the whole site, Secure under https, kept by the browser as long as a session can last. Under
+ * https it is `__Host-cs_session`: browsers accept that name only Secure, for Path=/ and without a Domain, so no
+ * other host (a sibling subdomain) can set or shadow it. Plain http (local development) has no such guarantee.
+ */
+export function sessionCookie(publicUrl: string): NamedCookie {
+  const secure = new URL(publicUrl).protocol === 'https:'
+  return { name: secure ? '__Host-cs_session' : 'cs_session', path: '/', secure, maxAgeSeconds: SESSION_ABSOLUTE_TTL_MS / 1000 }
+}
+
+export function sessionTokenOf(request: FastifyRequest, cookie: NamedCookie): string | undefined {
+  return readCookie(request.headers.cookie, cookie.name)
 }
 
 /** 403 unless a state-changing request comes from a page of this service. */
@@ -42,10 +50,11 @@ export interface SessionAuthDeps {
 
 export function sessionAuthHook(deps: SessionAuthDeps) {
   const publicOrigin = new URL(deps.publicUrl).origin
+  const cookie = sessionCookie(deps.publicUrl)
   return async function authenticateSession(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     // Session responses carry account data and, once, full API keys: no cache may keep them.
     reply.header('cache-control', 'no-store')
-    const session = await deps.sessions.authenticate(sessionTokenOf(request))
+    const session = await deps.sessions.authenticate(sessionTokenOf(request, cookie))
     if (!session) throw unauthorized(`Not signed in: ${deps.signInHint}`)
     assertSameOrigin(request, publicOrigin)
     request.dashboardSession = session

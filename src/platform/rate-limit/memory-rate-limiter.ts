@@ -29,6 +29,12 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve({ allowed, limit, remaining: Math.max(0, limit - window.count), resetAtMs: window.resetAtMs })
   }
 
+  exhaustedUntil(key: string, limit: number): Promise<number | undefined> {
+    const window = this.windows.get(key)
+    const exhausted = window !== undefined && window.resetAtMs > this.clock.now() && window.count >= limit
+    return Promise.resolve(exhausted ? window.resetAtMs : undefined)
+  }
+
   close(): Promise<void> {
     this.windows.clear()
     return Promise.resolve()

@@ -12,6 +12,8 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   /** Counts one request against `key`; at most `limit` are allowed per window of `windowMs`, which starts at the key's first request. */
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision>
+  /** When `key` has used up `limit` in its current window, the end of that window (epoch ms); otherwise undefined. Counts nothing. */
+  exhaustedUntil(key: string, limit: number, windowMs: number): Promise<number | undefined>
   close(): Promise<void>
 }
 

@@ -51,6 +51,18 @@ export class RedisRateLimiter implements RateLimiter {
     return this.decision(true, limit, result)
   }
 
+  /** Fails open: when Redis cannot answer, nothing counts as exhausted (consume still counts, in the fallback). */
+  async exhaustedUntil(key: string, limit: number, windowMs: number): Promise<number | undefined> {
+    this.firstConnection ??= connectedWithin(this.client, FIRST_CONNECTION_WAIT_MS)
+    await this.firstConnection
+    try {
+      const result = await this.limiterFor(limit, windowMs).get(key)
+      return result !== null && result.consumedPoints >= limit ? this.options.clock.now() + result.msBeforeNext : undefined
+    } catch {
+      return undefined
+    }
+  }
+
   async close(): Promise<void> {
     await closeRedis(this.client)
   }

@@ -1,6 +1,5 @@
-// The service's connection to an XRPL node (XRPL_NODE_URL): submission, RegularKey and signer-list lookups,
-// and following a transaction to validation.
-import { setTimeout as sleep } from 'node:timers/promises'
+// The service's connection to an XRPL node (XRPL_NODE_URL): submission, account lookups (master key, RegularKey,
+// signer list), and the checks that follow a transaction to its final outcome.
 import { type AccountInfoResponse, Client, deriveAddress, RippledError, type ServerInfoResponse } from 'xrpl'
 
 export interface SubmitResult {
@@ -10,11 +9,24 @@ export interface SubmitResult {
   accepted: boolean
 }
 
+/** An amount in a ledger's metadata: drops as a string, or an issued-currency amount. */
+export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
+
 export interface ValidationResult {
   /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
   transactionResult: string
   ledgerIndex: number
+  /** The metadata's delivered_amount (payments); null when absent or "unavailable". */
+  deliveredAmount: DeliveredAmount | null
 }
+
+/** What one look at the ledger says of a submitted transaction. */
+export type TransactionStatus =
+  | ({ state: 'validated' } & ValidationResult)
+  /** The validated ledger has passed the transaction's LastLedgerSequence without it: it can never be applied. */
+  | { state: 'dropped'; validatedLedgerIndex: number }
+  /** Not (yet) in a validated ledger, and still possible. */
+  | { state: 'pending' }
 
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
@@ -35,17 +47,18 @@ export interface XrplNode {
   isRegularKey(account: string, signingPubKey: string): Promise<boolean>
   /** Whether `signerAccounts` all sit on the signer list of `account` and their weights reach its quorum. */
   hasSignerQuorum(account: string, signerAccounts: readonly string[]): Promise<boolean>
+  /** Whether, in the latest validated ledger, `account` has disabled its master key (lsfDisableMaster); false for an account that does not exist. */
+  isMasterKeyDisabled(account: string): Promise<boolean>
   /**
    * The SignerList of `account` in the latest validated ledger: its quorum and weighted entries. Null when the account
    * does not exist; no entries when it has no signer list.
    */
   signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
   /**
-   * Polls `tx` until the transaction is in a validated ledger. Resolves null when it can no longer be validated
-   * (the validated ledger has reached lastLedgerSequence without it) or when timeoutMs has passed
-   * (default 10 minutes). An unreachable node is retried until then.
+   * One look at a submitted transaction: validated (with its result), dropped (the validated ledger is at or past
+   * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
    */
-  waitForValidation(txHash: string, options: { lastLedgerSequence?: number; timeoutMs?: number }): Promise<ValidationResult | null>
+  transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -58,13 +71,11 @@ export class XrplNodeUnavailableError extends Error {
 export interface XrplNodeOptions {
   /** Bound on connecting and on each request. Default 10 seconds. */
   requestTimeoutMs?: number
-  /** Pause between two `tx` lookups in waitForValidation. Default 1 second (a ledger closes every 3 to 5 seconds). */
-  pollIntervalMs?: number
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
-const DEFAULT_POLL_INTERVAL_MS = 1_000
-const DEFAULT_VALIDATION_TIMEOUT_MS = 10 * 60_000
+/** AccountRoot flag: the account's master key may not sign. */
+const LSF_DISABLE_MASTER = 0x00100000
 /** As xrpl.js autofills: LastLedgerSequence 20 ledgers ahead, the fee 20% above the current cost. */
 const LAST_LEDGER_OFFSET = 20
 const FEE_CUSHION = 1.2
@@ -72,23 +83,21 @@ const FEE_CUSHION = 1.2
 const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
 /**
- * Whether a submit result resolves a payload as signed.
- * - tes: applied to the open ledger. ter (terQUEUED, terPRE_SEQ...): held by the node and may still apply.
- * - tec: the transaction is applied to the ledger without its intended effect, but its fee is claimed and its
- *   sequence consumed: it exists on the ledger, so the payload records it as signed, and the final
- *   TransactionResult tells the application that the effect did not happen. The user cannot retry with this
- *   blob anyway, and a second signature would be a second transaction.
- * - tem (malformed), tef (cannot apply: past sequence...), tel (refused locally: fee too low...): nothing reached
- *   the ledger; the payload stays pending so the user can sign again.
+ * Whether a submit result resolves a payload as signed (submitted).
+ * - tesSUCCESS: applied to the open ledger. terQUEUED: queued by the node, to be applied when the fee allows.
+ * - tec (preliminary): the transaction is in the open ledger and will cost its fee, whatever its final result; the
+ *   user cannot retry with this blob, and a second signature would be a second transaction. The final outcome says
+ *   what happened.
+ * - Any other ter (terPRE_SEQ...): nothing was applied; tem (malformed), tef (cannot apply: past sequence...), tel
+ *   (refused locally: fee too low...): nothing reached the ledger. The payload stays pending.
  */
 export function isAcceptedEngineResult(engineResult: string): boolean {
-  return engineResult.startsWith('tes') || engineResult.startsWith('ter') || engineResult.startsWith('tec')
+  return engineResult === 'tesSUCCESS' || engineResult === 'terQUEUED' || engineResult.startsWith('tec')
 }
 
 export function createXrplNode(url: string, options: XrplNodeOptions = {}): XrplNode {
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS
-  /** Aborted by close(): ends waits and refuses new requests. */
+  /** Aborted by close(): refuses new requests. */
   const closing = new AbortController()
   // One client, created here and connected on first use; the constructor rejects a URL that is not ws(s)://.
   const client = new Client(url, { timeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs })
@@ -160,7 +169,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       const response = await call((connected) => connected.request({ command: 'tx', transaction: txHash }))
       const { validated, meta, ledger_index: ledgerIndex } = response.result
       if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
-      return { transactionResult: meta.TransactionResult, ledgerIndex }
+      return { transactionResult: meta.TransactionResult, ledgerIndex, deliveredAmount: deliveredAmountOf(meta) }
     } catch (error) {
       if (rippledErrorCode(error) === 'txnNotFound') return null
       throw asUnavailable(error)
@@ -203,22 +212,22 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
 
     signerList,
 
-    async waitForValidation(txHash, { lastLedgerSequence, timeoutMs = DEFAULT_VALIDATION_TIMEOUT_MS }) {
-      const stop = AbortSignal.any([AbortSignal.timeout(timeoutMs), closing.signal])
-      while (!stop.aborted) {
-        try {
-          // The validated ledger is read before the lookup: if the transaction is still missing afterwards,
-          // it was missing from every ledger up to that index, including the last one it could enter.
-          const validatedBefore = lastLedgerSequence === undefined ? undefined : await validatedLedgerIndex()
-          const result = await validatedTransaction(txHash)
-          if (result !== null) return result
-          if (validatedBefore !== undefined && lastLedgerSequence !== undefined && validatedBefore >= lastLedgerSequence) return null
-        } catch (error) {
-          if (!(error instanceof XrplNodeUnavailableError)) throw error
-        }
-        await sleep(pollIntervalMs, undefined, { signal: stop }).catch(() => undefined)
+    async isMasterKeyDisabled(account) {
+      const response = await accountInfo(account, false)
+      const flags = response?.result.account_data.Flags ?? 0
+      return (flags & LSF_DISABLE_MASTER) !== 0
+    },
+
+    async transactionStatus(txHash, lastLedgerSequence) {
+      // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
+      // missing from every ledger up to that index, including the last one it could enter.
+      const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
+      const result = await validatedTransaction(txHash)
+      if (result !== null) return { state: 'validated', ...result }
+      if (validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence) {
+        return { state: 'dropped', validatedLedgerIndex: validatedBefore }
       }
-      return null
+      return { state: 'pending' }
     },
 
     async transactionDefaults(account) {
@@ -249,6 +258,16 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       await client.disconnect()
     },
   }
+}
+
+/** A payment's delivered_amount: drops as a string, or an issued-currency amount; null when absent or "unavailable". */
+function deliveredAmountOf(meta: object): DeliveredAmount | null {
+  const delivered = (meta as { delivered_amount?: unknown }).delivered_amount
+  if (typeof delivered === 'string') return delivered === 'unavailable' ? null : delivered
+  if (typeof delivered !== 'object' || delivered === null) return null
+  const { currency, issuer, value } = delivered as Record<string, unknown>
+  if (typeof currency !== 'string' || typeof issuer !== 'string' || typeof value !== 'string') return null
+  return { currency, issuer, value }
 }
 
 function rippledErrorCode(error: unknown): string | undefined {

@@ -119,6 +119,7 @@ export const api = {
   retryDelivery: (id: string, webhookId: string, deliveryId: string) =>
     send<DeliveryView>('POST', `${webhook(id, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/retry`),
   sendTest: (id: string, webhookId: string) => send<DeliveryView>('POST', `${webhook(id, webhookId)}/test`),
+  enableWebhook: (id: string, webhookId: string) => send<WebhookView>('POST', `${webhook(id, webhookId)}/enable`),
 }
 
 async function get<T>(url: string): Promise<T> {

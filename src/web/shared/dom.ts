@@ -25,6 +25,14 @@ function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/**
+ * Text from an application (a project name, its note, a memo) in a <bdi>: whatever direction characters it holds
+ * stay inside it, so they cannot reorder the page's own sentences around it.
+ */
+export function isolated(text: string, props: Props = {}): HTMLElement {
+  return h('bdi', props, text)
+}
+
 /** Replaces everything inside parent. */
 export function replaceChildren(parent: Element, ...children: Child[]): void {
   parent.replaceChildren()

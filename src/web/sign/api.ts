@@ -106,6 +106,9 @@ export function parseSignRequest(value: unknown): SignRequest {
       ? { transaction: transaction as Record<string, unknown> }
       : {}),
     ...optionalStrings(body, ['message', 'challenge', 'customInstructions', 'signerAddress', 'txHash', 'redirectUrl']),
+    ...(Array.isArray(body.signers) && body.signers.every((signer) => typeof signer === 'string')
+      ? { signers: body.signers as string[] }
+      : {}),
     wallets: { xaman: wallets.xaman === true, developer: wallets.developer === true },
     ...(body.multisign === undefined ? {} : { multisign: parseMultisign(body.multisign) }),
   }

@@ -126,22 +126,7 @@ export function hexToText(hex: string): string | null {
   }
 }
 
-/** True when text holds characters that hide or reorder what is shown (zero-width, direction overrides, controls). */
-export function hasDeceptiveCharacters(text: string): boolean {
-  return [...text].some((char) => {
-    const code = char.codePointAt(0) ?? 0
-    return isControl(code) || INVISIBLE_RANGES.some(([from, to]) => code >= from && code <= to)
-  })
-}
-
-/** Zero-width characters, direction marks and overrides, invisible operators, the byte-order mark. */
-const INVISIBLE_RANGES: Array<[from: number, to: number]> = [
-  [0x200b, 0x200f],
-  [0x202a, 0x202e],
-  [0x2060, 0x2064],
-  [0x2066, 0x2069],
-  [0xfeff, 0xfeff],
-]
+export { hasDeceptiveCharacters } from '../../platform/deceptive-characters.js'
 
 /** C0 controls and DEL, except tab and line breaks, which text may hold. */
 function isControl(code: number): boolean {

@@ -4,7 +4,7 @@
 import type { PayloadType } from '../../features/payloads/model.js'
 import { type Clock, systemClock } from '../../platform/clock.js'
 import { ApiError } from '../shared/api-client.js'
-import { button, type Child, h, replaceChildren } from '../shared/dom.js'
+import { button, type Child, h, isolated, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { expiredHeadline, formatRemaining } from './format.js'
 import { httpUrl } from './http-url.js'
@@ -101,7 +101,8 @@ class SigningPage {
   }
 
   start(): void {
-    document.title = `${this.request.project.name}: ${this.request.type === 'connect' ? 'connect your wallet' : 'approve a request'}`
+    // FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE: a title cannot hold a <bdi>.
+    document.title = `\u2068${this.request.project.name}\u2069: ${this.request.type === 'connect' ? 'connect your wallet' : 'approve a request'}`
     if (this.request.status !== 'pending') {
       this.settle(this.request)
       return
@@ -275,7 +276,9 @@ class SigningPage {
           : h(
               'p',
               {},
-              `Returning you to ${this.request.project.name}… `,
+              'Returning you to ',
+              isolated(this.request.project.name),
+              '… ',
               h('a', { testId: 'redirect-link', attrs: { href: redirect, rel: 'noreferrer' } }, 'Continue'),
             ),
       ),

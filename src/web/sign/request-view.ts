@@ -1,6 +1,7 @@
-// What the request asks for, in human terms: every value is inserted as text, so hostile content stays inert.
+// What the request asks for, in human terms: every value is inserted as text, so hostile content stays inert, and
+// text from the application is isolated (<bdi>), with a warning where it hides or reorders characters.
 import type { PayloadType } from '../../features/payloads/model.js'
-import { type Child, h } from '../shared/dom.js'
+import { type Child, h, isolated } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
 import { AMOUNT_FIELDS, describeAmount, describeFlags, fieldLabel, HEX_TEXT_FIELDS, hasDeceptiveCharacters, hexToText } from './format.js'
 
@@ -17,7 +18,7 @@ export function renderAsker(request: SignRequest): HTMLElement {
   return h(
     'header',
     { className: 'asker' },
-    h('h1', {}, h('span', { testId: 'project-name' }, request.project.name), ` asks you to ${ACTIONS[request.type]}`),
+    h('h1', {}, isolated(request.project.name, { testId: 'project-name' }), ` asks you to ${ACTIONS[request.type]}`),
     h(
       'p',
       { className: mainnet ? 'network' : 'network network-test', testId: 'network' },
@@ -36,9 +37,18 @@ export function renderRequest(request: SignRequest): HTMLElement {
       h(
         'aside',
         { className: 'instructions' },
-        h('h2', {}, `Note from ${request.project.name}`),
-        h('p', { testId: 'custom-instructions' }, request.customInstructions),
+        h('h2', {}, 'Note from ', isolated(request.project.name)),
+        h('p', {}, isolated(request.customInstructions, { testId: 'custom-instructions' })),
+        deceptionWarning(request.customInstructions, 'note', 'custom-instructions-warning'),
         h('p', { className: 'hint' }, 'Written by the app; Countersign does not check it.'),
+      ),
+    request.signers !== undefined &&
+      h(
+        'p',
+        { className: 'signers', testId: 'signers' },
+        request.signers.length === 1 ? 'Sign with this account: ' : 'Sign with one of these accounts: ',
+        h('code', {}, request.signers.join(', ')),
+        '. Another account is refused.',
       ),
     ...renderAsked(request),
   )
@@ -55,25 +65,22 @@ function renderAsked(request: SignRequest): Child[] {
     case 'signMessage':
       return [
         h('h2', {}, 'Message to sign'),
-        h('pre', { className: 'signed-text', testId: 'message' }, request.message ?? ''),
-        hasDeceptiveCharacters(request.message ?? '') &&
-          h(
-            'p',
-            { className: 'warning', testId: 'message-warning' },
-            'This message contains invisible or direction-changing characters: what you see may not be all that you sign.',
-          ),
+        h('pre', { className: 'signed-text' }, isolated(request.message ?? '', { testId: 'message' })),
+        deceptionWarning(request.message ?? '', 'message', 'message-warning'),
       ]
     case 'sign':
     case 'signAndSubmit':
       return [
         renderTransaction(request.transaction ?? {}),
-        h(
-          'p',
-          { className: 'hint' },
-          request.type === 'signAndSubmit'
-            ? 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.'
-            : `Once you approve, the signed transaction goes to ${request.project.name}, which may submit it to the XRP Ledger.`,
-        ),
+        request.type === 'signAndSubmit'
+          ? h('p', { className: 'hint' }, 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.')
+          : h(
+              'p',
+              { className: 'hint' },
+              'Once you approve, the signed transaction goes to ',
+              isolated(request.project.name),
+              ', which may submit it to the XRP Ledger.',
+            ),
       ]
   }
 }
@@ -133,7 +140,15 @@ function renderValue(name: string, value: unknown, transaction: Record<string, u
   }
   if (HEX_TEXT_FIELDS.has(name) && typeof value === 'string') {
     const text = hexToText(value)
-    if (text !== null) return h('span', {}, h('q', {}, text), h('span', { className: 'hex' }, `hex ${value}`))
+    if (text !== null) {
+      return h(
+        'span',
+        {},
+        h('q', {}, isolated(text)),
+        h('span', { className: 'hex' }, `hex ${value}`),
+        deceptionWarning(text, 'field', `tx-field-${name}-warning`),
+      )
+    }
   }
   if (Array.isArray(value)) {
     return h('ol', { className: 'nested' }, ...value.map((item) => h('li', {}, renderArrayItem(name, item, transaction))))
@@ -153,7 +168,18 @@ function renderValue(name: string, value: unknown, transaction: Record<string, u
 
 /** An XRP Ledger classic address is set in a monospace face, so that look-alike characters stand apart. */
 function textOrAddress(text: string): Child {
-  return /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(text) ? h('span', { className: 'address' }, text) : text
+  return /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(text) ? h('span', { className: 'address' }, text) : isolated(text)
+}
+
+const DECEPTION_WARNINGS = {
+  message: 'This message contains invisible or direction-changing characters: what you see may not be all that you sign.',
+  note: 'This note contains invisible or direction-changing characters: it may not read as it is written.',
+  field: 'This text contains invisible or direction-changing characters: it may not read as it is written.',
+}
+
+/** A visible warning when the application's text hides or reorders characters; nothing otherwise. */
+function deceptionWarning(text: string, kind: keyof typeof DECEPTION_WARNINGS, testId: string): Child {
+  return hasDeceptiveCharacters(text) && h('p', { className: 'warning', testId }, DECEPTION_WARNINGS[kind])
 }
 
 /** Ledger arrays wrap each element in a one-key object ({Memo: {...}}, {Signer: {...}}): show the inner fields directly. */

@@ -1,7 +1,7 @@
 // The `countersign` commands of local sign-in, each its own process: what `npm run test:quick` leaves out.
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
-import { after, before, it } from 'node:test'
+import { execFile, spawn, spawnSync } from 'node:child_process'
+import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { localSignInUrl } from '../../../src/features/accounts/session-tokens.js'
 import { TestBrowser } from '../../support/browser.js'
@@ -90,32 +90,93 @@ it('`countersign login-link` refuses when OIDC is configured', async () => {
   assert.equal(result.stdout, '')
 })
 
-it('`countersign serve` prints the dashboard and a sign-in link that works', async () => {
-  const database = await createTestDatabase('sqlite')
-  const server = spawn(process.execPath, [...CLI, 'serve'], {
-    env: { PATH: process.env.PATH, PUBLIC_URL, PORT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+/**
+ * Starts `countersign serve` and reads its output up to the sign-in line. With `terminal`, standard output is a
+ * pseudo-terminal (through util-linux `script`), as for a person running it by hand; otherwise a pipe, as under a
+ * process manager that collects the output into logs.
+ */
+async function startServe(env: Record<string, string>, terminal: boolean, until = /Sign in:.*\n/) {
+  const command = [process.execPath, ...CLI, 'serve']
+  const options = { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] }
+  const server = terminal
+    ? spawn('script', ['-qec', command.map((part) => `'${part}'`).join(' '), '/dev/null'], options)
+    : spawn(command[0]!, command.slice(1), options)
   const exited = new Promise((resolve) => server.once('exit', resolve))
+  const stop = async () => {
+    server.kill('SIGTERM')
+    await exited
+  }
+  let output = ''
   try {
-    let output = ''
-    const printed = await new Promise<RegExpExecArray>((resolve, reject) => {
-      server.stdout.on('data', (chunk) => {
-        output += chunk
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Dashboard: (\S+)\n\s+Sign in:\s+(\S+)\n/.exec(output)
-        if (match) resolve(match)
+    await new Promise<void>((resolve, reject) => {
+      server.stdout!.on('data', (chunk) => {
+        output += String(chunk).replaceAll('\r', '')
+        if (until.test(output)) resolve()
       })
       server.once('exit', () => reject(new Error(`serve exited early: ${output}`)))
     })
-    const [, listening, dashboard, link] = printed as unknown as [string, string, string, string]
-    assert.equal(dashboard, `${PUBLIC_URL}/dashboard`)
-    assert.match(link, /^http:\/\/countersign\.test\/auth\/local\?token=[\w-]{43}$/)
-    const browser = new TestBrowser({ [PUBLIC_URL]: listening })
-    assert.equal((await browser.request(new URL(link))).status, 303)
-    assert.equal((await browser.request(new URL(`${PUBLIC_URL}/api/v1/session`))).status, 200)
-  } finally {
-    server.kill('SIGTERM')
-    await exited
-    await database.drop()
+  } catch (error) {
+    await stop()
+    throw error
   }
+  return { output, listening: /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '', stop }
+}
+
+const noScript = spawnSync('script', ['--version']).status === 0 ? false : 'util-linux `script` is not installed'
+
+describe('`countersign serve` and the one-time sign-in link', () => {
+  it('prints a link that works when standard output is a terminal', { skip: noScript }, async () => {
+    const database = await createTestDatabase('sqlite')
+    const serve = await startServe({ PUBLIC_URL, PORT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' }, true)
+    try {
+      const [, dashboard, link] = /Dashboard: (\S+)\n\s+Sign in:\s+(\S+)\n/.exec(serve.output) as unknown as [string, string, string]
+      assert.equal(dashboard, `${PUBLIC_URL}/dashboard`)
+      assert.match(link, /^http:\/\/countersign\.test\/auth\/local\?token=[\w-]{43}$/)
+      const browser = new TestBrowser({ [PUBLIC_URL]: serve.listening })
+      assert.equal((await browser.request(new URL(link))).status, 303)
+      assert.equal((await browser.request(new URL(`${PUBLIC_URL}/api/v1/session`))).status, 200)
+    } finally {
+      await serve.stop()
+      await database.drop()
+    }
+  })
+
+  it('prints no link into a pipe (a log collector), only how to get one; and says where the generated secret is', async () => {
+    const database = await createTestDatabase('sqlite')
+    try {
+      const env = { PUBLIC_URL, PORT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'info' }
+      const serve = await startServe(env, false, /Secrets:[\s\S]*rotate-secret/)
+      await serve.stop()
+      const output = serve.output
+      assert.doesNotMatch(output, /token=/)
+      assert.match(
+        output,
+        /Sign in: {3}run `countersign login-link` for a one-time link \(not printed: standard output is not a terminal\)/,
+      )
+      assert.match(output, /Secrets: {3}SESSION_SECRET is not set, so a generated one is kept in the database/)
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('prints no link in production, even at a terminal', { skip: noScript }, async () => {
+    const database = await createTestDatabase('sqlite')
+    try {
+      const env = {
+        PUBLIC_URL,
+        PORT: '0',
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'info',
+        NODE_ENV: 'production',
+        SESSION_SECRET: 'a-production-secret-of-at-least-32-bytes',
+      }
+      const serve = await startServe(env, true)
+      await serve.stop()
+      const output = serve.output
+      assert.doesNotMatch(output, /token=/)
+      assert.match(output, /run `countersign login-link` for a one-time link \(never printed in production\)/)
+    } finally {
+      await database.drop()
+    }
+  })
 })

@@ -138,14 +138,57 @@ describe('the session cookie under https', () => {
   })
   after(() => t.stop())
 
-  it('is Secure', async () => {
+  it('is Secure and named __Host-cs_session, which no other host (a sibling subdomain) can set', async () => {
     const admin = await t.service.ctx.accounts.ensureLocalAdmin()
     const { token } = await t.service.ctx.sessions.createLoginToken(admin.id)
     const response = await t.inject({ method: 'GET', url: `/auth/local?token=${token}` })
     assert.equal(response.statusCode, 303)
     assert.match(
       response.headers['set-cookie'] as string,
-      /^cs_session=[\w-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax; Secure$/,
+      /^__Host-cs_session=[\w-]{43}; Path=\/; Max-Age=2592000; HttpOnly; SameSite=Lax; Secure$/,
     )
+  })
+
+  it('does not accept a session in a plain cs_session cookie, which a sibling subdomain could have set', async () => {
+    const admin = await t.service.ctx.accounts.ensureLocalAdmin()
+    const session = await t.service.ctx.sessions.start(admin.id)
+    const plain = await t.inject({ method: 'GET', url: '/api/v1/session', headers: { cookie: `cs_session=${session.token}` } })
+    assert.equal(plain.statusCode, 401)
+    const prefixed = await t.inject({ method: 'GET', url: '/api/v1/session', headers: { cookie: `__Host-cs_session=${session.token}` } })
+    assert.equal(prefixed.statusCode, 200)
+  })
+})
+
+describe('two session cookies in one request', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite')
+  })
+  after(() => t.stop())
+
+  it("do not let the attacker's cookie, sent first (a narrower Path or a parent Domain), choose the session", async () => {
+    const victim = await t.service.ctx.accounts.recordSignIn({
+      issuer: 'https://idp.example',
+      subject: 'victim',
+      email: 'v@example.com',
+      name: 'v',
+    })
+    const attacker = await t.service.ctx.accounts.recordSignIn({
+      issuer: 'https://idp.example',
+      subject: 'mallory',
+      email: 'm@example.com',
+      name: 'm',
+    })
+    const victimSession = await t.service.ctx.sessions.start(victim.id)
+    const attackerSession = await t.service.ctx.sessions.start(attacker.id)
+    for (const cookie of [
+      `cs_session=${attackerSession.token}; cs_session=${victimSession.token}`,
+      `cs_session=${victimSession.token}; theme=dark; cs_session=${attackerSession.token}`,
+    ]) {
+      const response = await t.inject({ method: 'GET', url: '/api/v1/session', headers: { cookie } })
+      assert.equal(response.statusCode, 401, response.body)
+    }
+    const alone = await t.inject({ method: 'GET', url: '/api/v1/session', headers: { cookie: `cs_session=${victimSession.token}` } })
+    assert.equal(alone.json().account.id, victim.id)
   })
 })

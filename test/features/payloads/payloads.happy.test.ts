@@ -62,7 +62,13 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     assert.equal(messageView.signature, null)
     assert.equal('txBlob' in messageView, false)
     const submitView = await get(submit.uuid)
-    assert.deepEqual(submitView.submission, { engineResult: null, validatedResult: null, ledgerIndex: null })
+    assert.deepEqual(submitView.submission, {
+      engineResult: null,
+      validatedResult: null,
+      ledgerIndex: null,
+      outcome: null,
+      deliveredAmount: null,
+    })
   })
 
   it('accepts the key as the api_key query parameter', async () => {

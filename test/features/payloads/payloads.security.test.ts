@@ -151,6 +151,41 @@ forEachDatabase('logs', (dialect) => {
   })
   after(() => database.drop())
 
+  it('never hold an API key, a sign-in token or a code, whatever the spelling of the parameter name', async () => {
+    const lines: string[] = []
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk))
+        done()
+      },
+    })
+    const config = loadConfig({ DATABASE_URL: database.url, PORT: '0' })
+    const service = await startService(config, {
+      clock: new ManualClock(),
+      logger: createLogger('info', sink),
+      listen: false,
+      workers: false,
+    })
+    const { key } = await service.ctx.projects.createProject({ name: 'Logs' })
+    const secret = 'S3cr3tT0kenValue'
+    try {
+      for (const name of ['api%5Fkey', 'api%5fkey', '%61pi_key', 'API_KEY', 'api_key[]', 'api+key']) {
+        await service.app.inject({ method: 'GET', url: `/api/v1/payloads?limit=5&${name}=${key.apiKey}` })
+      }
+      for (const name of ['token', 'tok%65n', 'code', '%63ode', 'TOKEN']) {
+        await service.app.inject({ method: 'GET', url: `/auth/local?${name}=${secret}` })
+        await service.app.inject({ method: 'GET', url: `/auth/callback?state=x&${name}=${secret}` })
+      }
+    } finally {
+      await service.stop()
+    }
+    const all = lines.join('')
+    assert.ok(lines.filter((l) => JSON.parse(l).msg === 'request').length >= 16)
+    assert.equal(all.includes(key.apiKey.slice(3)), false, 'the API key reached the log')
+    assert.equal(all.includes(secret), false, 'a sign-in token or code reached the log')
+    assert.ok(all.includes('"url":"/api/v1/payloads?limit=5&api_key=[redacted]"'), 'the rest of the query is still logged')
+  })
+
   it('carry a request id and never an API key', async () => {
     const lines: string[] = []
     const sink = new Writable({

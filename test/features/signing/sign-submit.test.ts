@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
+import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
@@ -60,7 +61,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   }
 
-  for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P']) {
+  // terPRE_SEQ and terRETRY: the node holds the transaction without applying it; nothing is certain to happen.
+  for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER', 'telINSUF_FEE_P']) {
     it(`${engineResult}: 422 naming the result, and the payload stays pending`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
@@ -132,24 +134,57 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     assert.equal(accepted.json().signerAddress, owner.classicAddress)
   })
 
-  it('follows the transaction to validation in the background and records the final result and ledger', async () => {
+  it('follows the transaction to its final outcome and records the result, the ledger and the delivered amount', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
+    assert.equal((await appView(uuid)).submission.outcome, null, 'not final until a validated ledger says so')
+    await t.service.ctx.follower.followDue()
+    assert.equal((await appView(uuid)).submission.outcome, null, 'still pending on the ledger')
+    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS', deliveredAmount: '1000000' })
+    t.clock.advance(FOLLOW_INTERVAL_MS)
+    await t.service.ctx.follower.followDue()
+    assert.deepEqual((await appView(uuid)).submission, {
+      engineResult: 'tesSUCCESS',
+      validatedResult: 'tesSUCCESS',
+      ledgerIndex: 1005,
+      outcome: 'succeeded',
+      deliveredAmount: '1000000',
+    })
+  })
+
+  it('a tec in the validated ledger is failed, whatever the submission said', async () => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
     rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tecPATH_DRY' })
     assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
-    await eventually(async () => (await appView(uuid)).submission.validatedResult !== null)
-    const view = await appView(uuid)
-    assert.deepEqual(view.submission, { engineResult: 'tesSUCCESS', validatedResult: 'tecPATH_DRY', ledgerIndex: 1005 })
+    await t.service.ctx.follower.followDue()
+    assert.deepEqual((await appView(uuid)).submission, {
+      engineResult: 'tesSUCCESS',
+      validatedResult: 'tecPATH_DRY',
+      ledgerIndex: 1005,
+      outcome: 'failed',
+      deliveredAmount: null,
+    })
   })
 
-  it('leaves the validated result empty when the transaction misses its LastLedgerSequence', async () => {
+  it('is dropped once the validated ledger passes LastLedgerSequence without the transaction', async () => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
-    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 1)
     assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
-    await eventually(async () => rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash))
-    rippled.setValidatedLedgerIndex(1000)
-    assert.deepEqual((await appView(uuid)).submission, { engineResult: 'tesSUCCESS', validatedResult: null, ledgerIndex: null })
+    try {
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      await t.service.ctx.follower.followDue()
+    } finally {
+      rippled.setValidatedLedgerIndex(1000)
+    }
+    assert.deepEqual((await appView(uuid)).submission, {
+      engineResult: 'tesSUCCESS',
+      validatedResult: null,
+      ledgerIndex: null,
+      outcome: 'dropped',
+      deliveredAmount: null,
+    })
   })
 
   it('two approvals of the same blob racing: exactly one resolves, the other gets 409', async () => {
@@ -185,8 +220,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   })
 
   describe('stopping the service', () => {
-    it('ends the follows of submitted transactions promptly', async () => {
-      const own = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url } })
+    it('is prompt while a submitted transaction is being followed', async () => {
+      const own = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url }, workers: true })
       const { apiKey: ownKey } = await own.createProject('pro')
       const uuid = await createPayload(own, ownKey, payloadBodies.signAndSubmit)
       const wallet = Wallet.generate()
@@ -199,9 +234,10 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
       })
       assert.equal(response.statusCode, 200)
+      await eventually(async () => rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash))
       const started = performance.now()
       await own.stop()
-      assert.ok(performance.now() - started < 3000, 'a follower with no LastLedgerSequence would otherwise wait 10 minutes')
+      assert.ok(performance.now() - started < 3000, 'a follow without LastLedgerSequence goes on for an hour, not the service')
     })
   })
 })

@@ -3,6 +3,9 @@ import { after, before, describe, it } from 'node:test'
 import { encode, encodeForSigning } from 'ripple-binary-codec'
 import { sign } from 'ripple-keypairs'
 import { Wallet } from 'xrpl'
+import { XAMAN_CHECK_INTERVAL_MS } from '../../../src/features/signing/xaman/outcome-worker.js'
+import { startService } from '../../../src/main.js'
+import { createLogger } from '../../../src/platform/logger.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
@@ -46,9 +49,10 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
 
   const create = (body: object) => createPayload(t, apiKey, body)
   const startXaman = (uuid: string) => t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/xaman`, payload: {} })
-  /** The signing page's poll; Xaman is asked at most every 2 seconds, so the clock moves on first. */
+  /** The Xaman worker's next look (each request is due every 2 seconds, so the clock moves on first), then the page's read. */
   const pagePoll = async (uuid: string) => {
-    t.clock.advance(2000)
+    t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+    await t.service.ctx.signing.xamanOutcomes.checkDue()
     const response = await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })
     assert.equal(response.statusCode, 200, response.body)
     return response.json()
@@ -87,7 +91,7 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal(request.headers['x-api-secret'], xaman.apiSecret)
   })
 
-  it('sign: fetches the signed blob from Xaman when the page polls, verifies it, and resolves', async () => {
+  it('sign: the worker fetches the signed blob from Xaman, verifies it, and resolves', async () => {
     const wallet = Wallet.generate()
     const { uuid, xamanUuid } = await started({ type: 'sign', transaction: paymentTransaction() })
     assert.equal((await pagePoll(uuid)).status, 'pending')
@@ -132,6 +136,34 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal((await pagePoll(uuid)).status, 'pending')
   })
 
+  it('options.signers: Xaman is told the accounts, and a SignIn by another account is not accepted', async () => {
+    const allowed = Wallet.generate()
+    const other = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'connect', options: { signers: [allowed.classicAddress] } })
+    assert.deepEqual((xaman.created.at(-1)?.body.options as { signers?: string[] } | undefined)?.signers, [allowed.classicAddress])
+    xaman.sign(xamanUuid, xamanSignIn(other), other.classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    const second = await startXaman(uuid)
+    assert.equal(second.statusCode, 200)
+    const secondUuid = (xaman.created.at(-1) as { uuid: string }).uuid
+    xaman.sign(secondUuid, xamanSignIn(allowed), allowed.classicAddress)
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'signed')
+    assert.equal(view.signerAddress, allowed.classicAddress)
+  })
+
+  it('two instances look at each Xaman request once', async () => {
+    const other = await startService(t.config, { listen: false, workers: false, logger: createLogger('silent'), clock: t.clock })
+    try {
+      const requests = await Promise.all([started({ type: 'connect' }), started({ type: 'connect' })])
+      t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+      await Promise.all([t.service.ctx.signing.xamanOutcomes.checkDue(), other.ctx.signing.xamanOutcomes.checkDue()])
+      for (const { xamanUuid } of requests) assert.equal(xaman.reads.get(xamanUuid), 1)
+    } finally {
+      await other.stop()
+    }
+  })
+
   it('a user who rejects in Xaman rejects the request', async () => {
     const { uuid, xamanUuid } = await started({ type: 'connect' })
     xaman.reject(xamanUuid)
@@ -160,14 +192,33 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal(xaman.reads.get(xamanUuid), 1)
   })
 
-  it('asks Xaman at most every 2 seconds, however often the page polls', async () => {
+  it('reading the request never asks Xaman; the worker asks about each request at most every 2 seconds', async () => {
     const { uuid, xamanUuid } = await started({ type: 'connect' })
+    for (let i = 0; i < 3; i++) assert.equal((await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).statusCode, 200)
+    assert.equal(xaman.reads.get(xamanUuid), undefined, 'a GET writes nothing and asks nobody')
     await pagePoll(uuid)
     assert.equal(xaman.reads.get(xamanUuid), 1)
-    for (let i = 0; i < 3; i++) assert.equal((await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).statusCode, 200)
-    assert.equal(xaman.reads.get(xamanUuid), 1)
+    await t.service.ctx.signing.xamanOutcomes.checkDue()
+    assert.equal(xaman.reads.get(xamanUuid), 1, 'not due again yet')
     await pagePoll(uuid)
     assert.equal(xaman.reads.get(xamanUuid), 2, 'read again once 2 seconds have passed')
+  })
+
+  it('a signed result reaches the page’s live stream without the page asking', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    const seen: string[] = []
+    const unsubscribe = t.service.ctx.liveEvents.subscribe(uuid, (change) => {
+      if (change !== null) seen.push(change.status)
+    })
+    try {
+      xaman.sign(xamanUuid, xamanSignIn(wallet), wallet.classicAddress)
+      t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+      await t.service.ctx.signing.xamanOutcomes.checkDue()
+      assert.deepEqual(seen, ['signed'])
+    } finally {
+      unsubscribe()
+    }
   })
 
   it('refuses signMessage: Xaman does not sign free-form messages', async () => {

@@ -188,7 +188,7 @@ forEachDatabase('wallet-facing API', (dialect) => {
         signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
       })
       const uuid = await create({ type: 'sign', transaction: requested })
-      const response = await approve(uuid, { walletAdapter: 'xaman', signedTransaction: multisigned() })
+      const response = await approve(uuid, { walletAdapter: 'crossmark', signedTransaction: multisigned() })
       assert.equal(response.statusCode, 200, response.body)
       assert.equal(response.json().signerAddress, account.classicAddress)
     })
@@ -198,7 +198,7 @@ forEachDatabase('wallet-facing API', (dialect) => {
         signerList: { quorum: 3, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
       })
       const uuid = await create({ type: 'sign', transaction: requested })
-      const response = await approve(uuid, { walletAdapter: 'xaman', signedTransaction: multisigned() })
+      const response = await approve(uuid, { walletAdapter: 'crossmark', signedTransaction: multisigned() })
       assert.equal(response.statusCode, 422)
       assert.deepEqual(detailFields(response), ['signedTransaction.Signers'])
       assert.equal(await statusOf(uuid), 'pending')

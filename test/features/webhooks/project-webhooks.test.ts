@@ -4,7 +4,7 @@ import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/web
 import { type DashboardClient, dashboardClient, signedIn } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { startTestService, type TestService } from '../../support/service.js'
-import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js'
+import { answer, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js'
 import { dispatchAll, SIGNED } from '../../support/webhooks.js'
 
 forEachDatabase('dashboard webhook endpoints', (dialect) => {
@@ -74,6 +74,25 @@ forEachDatabase('dashboard webhook endpoints', (dialect) => {
       assert.equal(again.status, 409, 'a pending delivery is not retried twice')
       await dispatchAll(dispatcher)
       assert.equal(receiver.requests.filter((request) => request.headers['x-countersign-delivery'] === test.body.id).length, 2)
+      await alice.delete(`${base(proId)}/${id}`)
+    })
+
+    it('enables a webhook its receiver disabled with 410 Gone, for the account that owns it only', async () => {
+      const { id } = await createWebhook()
+      receiver.respondWith(answer(410))
+      await alice.post(`${base(proId)}/${id}/test`)
+      await dispatchAll(dispatcher)
+      receiver.respondWith(answer(204))
+      const listed = async () => (await alice.get(base(proId))).body.webhooks.find((webhook: { id: string }) => webhook.id === id)
+      assert.ok((await listed()).disabledAt)
+
+      assert.equal((await bob.post(`${base(proId)}/${id}/enable`)).status, 404)
+      assert.ok((await listed()).disabledAt, "another account's call changed nothing")
+      const enabled = await alice.post(`${base(proId)}/${id}/enable`)
+      assert.equal(enabled.status, 200)
+      assert.equal(enabled.body.id, id)
+      assert.equal(enabled.body.disabledAt, undefined)
+      assert.equal((await listed()).disabledAt, undefined)
       await alice.delete(`${base(proId)}/${id}`)
     })
 

@@ -136,6 +136,20 @@ describe('sendWebhook', () => {
     assert.equal(receiver.requests.length, 1)
   })
 
+  it('refuses at connect time IPv6 literals that embed a private IPv4 address, and the receiver gets nothing', async () => {
+    const receiver = await startReceiver(answer(200))
+    const port = new URL(receiver.url).port
+    for (const host of ['[::127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::]']) {
+      const result = await sendWebhook(request(`http://${host}:${port}/hook`, { allowPrivateTargets: false }))
+      assert.equal(result.ok, false)
+      assert.match(
+        result.error ?? '',
+        /^refused to connect to .*, an IPv6 address that embeds an IPv4 address; webhook targets must be public$/,
+      )
+    }
+    assert.equal(receiver.requests.length, 0)
+  })
+
   it('keeps a working connection after a large response, reading none of it beyond 64 KiB', async () => {
     const chatty = await startReceiver(answer(200, {}, 'x'.repeat(1024 * 1024)))
     assert.equal((await sendWebhook(request(chatty.url))).ok, true)

@@ -36,10 +36,23 @@ const FORBIDDEN: ReadonlyArray<readonly [address: string, description: string]> 
   ['255.255.255.255', 'a reserved or broadcast address'],
   ['198.18.0.1', 'a benchmarking address'],
   ['198.19.255.255', 'a benchmarking address'],
+  // IPv6 forms that carry an IPv4 address a gateway or the host may connect to.
+  ['::127.0.0.1', 'an IPv6 address that embeds an IPv4 address'],
+  ['::7f00:1', 'an IPv6 address that embeds an IPv4 address'],
+  ['::8.8.8.8', 'an IPv6 address that embeds an IPv4 address'],
+  ['64:ff9b::7f00:1', 'an IPv6 address that embeds an IPv4 address'],
+  ['64:ff9b::10.0.0.1', 'an IPv6 address that embeds an IPv4 address'],
+  ['64:ff9b:1::a9fe:a9fe', 'an IPv6 address that embeds an IPv4 address'],
+  ['2002:7f00:1::', 'an IPv6 address that embeds an IPv4 address'],
+  ['2002:a00:1::1', 'an IPv6 address that embeds an IPv4 address'],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'an IPv6 address that embeds an IPv4 address'],
+  ['2606:4700::5efe:7f00:1', 'a loopback address inside an IPv6 address'],
+  ['2606:4700::200:5efe:10.0.0.1', 'a private address inside an IPv6 address'],
+  ['2606:4700::5efe:a9fe:a9fe', 'a cloud metadata address inside an IPv6 address'],
 ]
 
 const PUBLIC = ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '198.17.255.255', '198.20.0.1']
-const PUBLIC_V6 = ['2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8']
+const PUBLIC_V6 = ['2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2606:4700::5efe:808:808', '2003::1', '64:ff9c::1']
 
 /** The 422 message on field url that `promise` is refused with. */
 async function refusal(promise: Promise<unknown>): Promise<string> {
@@ -115,6 +128,9 @@ describe('assertWebhookUrl', () => {
       'http://0x7f.1/',
       'http://[::ffff:192.168.0.1]/',
       'http://[fd00:ec2::254]/',
+      'http://[::127.0.0.1]:8080/',
+      'http://[64:ff9b::7f00:1]/',
+      'http://[2002:7f00:1::]/',
     ]) {
       await refusal(assertWebhookUrl(url, { allowPrivateTargets: false, lookup }))
     }
@@ -141,12 +157,23 @@ describe('assertWebhookUrl', () => {
   })
 
   it('lets private targets through when allowPrivateTargets is set', async () => {
-    const lookup = async () => assert.fail('nothing to check')
+    const lookup = resolvesTo('10.0.0.7')
     assert.equal((await assertWebhookUrl('http://127.0.0.1:3000/hook', { allowPrivateTargets: true, lookup })).port, '3000')
     assert.equal(
       (await assertWebhookUrl('http://receiver.internal/hook', { allowPrivateTargets: true, lookup })).hostname,
       'receiver.internal',
     )
+  })
+
+  it('still refuses a host that does not resolve when allowPrivateTargets is set', async () => {
+    const failing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' })
+    }
+    assert.match(
+      await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: true, lookup: failing })),
+      /could not be resolved/,
+    )
+    assert.match(await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: true })), /could not be resolved/)
   })
 
   it('refuses other schemes and what is not an absolute URL', async () => {
@@ -168,7 +195,11 @@ describe('assertWebhookUrl', () => {
   it('refuses URLs longer than 2048 characters', async () => {
     const base = 'https://example.com/'
     const longest = base + 'a'.repeat(2048 - base.length)
-    assert.equal((await assertWebhookUrl(longest, { allowPrivateTargets: true })).href, longest)
-    assert.equal(await refusal(assertWebhookUrl(`${longest}a`, { allowPrivateTargets: true })), 'url must be at most 2048 characters')
+    const lookup = resolvesTo('93.184.216.34')
+    assert.equal((await assertWebhookUrl(longest, { allowPrivateTargets: false, lookup })).href, longest)
+    assert.equal(
+      await refusal(assertWebhookUrl(`${longest}a`, { allowPrivateTargets: false, lookup })),
+      'url must be at most 2048 characters',
+    )
   })
 })

@@ -38,7 +38,9 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     const created = response.json()
     assert.deepEqual(Object.keys(created).sort(), ['events', 'id', 'secret', 'url'])
     assert.match(created.id, /^wh_[A-Za-z0-9_-]{22}$/)
-    assert.match(created.secret, /^whsec_[A-Za-z0-9_-]{43}$/)
+    // Standard base64 of 32 bytes, the form the Standard Webhooks libraries decode.
+    assert.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+    assert.equal(Buffer.from(created.secret.slice('whsec_'.length), 'base64').length, 32)
     assert.equal(created.url, receiver.url)
     assert.deepEqual(created.events, ['payload.signed', 'payload.rejected', 'payload.expired'])
 

@@ -108,6 +108,15 @@ forEachDatabase('webhooks, attacks and limits', (dialect) => {
     }
   })
 
+  it('refuses a host that does not resolve even where private targets are allowed (as this service allows them)', async () => {
+    assert.equal(t.config.webhookAllowPrivateTargets, true)
+    const { apiKey } = await t.createProject('pro')
+    const response = await api('POST', '/webhooks', apiKey, { url: 'https://nowhere.invalid/hook' })
+    assert.equal(response.statusCode, 422)
+    assert.match(response.json().details[0].message, /could not be resolved/)
+    assert.deepEqual((await api('GET', '/webhooks', apiKey)).json().webhooks, [])
+  })
+
   it('caps a project at 10 webhooks (409 beyond), counting only those not deleted', async () => {
     const { apiKey } = await t.createProject('pro')
     const ids: string[] = []
@@ -142,6 +151,13 @@ forEachDatabase('webhooks, private targets refused', (dialect) => {
       'http://169.254.169.254/latest/meta-data/',
       'http://2130706433/hook',
       'http://[::ffff:127.0.0.1]/hook',
+      // IPv6 forms that embed an IPv4 address: IPv4-compatible, NAT64, 6to4, Teredo, ISATAP.
+      'http://[::127.0.0.1]:8080/hook',
+      'http://[64:ff9b::7f00:1]/hook',
+      'http://[64:ff9b:1::a9fe:a9fe]/hook',
+      'http://[2002:7f00:1::]/hook',
+      'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook',
+      'http://[2606:4700::5efe:10.0.0.1]/hook',
     ]) {
       it(`refuses ${url} with 422 on field url`, async () => {
         const { apiKey } = await t.createProject('pro')

@@ -1,8 +1,52 @@
 import assert from 'node:assert/strict'
-import { after, before, it } from 'node:test'
+import { after, before, describe, it } from 'node:test'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { forEachDatabase } from '../../support/databases.js'
 import { startTestService, type TestService } from '../../support/service.js'
+
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef'
+
+describe('metrics behind METRICS_TOKEN', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite', { env: { METRICS_TOKEN } })
+  })
+  after(() => t.stop())
+
+  it('refuses a scraper without the token, or with another one, and serves the one with it', async () => {
+    await t.inject({ method: 'GET', url: '/readyz' })
+    for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Basic ${METRICS_TOKEN}`, `Bearer ${METRICS_TOKEN}x`]) {
+      const refused = await t.inject({ method: 'GET', url: '/metrics', headers: authorization ? { authorization } : {} })
+      assert.equal(refused.statusCode, 401, String(authorization))
+      assert.doesNotMatch(refused.body, /countersign_http/)
+    }
+    const served = await t.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    assert.equal(served.statusCode, 200)
+    assert.match(served.body, /countersign_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"/)
+  })
+})
+
+describe('metrics on a listener of their own (METRICS_PORT)', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite', { listen: true, env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } })
+  })
+  after(() => t.stop())
+
+  it('serves them there and not on the public address', async () => {
+    const metricsUrl = t.service.metricsUrl as string
+    assert.match(metricsUrl, /^http:\/\/127\.0\.0\.1:\d+$/)
+    assert.notEqual(metricsUrl, t.url)
+    await fetch(`${t.url}/readyz`)
+    const publicMetrics = await fetch(`${t.url}/metrics`)
+    assert.equal(publicMetrics.status, 404)
+    assert.match(((await publicMetrics.json()) as { error: string }).error, /their own address/)
+    const own = await fetch(`${metricsUrl}/metrics`)
+    assert.equal(own.status, 200)
+    assert.match(await own.text(), /countersign_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"/)
+    assert.equal((await fetch(`${metricsUrl}/api/v1/payloads`)).status, 404)
+  })
+})
 
 forEachDatabase('docs, health and metrics', (dialect) => {
   let t: TestService
@@ -32,12 +76,13 @@ forEachDatabase('docs, health and metrics', (dialect) => {
     assert.match(page.body, /swagger-ui/i)
   })
 
-  it('answers /healthz and /readyz, and exposes Prometheus metrics', async () => {
+  it('answers /healthz and /readyz; does not serve metrics to anyone who asks when nothing protects them', async () => {
     assert.deepEqual((await t.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' })
     assert.deepEqual((await t.inject({ method: 'GET', url: '/readyz' })).json(), { status: 'ready' })
     const metrics = await t.inject({ method: 'GET', url: '/metrics' })
-    assert.equal(metrics.statusCode, 200)
-    assert.match(metrics.body, /countersign_http_request_duration_seconds_bucket\{[^}]*route="\/readyz"/)
+    assert.equal(metrics.statusCode, 404)
+    assert.match(metrics.json().error, /^Metrics are off: set METRICS_TOKEN, or METRICS_PORT/)
+    assert.doesNotMatch(metrics.body, /countersign_http/)
   })
 
   it('echoes a safe request id and generates one otherwise', async () => {

@@ -1,5 +1,6 @@
 // Property-based attack on every documented endpoint: generated and mutated bodies, headers, query strings
-// and path ids. No input may produce a 5xx or crash the process, and a refused request changes nothing.
+// and path ids, with NUL characters and numbers past any range mixed in, on SQLite and PostgreSQL, with an API key
+// and with a dashboard session. No input may produce a 5xx or crash the process, and a refused request changes nothing.
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, it } from 'node:test'
@@ -31,12 +32,25 @@ interface Route {
 forEachDatabase('every endpoint under generated input', (dialect) => {
   let t: TestService
   let apiKey: string
+  let projectId: string
   let uuid: string
+  let sessionCookie: string
   let routes: Route[]
   before(async () => {
     const raised = '{"requestsPerMinute": 100000000, "minPollIntervalMs": 0, "monthlyPayloads": 100000000}'
-    t = await startTestService(dialect, { env: { LIMITS_FREE: raised, LIMITS_PRO: raised } })
-    ;({ apiKey } = await t.createProject('pro'))
+    // Failed authentications are limited per address (auth-failures.security.test.ts); raised here, so that the
+    // generated requests with a valid key keep reaching the routes after many with a wrong one.
+    t = await startTestService(dialect, { env: { LIMITS_FREE: raised, LIMITS_PRO: raised, AUTH_FAILURES_PER_MINUTE: '100000000' } })
+    const account = await t.service.ctx.accounts.recordSignIn({
+      issuer: 'https://idp.example',
+      subject: 'fuzz',
+      email: 'fuzz@example.com',
+      name: 'fuzz',
+    })
+    sessionCookie = `cs_session=${(await t.service.ctx.sessions.start(account.id)).token}`
+    const { project, key } = await t.service.ctx.projects.createProject({ name: 'Fuzzed', plan: 'pro', accountId: account.id })
+    apiKey = key.apiKey
+    projectId = project.id
     uuid = (await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: payloadBodies.sign })).json().uuid
     const document = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
       paths: Record<string, Record<string, unknown>>
@@ -60,13 +74,19 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
     return hash.digest('hex')
   }
 
+  /** What databases refuse: NUL in text, and integers past 64 bits or past any float. */
+  const nulText = fc.string({ maxLength: 20 }).map((text) => `${text}\u0000${text}`)
+  const hugeNumberText = fc.constantFrom('99999999999999999999', '1e309', '-1e309', '9007199254740993', '1e20', 'NaN', '-0')
+  const hugeNumber = fc.constantFrom(1e20, 1e300, Number.MAX_SAFE_INTEGER + 2, -1e20, 2 ** 63)
   const pathId = fc.oneof(
     fc.constant('{existing}'),
+    fc.constant('{project}'),
+    nulText,
     fc.uuid(),
     fc.string({ maxLength: 40 }),
     fc.constantFrom('..', '%00', 'null', '0', '-1', 'wh_x', 'proj_x', '%2e%2e%2f', 'a'.repeat(300)),
   )
-  const jsonValue = fc.jsonValue({ maxDepth: 3 })
+  const jsonValue = fc.oneof(fc.jsonValue({ maxDepth: 3 }), nulText, hugeNumber)
   const hex = fc.stringMatching(/^[0-9A-Fa-f]{0,80}$/)
   const mutatedBody = fc.oneof(
     jsonValue,
@@ -75,13 +95,29 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
         type: fc.oneof(fc.constantFrom('connect', 'sign', 'signAndSubmit', 'signMessage'), fc.string()),
         transaction: jsonValue,
         message: jsonValue,
-        options: jsonValue,
+        options: fc.oneof(
+          jsonValue,
+          fc.record(
+            {
+              expiresIn: fc.oneof(fc.integer(), hugeNumber),
+              returnUrl: fc.oneof(fc.webUrl(), nulText),
+              customInstructions: fc.oneof(fc.string(), nulText),
+              externalId: fc.oneof(fc.string(), nulText),
+              metadata: jsonValue,
+            },
+            { requiredKeys: [] },
+          ),
+        ),
       },
       { requiredKeys: [] },
     ),
     fc.record(
       {
-        url: fc.oneof(fc.webUrl(), fc.string()),
+        url: fc.oneof(
+          fc.webUrl(),
+          fc.string(),
+          fc.webUrl().map((url) => `${url}\u0000`),
+        ),
         events: jsonValue,
         name: jsonValue,
         walletAdapter: jsonValue,
@@ -96,15 +132,16 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
     mutatedBody.map((b) => JSON.stringify(b)),
     fc.string({ maxLength: 200 }),
     fc.constantFrom('{', '[]', 'null', '{"__proto__":{"a":1}}', '{"constructor":{"prototype":{}}}', '\u0000', ''),
+    fc.constantFrom('{"name":"a\\u0000b"}', '{"type":"connect","options":{"expiresIn":1e309}}', '{"limit":1e400}'),
   )
   const query = fc.dictionary(
-    fc.constantFrom('limit', 'offset', 'status', 'type', 'period', 'api_key', 'x', 'limit[]'),
-    fc.string({ maxLength: 20 }),
+    fc.constantFrom('limit', 'offset', 'status', 'type', 'period', 'externalId', 'api_key', 'x', 'limit[]'),
+    fc.oneof(fc.string({ maxLength: 20 }), nulText, hugeNumberText),
     { maxKeys: 3 },
   )
   const headers = fc.record(
     {
-      auth: fc.constantFrom('valid', 'none', 'garbage', 'basic', 'query'),
+      auth: fc.constantFrom('valid', 'none', 'garbage', 'basic', 'query', 'session'),
       contentType: fc.constantFrom(
         'application/json',
         'application/json; charset=utf-8',
@@ -122,13 +159,16 @@ forEachDatabase('every endpoint under generated input', (dialect) => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 1000 }), pathId, query, headers, rawBody, async (routeIndex, id, params, head, body) => {
         const route = routes[routeIndex % routes.length]!
-        const path = route.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(id === '{existing}' ? uuid : id))
+        const path = route.path.replace(/\{[^}]+\}/g, (name) =>
+          encodeURIComponent(id === '{existing}' ? (name === '{id}' ? projectId : uuid) : id === '{project}' ? projectId : id),
+        )
         const search = new URLSearchParams(params)
         if (head.auth === 'query') search.set('api_key', apiKey)
         const requestHeaders: Record<string, string> = {}
         if (head.auth === 'valid') Object.assign(requestHeaders, bearer(apiKey))
         if (head.auth === 'garbage') requestHeaders.authorization = 'Bearer cs_garbage'
         if (head.auth === 'basic') requestHeaders.authorization = 'Basic Zm9vOmJhcg=='
+        if (head.auth === 'session') requestHeaders.cookie = sessionCookie
         if (head.contentType) requestHeaders['content-type'] = head.contentType
         if (head.origin) requestHeaders.origin = head.origin
         const before = await stateDigest()

@@ -42,6 +42,20 @@ function rateLimiterBehaviour(name: string, skip: string | false, make: () => Su
       assert.ok(refused.resetAtMs > clock.now() && refused.resetAtMs <= clock.now() + 1000, 'resetAtMs is the end of the window')
     })
 
+    it('says when a key has used up its limit, without counting anything itself', async () => {
+      const { limiter, clock, pass } = subject()
+      assert.equal(await limiter.exhaustedUntil('auth-failures:a', 2, 1000), undefined)
+      await limiter.consume('auth-failures:a', 2, 1000)
+      assert.equal(await limiter.exhaustedUntil('auth-failures:a', 2, 1000), undefined)
+      assert.equal(await limiter.exhaustedUntil('auth-failures:a', 2, 1000), undefined, 'asking counted nothing')
+      await limiter.consume('auth-failures:a', 2, 1000)
+      const untilMs = await limiter.exhaustedUntil('auth-failures:a', 2, 1000)
+      assert.ok(untilMs !== undefined && untilMs > clock.now() && untilMs <= clock.now() + 1000, String(untilMs))
+      assert.equal(await limiter.exhaustedUntil('auth-failures:b', 2, 1000), undefined)
+      await pass(1100)
+      assert.equal(await limiter.exhaustedUntil('auth-failures:a', 2, 1000), undefined, 'the window ended')
+    })
+
     it('counts each key apart', async () => {
       const { limiter } = subject()
       assert.equal((await limiter.consume('poll:p1:u1', 1, 1000)).allowed, true)

@@ -37,7 +37,7 @@ describe('XrplNode against a rippled double', () => {
 
   beforeEach(async () => {
     rippled = await startRippledDouble()
-    node = createXrplNode(rippled.url, { requestTimeoutMs: REQUEST_TIMEOUT_MS, pollIntervalMs: 20 })
+    node = createXrplNode(rippled.url, { requestTimeoutMs: REQUEST_TIMEOUT_MS })
   })
   afterEach(async () => {
     await node.close()
@@ -168,57 +168,63 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
-  describe('waitForValidation', () => {
+  describe('isMasterKeyDisabled', () => {
+    const account = Wallet.generate().classicAddress
+
+    it('reads lsfDisableMaster from the validated account root', async () => {
+      rippled.setAccount(account, { disableMaster: true })
+      assert.equal(await node.isMasterKeyDisabled(account), true)
+      rippled.setAccount(account)
+      assert.equal(await node.isMasterKeyDisabled(account), false)
+      assert.equal(await node.isMasterKeyDisabled(Wallet.generate().classicAddress), false, 'an unfunded account has its master key')
+    })
+  })
+
+  describe('transactionStatus', () => {
     const hash = signedPayment.hash
 
-    it('polls until the transaction is in a validated ledger', async () => {
+    it('is pending while the transaction is unknown or not yet validated, and the ledger has not passed LastLedgerSequence', async () => {
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      setTimeout(() => rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tecPATH_DRY' }), 150)
-      const result = await node.waitForValidation(hash, { lastLedgerSequence: 1020, timeoutMs: 5_000 })
-      assert.deepEqual(result, { transactionResult: 'tecPATH_DRY', ledgerIndex: 1003 })
-      assert.ok(rippled.requests.filter((sent) => sent.command === 'tx').length > 1)
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
     })
 
-    it('gives up once the validated ledger passes LastLedgerSequence without the transaction', async () => {
-      rippled.setValidatedLedgerIndex(1010)
-      setTimeout(() => rippled.setValidatedLedgerIndex(1020), 100)
-      const started = performance.now()
-      assert.equal(await node.waitForValidation(hash, { lastLedgerSequence: 1020, timeoutMs: 5_000 }), null)
-      assert.ok(performance.now() - started < 2_000)
+    it('is validated with the final result, the ledger and the delivered amount', async () => {
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tesSUCCESS', deliveredAmount: '990000' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), {
+        state: 'validated',
+        transactionResult: 'tesSUCCESS',
+        ledgerIndex: 1003,
+        deliveredAmount: '990000',
+      })
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tecPATH_DRY' })
+      assert.deepEqual(await node.transactionStatus(hash, null), {
+        state: 'validated',
+        transactionResult: 'tecPATH_DRY',
+        ledgerIndex: 1004,
+        deliveredAmount: null,
+      })
     })
 
-    it('returns null at the timeout when nothing is known', async () => {
-      const started = performance.now()
-      assert.equal(await node.waitForValidation(hash, { timeoutMs: 300 }), null)
-      const elapsedMs = performance.now() - started
-      assert.ok(elapsedMs >= 290 && elapsedMs < 1_500, `took ${elapsedMs} ms`)
+    it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
+      rippled.setValidatedLedgerIndex(1019)
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      rippled.setValidatedLedgerIndex(1020)
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' }, 'without LastLedgerSequence it is never dropped')
     })
 
-    it('rides out a node outage until the transaction validates', async () => {
-      await node.submit(signedPayment.tx_blob)
+    it('throws XrplNodeUnavailableError when the node is down', async () => {
       await rippled.stop()
-      setTimeout(() => {
-        rippled.setTransaction(hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS' })
-        void rippled.start()
-      }, 300)
-      assert.deepEqual(await node.waitForValidation(hash, { timeoutMs: 5_000 }), { transactionResult: 'tesSUCCESS', ledgerIndex: 1005 })
-    })
-
-    it('ends when the node is closed', async () => {
-      const waiting = node.waitForValidation(hash, { timeoutMs: 60_000 })
-      setTimeout(() => void node.close(), 100)
-      const started = performance.now()
-      assert.equal(await waiting, null)
-      assert.ok(performance.now() - started < 1_000)
+      await assert.rejects(node.transactionStatus(hash, 1020), XrplNodeUnavailableError)
     })
   })
 })
 
 describe('isAcceptedEngineResult', () => {
-  it('accepts tes, ter and tec results, and nothing else', () => {
-    for (const code of ['tesSUCCESS', 'terQUEUED', 'terPRE_SEQ', 'tecUNFUNDED_PAYMENT'])
-      assert.equal(isAcceptedEngineResult(code), true, code)
-    for (const code of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P', 'invalidTransaction'])
+  it('accepts tesSUCCESS, terQUEUED and tec results, and nothing else', () => {
+    for (const code of ['tesSUCCESS', 'terQUEUED', 'tecUNFUNDED_PAYMENT']) assert.equal(isAcceptedEngineResult(code), true, code)
+    for (const code of ['terPRE_SEQ', 'terRETRY', 'temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P', 'invalidTransaction'])
       assert.equal(isAcceptedEngineResult(code), false, code)
   })
 })

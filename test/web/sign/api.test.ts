@@ -32,6 +32,13 @@ describe('parseSignRequest', () => {
     assert.equal(request.redirectUrl, undefined)
   })
 
+  it('keeps the accounts allowed to sign, and drops a list that is not one of strings', () => {
+    const signers = ['rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe']
+    assert.deepEqual(parseSignRequest({ ...valid, signers }).signers, signers)
+    assert.equal(parseSignRequest({ ...valid, signers: [7] }).signers, undefined)
+    assert.equal(parseSignRequest({ ...valid, signers: 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe' }).signers, undefined)
+  })
+
   it('refuses an answer that is not a sign request', () => {
     for (const broken of [
       null,

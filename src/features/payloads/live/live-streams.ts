@@ -1,4 +1,5 @@
-// Server-Sent Events for a payload's status: the current state first, then each change, until the payload resolves.
+// Server-Sent Events for a payload's status: the current state first, then each change, until the payload resolves
+// (and, for an application's signAndSubmit payload, until its transaction's outcome is final).
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
@@ -13,6 +14,8 @@ export interface StreamState {
   data: unknown
   status: PayloadStatus
   expiresAtMs: number
+  /** Resolved, but a change is still to come (a submitted transaction's final outcome): the stream stays open. */
+  awaitingOutcome?: boolean
 }
 
 export interface StreamSpec {
@@ -26,8 +29,6 @@ export interface StreamSpec {
   read(): Promise<StreamState>
   /** The state to send for a published change; without it, every change is read again. */
   fromChange?(view: PayloadView): StreamState
-  /** Read again this often while pending, for outcomes that are learned by reading (a wallet checked by the service). */
-  refreshMs?: number
 }
 
 export interface LiveStreamsOptions {
@@ -68,14 +69,12 @@ export class LiveStreams {
     })
     let expiryTimer: ReturnType<typeof setTimeout> | undefined
     let heartbeat: ReturnType<typeof setInterval> | undefined
-    let refresh: ReturnType<typeof setInterval> | undefined
 
     const finish = () => {
       if (closed) return
       closed = true
       clearTimeout(expiryTimer)
       clearInterval(heartbeat)
-      clearInterval(refresh)
       unsubscribe()
       slot.release()
       this.open.delete(finish)
@@ -97,6 +96,7 @@ export class LiveStreams {
         reply.raw.write(`data: ${json}\n\n`)
       }
       if (state.status === 'pending') scheduleExpiryCheck(state.expiresAtMs)
+      else if (state.awaitingOutcome) clearTimeout(expiryTimer)
       else finish()
     }
 
@@ -145,7 +145,6 @@ export class LiveStreams {
       reply.raw.write(': heartbeat\n\n')
       slot.renew()
     }, heartbeatMs)
-    if (spec.refreshMs !== undefined) refresh = setInterval(() => onChange(null), spec.refreshMs)
     // The client may have gone while the first read was under way, before there was a listener to tell.
     if (reply.raw.destroyed || reply.raw.socket?.destroyed) finish()
     send(initial)

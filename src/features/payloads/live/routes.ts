@@ -16,19 +16,23 @@ import type { LiveStreams, StreamState } from './live-streams.js'
 
 /** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
 const SIGN_STREAMS_PER_PAYLOAD = 5
-/** How often a signing page's stream reads a pending payload again when Xaman is enabled: its outcome is learned by reading. */
-const XAMAN_REFRESH_MS = 2000
 
 const EventStreamResponse = {
   200: {
     description:
       'text/event-stream. Each `data:` line is the JSON shown by the matching GET, the current state first, then each change; ' +
-      'the stream ends once the payload is signed, rejected or expired. A comment line (`: heartbeat`) comes every LIVE_HEARTBEAT_MS (15 s by default).',
+      'the stream ends once the payload is signed, rejected or expired (a signed signAndSubmit payload: once its `submission.outcome` is final). A comment line (`: heartbeat`) comes every LIVE_HEARTBEAT_MS (15 s by default).',
     content: { 'text/event-stream': { schema: Type.String() } },
   },
 }
 
-const viewState = (view: PayloadView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
+/** An application's stream of a signed signAndSubmit payload stays open for the transaction's final outcome. */
+const viewState = (view: PayloadView): StreamState => ({
+  data: view,
+  status: view.status,
+  expiresAtMs: Date.parse(view.expiresAt),
+  awaitingOutcome: view.status === 'signed' && view.submission !== undefined && view.submission.outcome === null,
+})
 const signState = (view: SignView): StreamState => ({ data: view, status: view.status, expiresAtMs: Date.parse(view.expiresAt) })
 
 export interface PayloadEventRoutesDeps {
@@ -98,7 +102,6 @@ export async function signEventRoutes(app: FastifyInstance, deps: SignEventRoute
         slotLimit: SIGN_STREAMS_PER_PAYLOAD,
         overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
         read: async () => signState(await deps.signing.view(uuid)),
-        refreshMs: deps.signing.xamanEnabled ? XAMAN_REFRESH_MS : undefined,
       })
     },
   )

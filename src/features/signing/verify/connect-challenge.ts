@@ -24,7 +24,7 @@ export interface ConnectChallengeInput {
  */
 export function buildConnectChallenge(input: ConnectChallengeInput): string {
   return [
-    `${input.domain} wants you to sign in with your XRP Ledger account.`,
+    `${input.domain} ${CHALLENGE_HEADLINE}`,
     '',
     'Signing reveals your address only; it does not authorize any transaction.',
     '',
@@ -37,13 +37,39 @@ export function buildConnectChallenge(input: ConnectChallengeInput): string {
   ].join('\n')
 }
 
+/** The end of every challenge's first line, after the domain. */
+const CHALLENGE_HEADLINE = 'wants you to sign in with your XRP Ledger account.'
+
+/**
+ * Whether a text could be a connect challenge: its first line says what every challenge's first line says. An
+ * application may not ask for a signature over such a text (signMessage), or it could ask a user to sign another
+ * project's challenge and sign in there as that user.
+ */
+export function couldPassAsConnectChallenge(text: string): boolean {
+  const firstLine = text.split(/\r?\n/, 1)[0] ?? ''
+  return firstLine.toLowerCase().includes(CHALLENGE_HEADLINE.slice(0, -1).toLowerCase())
+}
+
 /** 128 random bits, hex. */
 export function newChallengeNonce(): string {
   return bytesToHex(globalThis.crypto.getRandomValues(new Uint8Array(16)))
 }
 
 /** MemoType of the connect memo: "countersign/connect". */
-const CONNECT_MEMO_TYPE_HEX = bytesToHex(utf8ToBytes('countersign/connect')).toUpperCase()
+export const CONNECT_MEMO_TYPE_HEX = bytesToHex(utf8ToBytes('countersign/connect')).toUpperCase()
+
+/**
+ * Whether a transaction could pass as a connect proof: it carries the connect memo. An application may not request
+ * such a transaction (sign, signAndSubmit), or it could ask a user to sign another project's connect transaction.
+ */
+export function couldPassAsConnectTransaction(transaction: Record<string, unknown>): boolean {
+  const memos = transaction.Memos
+  if (!Array.isArray(memos)) return false
+  return memos.some((entry: unknown) => {
+    const memoType = (entry as { Memo?: { MemoType?: unknown } } | null)?.Memo?.MemoType
+    return typeof memoType === 'string' && memoType.toUpperCase() === CONNECT_MEMO_TYPE_HEX
+  })
+}
 
 /**
  * The transaction a Ledger device signs to connect (the XRP app signs transactions, not free text).

@@ -1,6 +1,7 @@
 // Decoding and checking a signed transaction blob from a wallet; shared by transaction and connect verification.
 // Pure and browser-safe: no I/O, no Node-only APIs.
 import { decode, encode, encodeForSigning } from 'ripple-binary-codec'
+import { BinaryParser } from 'ripple-binary-codec/dist/serdes/binary-parser.js'
 import { deriveAddress, verify } from 'ripple-keypairs'
 import { type FieldError, unprocessable } from '../../../platform/errors.js'
 
@@ -14,6 +15,20 @@ const REQUESTED_FIELD = 'transaction'
  * ledger's 1 KB memo limit still fit in a few KB. The bound keeps decoding cheap on hostile input.
  */
 export const MAX_SIGNED_BLOB_BYTES = 64 * 1024
+
+/**
+ * The ledger accepts at most this many signers on a multisigned transaction (signer lists hold 32 entries since the
+ * ExpandedSignerList amendment).
+ */
+export const MAX_SIGNERS = 32
+
+/**
+ * Most fields a blob may hold, nested ones included. Decoding costs about the same per field whatever its size, and
+ * tens of thousands of tiny fields fit in 64 KiB: this bound, checked before decoding, keeps a hostile blob as cheap
+ * as an honest one. 32 signers take 128 fields; a transaction with the ledger's 1 KB of memos and every other field
+ * stays far below.
+ */
+export const MAX_BLOB_FIELDS = 400
 
 /** tfFullyCanonicalSig: some wallets set it; since the RequireFullyCanonicalSig amendment it changes nothing. */
 export const TF_FULLY_CANONICAL_SIG = 0x80000000
@@ -50,6 +65,8 @@ export function decodeCanonicalBlob(hex: unknown, problem: (message: string) => 
   if (hex.length > MAX_SIGNED_BLOB_BYTES * 2) throw problem(`must be at most ${MAX_SIGNED_BLOB_BYTES} bytes`)
   if (hex.length % 2 !== 0 || !HEX.test(hex)) throw problem('must be hex with an even number of digits')
   const txBlob = hex.toUpperCase()
+  const tooLarge = countFieldsWithin(txBlob)
+  if (tooLarge !== undefined) throw problem(tooLarge)
   let transaction: Record<string, unknown>
   try {
     transaction = decode(txBlob) as Record<string, unknown>
@@ -66,6 +83,39 @@ export function decodeCanonicalBlob(hex: unknown, problem: (message: string) => 
   }
   if (reencoded.toUpperCase() !== txBlob) throw problem('is not in canonical binary form')
   return { transaction, txBlob }
+}
+
+/**
+ * Walks the blob's fields without building them, counting every field (nested ones included) and the top-level
+ * Signers. Returns what is over a bound, as the end of a sentence about the blob, or undefined; a blob that does not
+ * parse is left for the decoder to refuse.
+ */
+function countFieldsWithin(txBlob: string): string | undefined {
+  const parser = new BinaryParser(txBlob)
+  let fields = 0
+  let signers = 0
+  /** Reads fields until the end (depth 0) or the object's or array's end marker. */
+  const walk = (depth: number, inSigners: boolean): string | undefined => {
+    while (!parser.end()) {
+      const field = parser.readField()
+      if (field.name === 'ObjectEndMarker' || field.name === 'ArrayEndMarker') return undefined
+      if (++fields > MAX_BLOB_FIELDS) return `holds more than ${MAX_BLOB_FIELDS} fields`
+      if (inSigners && ++signers > MAX_SIGNERS)
+        return `lists more than ${MAX_SIGNERS} Signers; the XRP Ledger accepts at most ${MAX_SIGNERS}`
+      if (field.type.name === 'STObject' || field.type.name === 'STArray') {
+        const over = walk(depth + 1, depth === 0 && field.name === 'Signers')
+        if (over !== undefined) return over
+      } else {
+        parser.readFieldValue(field)
+      }
+    }
+    return undefined
+  }
+  try {
+    return walk(0, false)
+  } catch {
+    return undefined
+  }
 }
 
 /**

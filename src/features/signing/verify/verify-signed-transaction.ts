@@ -9,6 +9,7 @@ import {
   decodeSignedBlob,
   isPublicKeyHex,
   isSignatureHex,
+  MAX_SIGNERS,
   SIGNED_FIELD,
   verifySignatureHex,
 } from './signed-blob.js'
@@ -40,9 +41,15 @@ export interface VerifiedTransaction {
  */
 const WALLET_MAY_ADD: readonly string[] = ['Fee', 'Sequence', 'LastLedgerSequence', 'NetworkID', 'SigningPubKey', 'TxnSignature', 'Signers']
 
-/** Throws a 422 with details on any mismatch, bad signature or malformed blob; never another error type. */
+/**
+ * Throws a 422 with details on any mismatch, bad signature or malformed blob; never another error type. The cheap
+ * checks come first and the first failing stage ends it: the fields against the request, the shape of the signature
+ * fields and the number of signers, and only then the cryptography, which stops at the first signature that fails.
+ * A hostile blob costs at most one failed verification more than an honest one.
+ */
 export function verifySignedTransaction(requested: Record<string, unknown>, signedBlobHex: string): VerifiedTransaction {
   const { transaction, txBlob } = decodeSignedBlob(signedBlobHex)
+  const refuse = (errors: FieldError[]) => unprocessable(errors, 'The signed transaction does not verify')
   const walletMayAdd = new Set(WALLET_MAY_ADD)
   if (!Object.hasOwn(requested, 'Account')) walletMayAdd.add('Account')
   const errors = compareWithRequested(requested, transaction, walletMayAdd)
@@ -50,31 +57,34 @@ export function verifySignedTransaction(requested: Record<string, unknown>, sign
   const account = transaction.Account
   if (typeof account !== 'string') {
     errors.push({ field: `${SIGNED_FIELD}.Account`, message: 'is missing: the transaction must name its account' })
-    throw unprocessable(errors, 'The signed transaction does not verify')
   }
+  if (errors.length > 0) throw refuse(errors)
+
   const signingPubKey = transaction.SigningPubKey
   const multisigned = signingPubKey === '' && Object.hasOwn(transaction, 'Signers')
   let signerAccounts: string[] = []
   if (multisigned) {
     const checked = checkMultisignatures(transaction)
-    errors.push(...checked.errors)
+    if (checked.errors.length > 0) throw refuse(checked.errors)
     signerAccounts = checked.signerAccounts
   } else if (Object.hasOwn(transaction, 'Signers')) {
-    errors.push({
-      field: `${SIGNED_FIELD}.Signers`,
-      message: 'must be absent when SigningPubKey is set: a transaction is single-signed or multisigned',
-    })
+    throw refuse([
+      {
+        field: `${SIGNED_FIELD}.Signers`,
+        message: 'must be absent when SigningPubKey is set: a transaction is single-signed or multisigned',
+      },
+    ])
   } else {
-    errors.push(...checkSingleSignature(transaction))
+    const signatureErrors = checkSingleSignature(transaction)
+    if (signatureErrors.length > 0) throw refuse(signatureErrors)
   }
-  if (errors.length > 0) throw unprocessable(errors, 'The signed transaction does not verify')
 
   const singleKey = multisigned ? '' : (signingPubKey as string).toUpperCase()
   return {
     transaction,
     txBlob,
     txHash: hashes.hashSignedTx(txBlob),
-    signerAddress: account,
+    signerAddress: account as string,
     signingPubKey: singleKey,
     multisigned,
     signerAccounts,
@@ -90,41 +100,34 @@ export function verifySignedTransaction(requested: Record<string, unknown>, sign
  */
 function checkMultisignatures(transaction: Record<string, unknown>): { errors: FieldError[]; signerAccounts: string[] } {
   const signers = transaction.Signers
-  const errors: FieldError[] = []
-  const signerAccounts: string[] = []
-  if (Object.hasOwn(transaction, 'TxnSignature')) {
-    errors.push({ field: `${SIGNED_FIELD}.TxnSignature`, message: 'must be absent in a multisigned transaction' })
+  const fail = (field: string, message: string) => ({ errors: [{ field, message }], signerAccounts: [] })
+  if (Object.hasOwn(transaction, 'TxnSignature')) return fail(`${SIGNED_FIELD}.TxnSignature`, 'must be absent in a multisigned transaction')
+  if (!Array.isArray(signers) || signers.length === 0) return fail(`${SIGNED_FIELD}.Signers`, 'must list at least one signer')
+  if (signers.length > MAX_SIGNERS) {
+    return fail(`${SIGNED_FIELD}.Signers`, `lists ${signers.length} signers; the XRP Ledger accepts at most ${MAX_SIGNERS}`)
   }
-  if (!Array.isArray(signers) || signers.length === 0) {
-    errors.push({ field: `${SIGNED_FIELD}.Signers`, message: 'must list at least one signer' })
-    return { errors, signerAccounts }
-  }
-  signers.forEach((entry: unknown, index) => {
+  // Every signer's shape first (no cryptography), then the signatures, stopping at the first that fails.
+  const entries: Array<{ field: string; account: string; publicKey: string; signature: string }> = []
+  for (const [index, entry] of signers.entries()) {
     const field = `${SIGNED_FIELD}.Signers[${index}]`
     const signer = typeof entry === 'object' && entry !== null ? (entry as { Signer?: Record<string, unknown> }).Signer : undefined
     const signerAccount = signer?.Account
-    if (signer === undefined || typeof signerAccount !== 'string') {
-      errors.push({ field, message: 'must be a Signer with an Account' })
-      return
+    if (signer === undefined || typeof signerAccount !== 'string') return fail(field, 'must be a Signer with an Account')
+    if (entries.some((seen) => seen.account === signerAccount)) return fail(field, `${signerAccount} signs more than once`)
+    if (!isPublicKeyHex(signer.SigningPubKey)) return fail(`${field}.SigningPubKey`, 'must be a 33-byte secp256k1 or Ed25519 public key')
+    if (!isSignatureHex(signer.TxnSignature)) return fail(`${field}.TxnSignature`, `does not verify for ${signerAccount}`)
+    entries.push({ field, account: signerAccount, publicKey: signer.SigningPubKey, signature: signer.TxnSignature })
+  }
+  for (const { field, account, publicKey } of entries) {
+    if (addressOfPublicKey(publicKey) !== account) {
+      return fail(`${field}.SigningPubKey`, `does not derive ${account}; a signer must sign with its master key`)
     }
-    if (signerAccounts.includes(signerAccount)) {
-      errors.push({ field, message: `${signerAccount} signs more than once` })
-      return
-    }
-    signerAccounts.push(signerAccount)
-    if (!isPublicKeyHex(signer.SigningPubKey)) {
-      errors.push({ field: `${field}.SigningPubKey`, message: 'must be a 33-byte secp256k1 or Ed25519 public key' })
-      return
-    }
-    if (addressOfPublicKey(signer.SigningPubKey) !== signerAccount) {
-      errors.push({ field: `${field}.SigningPubKey`, message: `does not derive ${signerAccount}; a signer must sign with its master key` })
-      return
-    }
-    if (!isSignatureHex(signer.TxnSignature) || !verifiesForSigner(transaction, signerAccount, signer.SigningPubKey, signer.TxnSignature)) {
-      errors.push({ field: `${field}.TxnSignature`, message: `does not verify for ${signerAccount}` })
-    }
-  })
-  return { errors, signerAccounts }
+  }
+  for (const { field, account, publicKey, signature } of entries) {
+    if (!verifiesForSigner(transaction, account, publicKey, signature))
+      return fail(`${field}.TxnSignature`, `does not verify for ${account}`)
+  }
+  return { errors: [], signerAccounts: entries.map((entry) => entry.account) }
 }
 
 function verifiesForSigner(transaction: Record<string, unknown>, signerAccount: string, publicKey: string, signature: string): boolean {

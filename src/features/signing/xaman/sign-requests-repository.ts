@@ -1,11 +1,25 @@
 // The Xaman sign requests created for payloads, until their outcome has been applied.
-import type { DbOrTx } from '../../../platform/db/database.js'
+import type { DbOrTx, Dialect } from '../../../platform/db/database.js'
+
+/** A Xaman request claimed by the worker: its lease is its own until it settles or releases it. */
+export interface ClaimedXamanRequest {
+  xamanUuid: string
+  payloadUuid: string
+  leaseExpiresAtMs: number
+}
 
 export const xamanSignRequestsRepository = {
   async insert(db: DbOrTx, request: { xamanUuid: string; payloadUuid: string; createdAtMs: number }): Promise<void> {
     await db
       .insertInto('xaman_sign_requests')
-      .values({ xaman_uuid: request.xamanUuid, payload_uuid: request.payloadUuid, created_at: request.createdAtMs, settled_at: null })
+      .values({
+        xaman_uuid: request.xamanUuid,
+        payload_uuid: request.payloadUuid,
+        created_at: request.createdAtMs,
+        settled_at: null,
+        next_check_at: request.createdAtMs,
+        lease_expires_at: null,
+      })
       .execute()
   },
 
@@ -18,19 +32,49 @@ export const xamanSignRequestsRepository = {
     return Number(row.count)
   },
 
-  /** Xaman uuids of the payload's requests not settled yet, newest first. */
-  async listUnsettled(db: DbOrTx, payloadUuid: string): Promise<string[]> {
-    const rows = await db
+  /**
+   * Claims up to `limit` unsettled requests due for a look (and requests whose worker's lease lapsed), newest first,
+   * under a lease, and moves their next look `intervalMs` on. On PostgreSQL the rows are locked with SKIP LOCKED, so
+   * that concurrent workers claim disjoint sets; SQLite has a single writer.
+   */
+  async claimDue(
+    db: DbOrTx,
+    dialect: Dialect,
+    claim: { nowMs: number; leaseExpiresAtMs: number; nextCheckAtMs: number; limit: number },
+  ): Promise<ClaimedXamanRequest[]> {
+    let due = db
       .selectFrom('xaman_sign_requests')
       .select('xaman_uuid')
-      .where('payload_uuid', '=', payloadUuid)
       .where('settled_at', 'is', null)
+      .where('next_check_at', '<=', claim.nowMs)
+      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', claim.nowMs)]))
       .orderBy('created_at', 'desc')
+      .limit(claim.limit)
+    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
+    const rows = await db
+      .updateTable('xaman_sign_requests')
+      .set({ lease_expires_at: claim.leaseExpiresAtMs, next_check_at: claim.nextCheckAtMs })
+      .where('xaman_uuid', 'in', due)
+      .returning(['xaman_uuid', 'payload_uuid'])
       .execute()
-    return rows.map((row) => row.xaman_uuid)
+    return rows.map((row) => ({ xamanUuid: row.xaman_uuid, payloadUuid: row.payload_uuid, leaseExpiresAtMs: claim.leaseExpiresAtMs }))
+  },
+
+  /** Gives the request back for its next look (Xaman or the node could not answer, or the user has not signed yet). */
+  async release(db: DbOrTx, claimed: ClaimedXamanRequest): Promise<void> {
+    await db
+      .updateTable('xaman_sign_requests')
+      .set({ lease_expires_at: null })
+      .where('xaman_uuid', '=', claimed.xamanUuid)
+      .where('lease_expires_at', '=', claimed.leaseExpiresAtMs)
+      .execute()
   },
 
   async markSettled(db: DbOrTx, xamanUuid: string, nowMs: number): Promise<void> {
-    await db.updateTable('xaman_sign_requests').set({ settled_at: nowMs }).where('xaman_uuid', '=', xamanUuid).execute()
+    await db
+      .updateTable('xaman_sign_requests')
+      .set({ settled_at: nowMs, lease_expires_at: null })
+      .where('xaman_uuid', '=', xamanUuid)
+      .execute()
   },
 }

@@ -4,7 +4,8 @@
 export interface XamanSignRequestBody {
   /** The transaction template; Xaman adds Account, Fee and Sequence when the user signs. {TransactionType: 'SignIn'} for a sign-in. */
   txjson: Record<string, unknown>
-  options: { submit: false; return_url?: { app?: string; web?: string } }
+  /** `signers`: only these accounts may sign (Xaman refuses the others in the app). */
+  options: { submit: false; return_url?: { app?: string; web?: string }; signers?: string[] }
   custom_meta?: { instruction?: string }
 }
 

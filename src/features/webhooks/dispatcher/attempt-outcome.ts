@@ -1,6 +1,6 @@
 // What follows a delivery attempt: success, a retry on the schedule, failure (with or without an alert to the
-// project's owner), or failure that disables the webhook. The dispatcher's one decision, as a pure function: the
-// dispatcher records what it returns.
+// project's owner), or failure that disables the webhook. The dispatcher's decisions, as pure functions: the
+// dispatcher records what they return.
 import { TEST_DELIVERY_MAX_ATTEMPTS, WEBHOOK_TEST_EVENT } from '../model.js'
 import type { WebhookSendResult } from '../send.js'
 import { MAX_DELIVERY_ATTEMPTS, nextAttemptDelayMs, parseRetryAfter } from './retry-schedule.js'
@@ -39,4 +39,18 @@ export function attemptOutcome(attempt: DeliveryAttempt, random: () => number): 
     attempt.attempts < maxAttempts ? nextAttemptDelayMs(attempt.attempts, random, parseRetryAfter(result.retryAfter, nowMs)) : null
   if (delayMs !== null) return { kind: 'retry', nextAttemptAtMs: nowMs + delayMs }
   return { kind: 'failed', alert: !isTest && attempt.payloadUuid !== null }
+}
+
+/** A webhook whose every delivery failed for this long is disabled, and the project's owner is told. */
+export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 60 * 60 * 1000
+
+/** The disabled reason of a webhook that failed for DISABLE_AFTER_FAILING_MS. */
+export const FAILING_TOO_LONG_REASON = 'every delivery failed for 5 days'
+
+/**
+ * Whether a failed attempt at `nowMs` disables its webhook: its run of failures (every attempt failed since
+ * `failingSinceMs`, the first failure after its last success, this attempt included) has lasted 5 days.
+ */
+export function failingTooLong(failingSinceMs: number, nowMs: number): boolean {
+  return nowMs - failingSinceMs >= DISABLE_AFTER_FAILING_MS
 }

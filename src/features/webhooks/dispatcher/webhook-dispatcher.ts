@@ -4,17 +4,17 @@ import type { Logger } from 'pino'
 import type { Config } from '../../../config.js'
 import { type ServiceEvents, wakeOnEvents } from '../../../events.js'
 import type { Clock } from '../../../platform/clock.js'
-import type { Storage } from '../../../platform/db/database.js'
+import type { Storage, Tx } from '../../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
-import type { WebhookFailure } from '../../email/service.js'
+import type { WebhookDisabled, WebhookFailure } from '../../email/service.js'
 import { planHasWebhooks } from '../../projects/plans.js'
 import { claimOf, type DeliveryOutcome, webhookDeliveriesRepository } from '../deliveries-repository.js'
 import { DELIVERY_TIMEOUT_MS, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
-import { signWebhookBody } from '../signature.js'
-import { attemptOutcome } from './attempt-outcome.js'
+import { signStandardWebhook, signWebhookBody } from '../signature.js'
+import { attemptOutcome, FAILING_TOO_LONG_REASON, failingTooLong } from './attempt-outcome.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -86,6 +86,8 @@ export interface WebhookDispatcherOptions {
 
 interface Success {
   delivery: WebhookDelivery
+  /** Its webhook was in a run of failures when the delivery was claimed: this success ends it. */
+  endsFailures: boolean
   statusCode: number
   recorded: () => void
   failed: (error: unknown) => void
@@ -233,10 +235,10 @@ export class WebhookDispatcher {
    * Successes are recorded together, SUCCESS_RECORD_COALESCE_MS after the first: with a healthy receiver they are most
    * of the writes, and one statement for all the responses of those milliseconds costs little more than one for each.
    */
-  private recordSuccess(delivery: WebhookDelivery, statusCode: number): Promise<void> {
+  private recordSuccess(delivery: WebhookDelivery, target: DeliveryTarget, statusCode: number): Promise<void> {
     return new Promise((recorded, failed) => {
       if (this.successes.length === 0) setTimeout(() => this.flushSuccesses(), SUCCESS_RECORD_COALESCE_MS)
-      this.successes.push({ delivery, statusCode, recorded, failed })
+      this.successes.push({ delivery, endsFailures: target.failingSinceMs !== null, statusCode, recorded, failed })
     })
   }
 
@@ -246,6 +248,8 @@ export class WebhookDispatcher {
     try {
       const items = batch.map(({ delivery, statusCode }) => ({ claim: claimOf(delivery), statusCode }))
       await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, items, this.ctx.clock.now())
+      const recovered = new Set(batch.filter((success) => success.endsFailures).map((success) => success.delivery.webhookId))
+      await webhooksRepository.clearFailing(this.ctx.storage.db, [...recovered])
       for (const success of batch) success.recorded()
     } catch (error) {
       for (const success of batch) success.failed(error)
@@ -284,13 +288,21 @@ export class WebhookDispatcher {
       const message = `the webhook's secret could not be decrypted (${(error as Error).message}); register the webhook again`
       return this.record(delivery, target, { ok: false, statusCode: null, error: message, retryAfter: undefined, durationMs: 0 })
     }
+    const nowMs = this.ctx.clock.now()
+    const timestampSeconds = Math.floor(nowMs / 1000)
     const result = await sendWebhook({
       url: target.url,
       body: delivery.body,
       headers: {
         'X-Service-Signature': signWebhookBody(delivery.body, secret),
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(timestampSeconds),
+        'webhook-signature': signStandardWebhook({ id: delivery.id, timestampSeconds, body: delivery.body }, [
+          secret,
+          ...this.previousSecret(target, nowMs),
+        ]),
         'X-Countersign-Delivery': delivery.id,
-        'X-Countersign-Timestamp': String(Math.floor(this.ctx.clock.now() / 1000)),
+        'X-Countersign-Timestamp': String(timestampSeconds),
         'X-Countersign-Event': delivery.event,
       },
       timeoutMs: this.timeoutMs,
@@ -299,29 +311,34 @@ export class WebhookDispatcher {
     await this.record(delivery, target, result)
   }
 
+  /** The secret a rotation replaced, while it still signs beside the new one; none once it has expired or cannot be read. */
+  private previousSecret(target: DeliveryTarget, nowMs: number): string[] {
+    const { previousSecretCiphertext: sealed, previousSecretExpiresAtMs: expiresAtMs } = target
+    if (sealed === null || expiresAtMs === null || nowMs >= expiresAtMs) return []
+    try {
+      return [this.ctx.secretBox.open(sealed)]
+    } catch (error) {
+      this.ctx.logger.warn(
+        { err: error, webhookId: target.webhookId },
+        "the webhook's previous secret could not be decrypted; signing with the current one only",
+      )
+      return []
+    }
+  }
+
   private async record(delivery: WebhookDelivery, target: DeliveryTarget, result: WebhookSendResult): Promise<void> {
     const nowMs = this.ctx.clock.now()
     const attempts = delivery.attempts + 1
     const outcome = attemptOutcome({ event: delivery.event, payloadUuid: delivery.payloadUuid, attempts, result, nowMs }, this.random)
     if (outcome.kind === 'succeeded') {
       // The slot is free once the response is in; the success is recorded with others shortly after.
-      this.track(this.recordSuccess(delivery, outcome.statusCode), delivery)
+      this.track(this.recordSuccess(delivery, target, outcome.statusCode), delivery)
       return
     }
     const { db } = this.ctx.storage
     const claim = claimOf(delivery)
     const attempted = { attempts, nextAttemptAtMs: delivery.nextAttemptAtMs, lastStatusCode: result.statusCode, lastError: result.error }
     const failed: DeliveryOutcome = { ...attempted, state: 'failed', completedAtMs: nowMs }
-
-    if (outcome.kind === 'retry') {
-      await webhookDeliveriesRepository.complete(db, claim, {
-        ...attempted,
-        state: 'pending',
-        nextAttemptAtMs: outcome.nextAttemptAtMs,
-        completedAtMs: null,
-      })
-      return
-    }
 
     if (outcome.kind === 'disable-webhook') {
       await db.transaction().execute(async (tx) => {
@@ -334,8 +351,11 @@ export class WebhookDispatcher {
       return
     }
 
+    const recordedOutcome: DeliveryOutcome =
+      outcome.kind === 'retry' ? { ...attempted, state: 'pending', nextAttemptAtMs: outcome.nextAttemptAtMs, completedAtMs: null } : failed
+    const lastError = result.error ?? 'unknown error'
     const failure: WebhookFailure | null =
-      outcome.alert && delivery.payloadUuid !== null
+      outcome.kind === 'failed' && outcome.alert && delivery.payloadUuid !== null
         ? {
             deliveryId: delivery.id,
             projectId: target.projectId,
@@ -345,16 +365,44 @@ export class WebhookDispatcher {
             event: delivery.event,
             payloadUuid: delivery.payloadUuid,
             attempts,
-            lastError: result.error ?? 'unknown error',
+            lastError,
           }
         : null
-    const alerted = await db.transaction().execute(async (tx) => {
-      if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return false
-      if (failure === null) return false
-      await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
-      return true
+    // The attempt, its alert and the webhook's run of failures are recorded together.
+    const recorded = await db.transaction().execute(async (tx) => {
+      if (!(await webhookDeliveriesRepository.complete(tx, claim, recordedOutcome))) return false
+      if (failure !== null) await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
+      return { disabled: await this.disableIfFailingTooLong(tx, target, nowMs, lastError) }
     })
-    if (alerted && failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
+    if (recorded === false) return
+    if (failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
+    if (recorded.disabled) {
+      await this.cancelWaiting(target.webhookId, nowMs)
+      this.ctx.logger.warn({ webhookId: target.webhookId, projectId: target.projectId }, `webhook disabled: ${FAILING_TOO_LONG_REASON}`)
+      this.ctx.events.emitCommitted('webhook.disabled', recorded.disabled)
+    }
+  }
+
+  /**
+   * Records a failed attempt in the webhook's run of failures; when the run has lasted long enough (failingTooLong),
+   * disables the webhook, cancels what waits for it, and emits 'webhook.disabled' (its owner is mailed).
+   */
+  private async disableIfFailingTooLong(tx: Tx, target: DeliveryTarget, nowMs: number, lastError: string): Promise<WebhookDisabled | null> {
+    const failingSinceMs = await webhooksRepository.markFailing(tx, target.webhookId, nowMs)
+    if (failingSinceMs === undefined || !failingTooLong(failingSinceMs, nowMs)) return null
+    await webhooksRepository.disable(tx, target.webhookId, nowMs, FAILING_TOO_LONG_REASON)
+    await webhookDeliveriesRepository.cancelPendingForWebhook(tx, target.webhookId, nowMs)
+    const notice: WebhookDisabled = {
+      projectId: target.projectId,
+      projectName: target.projectName,
+      webhookId: target.webhookId,
+      webhookUrl: target.url,
+      failingSinceMs,
+      disabledAtMs: nowMs,
+      lastError,
+    }
+    await this.ctx.events.emitInTransaction(tx, 'webhook.disabled', notice)
+    return notice
   }
 }
 

@@ -66,6 +66,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
   const url = input({ name: 'url', type: 'url', placeholder: 'https://example.com/countersign-events', required: true })
   const events = PAYLOAD_EVENTS.map((event) => {
     const checkbox = h('input', { attrs: { type: 'checkbox', name: 'events', value: event } })
+    // payload.finalized is offered but not preselected, as the API does when a webhook names no events.
     checkbox.checked = (RESOLUTION_EVENTS as readonly string[]).includes(event)
     return { event, checkbox }
   })
@@ -144,12 +145,23 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     ),
   )
   remove.classList.add('danger')
+  const enable = button('Enable', async () => {
+    enable.disabled = true
+    try {
+      await api.enableWebhook(projectId, webhook.id)
+      await refresh()
+    } catch (error) {
+      replaceChildren(status, errorMessage(error))
+      enable.disabled = false
+    }
+  })
   const disabled = webhook.disabledAt
     ? h(
         'p',
         {},
         badge('Disabled', 'bad'),
-        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. Add the URL again to resume.`,
+        ` since ${formatTime(webhook.disabledAt)}: ${webhook.disabledReason ?? 'no reason recorded'}. ` +
+          'Enable it to resume deliveries, then replay what failed (POST /api/v1/webhooks/{id}/replay).',
       )
     : null
   return h(
@@ -161,6 +173,7 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
     h(
       'div',
       { className: 'actions' },
+      webhook.disabledAt ? enable : null,
       test,
       button('Delivery log', () => showLog(), { className: 'button secondary', attrs: { 'aria-label': `Delivery log of ${webhook.url}` } }),
       remove,

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type AttemptOutcome, attemptOutcome, type DeliveryAttempt } from '../../../../src/features/webhooks/dispatcher/attempt-outcome.js'
+import {
+  type AttemptOutcome,
+  attemptOutcome,
+  type DeliveryAttempt,
+  failingTooLong,
+} from '../../../../src/features/webhooks/dispatcher/attempt-outcome.js'
 import { MAX_DELIVERY_ATTEMPTS, MAX_RETRY_AFTER_MS, RETRY_DELAYS_MS } from '../../../../src/features/webhooks/dispatcher/retry-schedule.js'
 
 const NOW = Date.UTC(2026, 0, 15, 12)
@@ -60,5 +65,15 @@ describe('what follows a delivery attempt', () => {
     assert.deepEqual(after(1, { statusCode: 410 }), disabled)
     assert.deepEqual(after(MAX_DELIVERY_ATTEMPTS, { statusCode: 410 }), disabled)
     assert.deepEqual(after(1, { statusCode: 410 }, { event: 'webhook.test', payloadUuid: null }), disabled)
+  })
+})
+
+describe('whether a failed attempt disables its webhook', () => {
+  const DAY_MS = 86_400_000
+  it('does once every attempt has failed for 5 days, and not a millisecond before', () => {
+    assert.equal(failingTooLong(NOW, NOW), false, 'the first failure')
+    assert.equal(failingTooLong(NOW - 5 * DAY_MS + 1, NOW), false)
+    assert.equal(failingTooLong(NOW - 5 * DAY_MS, NOW), true)
+    assert.equal(failingTooLong(NOW - 30 * DAY_MS, NOW), true)
   })
 })

@@ -1,0 +1,48 @@
+// The rules every approval ends with, whatever its kind: the signer allowed (options.signers), its master key not
+// disabled on the ledger, and the proof used by no other payload; then the move to signed, which records the proof.
+import { unprocessable } from '../../../platform/errors.js'
+import type { Payload, SignedResolution } from '../../payloads/model.js'
+import { askNode, type SigningDeps } from '../deps.js'
+
+/** A resolution the signing operations make: always with the proof that resolves no other payload. */
+export type ProvenResolution = SignedResolution & { proofKey: string }
+
+/**
+ * Resolves a payload proved by a signature over a text, a connect transaction or a Xaman SignIn: always made with the
+ * account's master key, so that key must still be enabled. `keyField` names the key in a refusal.
+ */
+export async function resolveProven(
+  deps: SigningDeps,
+  payload: Payload,
+  signed: ProvenResolution,
+  keyField = 'publicKey',
+): Promise<Payload> {
+  assertAllowedSigner(payload, signed.signerAddress)
+  await assertMasterKeyEnabled(deps, signed.signerAddress, keyField)
+  await deps.payloads.assertProofUnused(signed.proofKey)
+  return deps.payloads.resolveSigned(payload.uuid, signed)
+}
+
+/** options.signers: only the listed accounts may resolve the payload. */
+export function assertAllowedSigner(payload: Payload, signerAddress: string): void {
+  if (payload.signers === null || payload.signers.includes(signerAddress)) return
+  throw unprocessable(
+    [{ field: 'signerAddress', message: `${signerAddress} may not sign this request; sign with ${payload.signers.join(' or ')}` }],
+    `This request may only be signed by ${payload.signers.join(', ')}`,
+  )
+}
+
+/**
+ * With an XRPL node configured: a master key the account has disabled (lsfDisableMaster) speaks for nobody. Without
+ * a node this is not checked (docs/signing.md).
+ */
+export async function assertMasterKeyEnabled(deps: Pick<SigningDeps, 'xrplNode'>, account: string, field: string): Promise<void> {
+  const node = deps.xrplNode
+  if (node === undefined) return
+  if (await askNode(() => node.isMasterKeyDisabled(account))) {
+    throw unprocessable(
+      [{ field, message: `is the master key of ${account}, which the account has disabled (lsfDisableMaster): it no longer signs for it` }],
+      'The signing key does not speak for the account',
+    )
+  }
+}

@@ -1,0 +1,58 @@
+// signAndSubmit: the verified blob goes to the XRPL node, and the engine result decides whether the payload resolves
+// as signed (submitted). The final outcome is learned afterwards by the transaction follower.
+import { AppError, conflict } from '../../../platform/errors.js'
+import type { Payload } from '../../payloads/model.js'
+import { askNode, requireNode, type SigningDeps } from '../deps.js'
+import { submissionClaimsRepository } from '../submission-claims-repository.js'
+import { SIGNED_FIELD } from '../verify/signed-blob.js'
+import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
+import type { ProvenResolution } from './signer-rules.js'
+
+/** A submission holds its claim this long at most: longer than connecting and submitting can take (10 s each). */
+const SUBMISSION_LEASE_MS = 60_000
+
+/**
+ * Submits the verified blob and resolves the payload when the ledger accepted it (tesSUCCESS, terQUEUED, tec: see
+ * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances);
+ * the same blob twice is harmless, the ledger applies it once. A refusal leaves the payload pending.
+ */
+export async function submitAndResolve(
+  deps: SigningDeps,
+  payload: Payload,
+  verified: VerifiedTransaction,
+  signed: ProvenResolution,
+): Promise<Payload> {
+  const node = requireNode(deps, 'submit the transaction')
+  const { db, clock, payloads } = deps
+  const claim = { payloadUuid: payload.uuid, txHash: verified.txHash }
+  const nowMs = clock.now()
+  if (!(await submissionClaimsRepository.claim(db, { ...claim, nowMs, leaseExpiresAtMs: nowMs + SUBMISSION_LEASE_MS }))) {
+    await payloads.assertActionable(payload.uuid)
+    throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
+  }
+  try {
+    const result = await askNode(() => node.submit(verified.txBlob))
+    if (!result.accepted) {
+      // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
+      // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
+      await payloads.assertActionable(payload.uuid)
+      throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
+        {
+          field: SIGNED_FIELD,
+          message: `${result.engineResult}: ${result.engineResultMessage}. Nothing was applied; the request is still pending, sign again`,
+        },
+      ])
+    }
+    try {
+      return await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+    } catch (error) {
+      if (error instanceof AppError && error.statusCode === 410) {
+        // The ledger took the transaction, but the payload expired while it was being submitted.
+        deps.logger.error({ uuid: payload.uuid, txHash: verified.txHash }, 'transaction submitted as its payload expired')
+      }
+      throw error
+    }
+  } finally {
+    await submissionClaimsRepository.release(db, claim.payloadUuid, claim.txHash)
+  }
+}

@@ -1,0 +1,118 @@
+// Follows each submitted signAndSubmit transaction to its final outcome (succeeded, failed, dropped), durably: the
+// follow is a row written with the payload's move to signed, leased by one instance at a time, and its outcome is
+// recorded with the payload.finalized event in one transaction.
+
+import type { Logger } from 'pino'
+import { decode } from 'ripple-binary-codec'
+import type { Clock } from '../../platform/clock.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import type { FinalOutcome } from '../payloads/model.js'
+import type { PayloadService, PayloadTransition } from '../payloads/service.js'
+import { type TransactionFollow, transactionFollowsRepository } from './transaction-follows-repository.js'
+
+/** A ledger closes every 3 to 5 seconds: a look every 2 seconds sees each one. */
+export const FOLLOW_INTERVAL_MS = 2_000
+/** After the node could not answer. */
+const UNAVAILABLE_RETRY_MS = 5_000
+/** Longer than one look can take (two requests of at most 10 seconds each). */
+const LEASE_MS = 60_000
+/**
+ * A transaction without LastLedgerSequence can wait in a node's queue indefinitely; it is followed this long after
+ * submission, then given up (its outcome stays null, and no payload.finalized is sent).
+ */
+export const FOLLOW_WITHOUT_LAST_LEDGER_MS = 60 * 60_000
+const BATCH_SIZE = 50
+
+export interface TransactionFollowerOptions {
+  db: Db
+  dialect: Dialect
+  clock: Clock
+  payloads: PayloadService
+  /** Undefined without XRPL_NODE_URL: follows wait for a node. */
+  xrplNode: XrplNode | undefined
+  logger: Logger
+}
+
+export class TransactionFollower {
+  constructor(private readonly options: TransactionFollowerOptions) {}
+
+  /** A transition hook: a signAndSubmit payload that moves to signed is followed from the same transaction on. */
+  async enqueueForTransition(tx: Tx, { payload, event }: PayloadTransition): Promise<void> {
+    if (event !== 'payload.signed' || payload.type !== 'signAndSubmit' || payload.txHash === null || payload.txBlob === null) return
+    const { LastLedgerSequence } = decode(payload.txBlob) as { LastLedgerSequence?: number }
+    const nowMs = this.options.clock.now()
+    await transactionFollowsRepository.insert(tx, {
+      payloadUuid: payload.uuid,
+      txHash: payload.txHash,
+      lastLedgerSequence: LastLedgerSequence ?? null,
+      followUntilMs: nowMs + FOLLOW_WITHOUT_LAST_LEDGER_MS,
+      nowMs,
+    })
+  }
+
+  /** Takes one look at each due follow; returns true when the batch was full and more may be due. */
+  async followDue(): Promise<boolean> {
+    const { db, dialect, clock } = this.options
+    const nowMs = clock.now()
+    const claimed = await transactionFollowsRepository.claimDue(db, dialect, {
+      nowMs,
+      leaseExpiresAtMs: nowMs + LEASE_MS,
+      limit: BATCH_SIZE,
+    })
+    for (const follow of claimed) await this.look(follow)
+    return claimed.length === BATCH_SIZE
+  }
+
+  private async look(follow: TransactionFollow): Promise<void> {
+    const { db, clock, logger } = this.options
+    const log = { uuid: follow.payloadUuid, txHash: follow.txHash }
+    const node = this.options.xrplNode
+    if (node === undefined) {
+      await transactionFollowsRepository.postpone(db, follow, clock.now() + UNAVAILABLE_RETRY_MS)
+      return
+    }
+    let status: TransactionStatus
+    try {
+      status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
+    } catch (error) {
+      if (!(error instanceof XrplNodeUnavailableError)) throw error
+      logger.warn({ ...log, err: error }, 'could not look up a submitted transaction; trying again')
+      await transactionFollowsRepository.postpone(db, follow, clock.now() + UNAVAILABLE_RETRY_MS)
+      return
+    }
+    const nowMs = clock.now()
+    if (status.state === 'pending') {
+      if (follow.lastLedgerSequence === null && nowMs >= follow.followUntilMs) {
+        await transactionFollowsRepository.finish(db, follow, nowMs)
+        logger.warn(log, 'stopped following a transaction without LastLedgerSequence: no validated ledger holds it yet')
+      } else {
+        await transactionFollowsRepository.postpone(db, follow, nowMs + FOLLOW_INTERVAL_MS)
+      }
+      return
+    }
+    await this.record(follow, finalOutcomeOf(status), nowMs)
+  }
+
+  /** The outcome, its webhook deliveries and the end of the follow commit together, while the lease still holds. */
+  private async record(follow: TransactionFollow, final: FinalOutcome, nowMs: number): Promise<void> {
+    const { db, payloads, logger } = this.options
+    const recorded = await db.transaction().execute(async (tx) => {
+      if (!(await transactionFollowsRepository.finish(tx, follow, nowMs))) return undefined
+      return payloads.recordOutcome(tx, follow.payloadUuid, final)
+    })
+    if (recorded === undefined) return
+    logger.info({ uuid: follow.payloadUuid, txHash: follow.txHash, outcome: final.outcome }, 'submitted transaction is final')
+    payloads.announceOutcome(recorded)
+  }
+}
+
+function finalOutcomeOf(status: Exclude<TransactionStatus, { state: 'pending' }>): FinalOutcome {
+  if (status.state === 'dropped') return { outcome: 'dropped', transactionResult: null, ledgerIndex: null, deliveredAmount: null }
+  return {
+    outcome: status.transactionResult === 'tesSUCCESS' ? 'succeeded' : 'failed',
+    transactionResult: status.transactionResult,
+    ledgerIndex: status.ledgerIndex,
+    deliveredAmount: status.deliveredAmount,
+  }
+}

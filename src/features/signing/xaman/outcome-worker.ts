@@ -1,0 +1,90 @@
+// Learns the outcome of Xaman sign requests in the background, like the expiry sweeper, so that reading a request
+// never writes: every 2 seconds each unsettled request is claimed under a lease (one instance at a time), its state is
+// read from Xaman server to server, and a signed result goes through exactly the verification (and submission) of
+// an approval, with walletAdapter "xaman".
+import type { Dialect } from '../../../platform/db/database.js'
+import { AppError, unprocessable } from '../../../platform/errors.js'
+import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
+import type { Payload } from '../../payloads/model.js'
+import { approveVerified } from '../approve/approve.js'
+import { approveConnectWithXamanSignIn } from '../approve/approve-connect.js'
+import type { SigningDeps } from '../deps.js'
+import { type ClaimedXamanRequest, xamanSignRequestsRepository } from './sign-requests-repository.js'
+import type { XamanClient, XamanSignRequestState } from './xaman-client.js'
+
+/** Xaman is asked about each request at most this often. */
+export const XAMAN_CHECK_INTERVAL_MS = 2000
+/** Longer than a look can take: Xaman's answer (10 s at most), then a verification and a submission (10 s each). */
+const LEASE_MS = 60_000
+const BATCH_SIZE = 50
+
+export interface XamanOutcomesDeps extends SigningDeps {
+  dialect: Dialect
+}
+
+export class XamanOutcomes {
+  constructor(private readonly deps: XamanOutcomesDeps) {}
+
+  /** Takes one look at each due Xaman request; returns true when the batch was full and more may be due. */
+  async checkDue(): Promise<boolean> {
+    const { db, dialect, clock, xaman } = this.deps
+    if (xaman === undefined) return false
+    const nowMs = clock.now()
+    const claimed = await xamanSignRequestsRepository.claimDue(db, dialect, {
+      nowMs,
+      leaseExpiresAtMs: nowMs + LEASE_MS,
+      nextCheckAtMs: nowMs + XAMAN_CHECK_INTERVAL_MS,
+      limit: BATCH_SIZE,
+    })
+    for (const request of claimed) await this.look(xaman, request)
+    return claimed.length === BATCH_SIZE
+  }
+
+  private async look(xaman: XamanClient, request: ClaimedXamanRequest): Promise<void> {
+    const { db, clock, logger, payloads } = this.deps
+    const log = { uuid: request.payloadUuid, xamanUuid: request.xamanUuid }
+    const payload = await payloads.getForSigning(request.payloadUuid)
+    if (payload.status !== 'pending') {
+      // Signed another way, rejected or expired: this request has nothing left to decide.
+      await xamanSignRequestsRepository.markSettled(db, request.xamanUuid, clock.now())
+      return
+    }
+    let state: XamanSignRequestState
+    try {
+      state = await xaman.getSignRequest(request.xamanUuid)
+    } catch (error) {
+      logger.warn({ ...log, err: error }, 'could not read a Xaman sign request')
+      await xamanSignRequestsRepository.release(db, request)
+      return
+    }
+    const userRejected = state.resolved && !state.signed && !state.cancelled && !state.expired
+    if (!state.signed && !userRejected && !state.cancelled && !state.expired) {
+      await xamanSignRequestsRepository.release(db, request)
+      return
+    }
+    try {
+      if (state.signed) await this.applySigned(payload, state.hex, state.account)
+      else if (userRejected) await payloads.reject(payload.uuid, 'xaman')
+    } catch (error) {
+      // The ledger or the node could not be asked: the next look tries again. Anything else is final for this request.
+      if (error instanceof AppError && error.statusCode === 502) {
+        await xamanSignRequestsRepository.release(db, request)
+        return
+      }
+      if (!(error instanceof AppError)) throw error
+      logger.warn({ ...log, error: error.message, details: error.details }, 'Xaman result not applied')
+    }
+    await xamanSignRequestsRepository.markSettled(db, request.xamanUuid, clock.now())
+  }
+
+  private async applySigned(payload: Payload, hex: string | null, account: string | null): Promise<void> {
+    if (hex === null) throw unprocessable([{ field: 'xaman.response.hex', message: 'is missing from a signed Xaman request' }])
+    if (payload.type === 'connect') await approveConnectWithXamanSignIn(this.deps, payload, hex, account)
+    else await approveVerified(this.deps, payload, { walletAdapter: 'xaman', signedTransaction: hex })
+  }
+}
+
+/** The Xaman worker: only when Xaman is configured. */
+export function startXamanOutcomeWorker(outcomes: XamanOutcomes, logger: SigningDeps['logger']): PeriodicTask {
+  return startPeriodicTask('xaman-outcomes', XAMAN_CHECK_INTERVAL_MS / 2, () => outcomes.checkDue(), logger)
+}

@@ -1,0 +1,51 @@
+// POST /api/v1/sign/{uuid}/xaman: creates the Xaman sign request; its outcome is learned by the Xaman worker.
+import { AppError, badGateway, tooManyRequests, unprocessable } from '../../../platform/errors.js'
+import { projectsRepository } from '../../projects/repository.js'
+import type { SigningDeps } from '../deps.js'
+import { xamanSignRequestsRepository } from './sign-requests-repository.js'
+import { type CreatedXamanSignRequest, type XamanSignRequestBody, XamanUnavailableError } from './xaman-client.js'
+
+/** Each Xaman request costs the operator's Xaman quota; a user needs one, a few retries at most. */
+const MAX_XAMAN_REQUESTS_PER_PAYLOAD = 5
+
+export async function startXamanSignRequest(deps: SigningDeps, uuid: string): Promise<{ qrUrl: string; deepLink: string }> {
+  const xaman = deps.xaman
+  if (xaman === undefined) throw new AppError(404, 'Xaman is not configured on this service')
+  const payload = await deps.payloads.assertActionable(uuid)
+  if (payload.type === 'signMessage') {
+    throw unprocessable(
+      [{ field: 'walletAdapter', message: 'Xaman signs transactions and sign-ins, not free-form messages: choose another wallet' }],
+      'Xaman cannot answer this request',
+    )
+  }
+  if ((await xamanSignRequestsRepository.countForPayload(deps.db, uuid)) >= MAX_XAMAN_REQUESTS_PER_PAYLOAD) {
+    const secondsLeft = Math.max(1, Math.ceil((payload.expiresAtMs - deps.clock.now()) / 1000))
+    throw tooManyRequests(
+      `This request already has ${MAX_XAMAN_REQUESTS_PER_PAYLOAD} Xaman sign requests: scan one of those, or choose another wallet`,
+      secondsLeft,
+    )
+  }
+  const project = await projectsRepository.findById(deps.db, payload.projectId)
+  const signingUrl = deps.payloads.signingUrl(uuid)
+  const body: XamanSignRequestBody = {
+    // A connect is a Xaman SignIn: the user's signature reveals the account and authorizes nothing.
+    txjson: payload.type === 'connect' ? { TransactionType: 'SignIn' } : (payload.transaction as Record<string, unknown>),
+    // The service submits signAndSubmit itself, after verifying; Xaman only signs. Afterwards the user comes back to
+    // the signing page, which shows the outcome and follows the app's return URL.
+    options: {
+      submit: false,
+      return_url: { app: signingUrl, web: signingUrl },
+      ...(payload.signers === null ? {} : { signers: payload.signers }),
+    },
+    custom_meta: { instruction: payload.customInstructions ?? `${project?.name ?? 'An app'} asks you to approve this request.` },
+  }
+  let created: CreatedXamanSignRequest
+  try {
+    created = await xaman.createSignRequest(body)
+  } catch (error) {
+    if (error instanceof XamanUnavailableError) throw badGateway(`${error.message}; try again, or choose another wallet`)
+    throw error
+  }
+  await xamanSignRequestsRepository.insert(deps.db, { xamanUuid: created.uuid, payloadUuid: uuid, createdAtMs: deps.clock.now() })
+  return { qrUrl: created.qrUrl, deepLink: created.deepLink }
+}

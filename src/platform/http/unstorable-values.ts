@@ -1,0 +1,29 @@
+// Values no field of the interface has a use for and the databases cannot keep, refused in every request (body,
+// query, path) before any route sees them, with a 422 naming the field:
+// - U+0000 in a string (or a key): PostgreSQL cannot store it in text, and XRPL signing prefixes end in it;
+// - a number JSON.parse could only read as Infinity (1e309): stored, it would silently become null.
+import type { FastifyRequest } from 'fastify'
+import { type FieldError, unprocessable } from '../errors.js'
+
+const NUL = '\u0000'
+
+/** preValidation hook of the whole app. */
+export async function refuseUnstorableValues(request: FastifyRequest): Promise<void> {
+  const found = unstorableIn(request.params, '') ?? unstorableIn(request.query, '') ?? unstorableIn(request.body, '')
+  if (found !== undefined) throw unprocessable([{ ...found, field: found.field || 'body' }])
+}
+
+/** The first unstorable value in `value`, with its dotted path ('' for `value` itself). */
+function unstorableIn(value: unknown, path: string): FieldError | undefined {
+  if (typeof value === 'string')
+    return value.includes(NUL) ? { field: path, message: 'must not contain the NUL character (U+0000)' } : undefined
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { field: path, message: 'must be a finite number' }
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = path ? `${path}.${key}` : key
+    if (key.includes(NUL)) return { field: itemPath.replaceAll(NUL, '\\u0000'), message: 'must not contain the NUL character (U+0000)' }
+    const found = unstorableIn(item, itemPath)
+    if (found !== undefined) return found
+  }
+  return undefined
+}

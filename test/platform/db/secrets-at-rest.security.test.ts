@@ -1,0 +1,199 @@
+// Attacks on secrets at rest: a copy of the database file alone must not open webhook secrets once the service
+// runs as in production, and the SQLite file must not be readable by other users of the host.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { ConfigError, loadConfig } from '../../../src/config.js'
+import { createSecretBox } from '../../../src/features/webhooks/secret-box.js'
+import { startService } from '../../../src/main.js'
+import { ManualClock } from '../../../src/platform/clock.js'
+import { openStorage } from '../../../src/platform/db/database.js'
+import { migrateToLatest } from '../../../src/platform/db/migrations.js'
+import { createLogger } from '../../../src/platform/logger.js'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+import { CLI } from '../../support/serve-process.js'
+
+const run = promisify(execFile)
+const NEW_SECRET = 'the-new-session-secret-of-at-least-32-bytes'
+
+async function countersign(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...CLI, ...args], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string }
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr }
+  }
+}
+
+describe('SESSION_SECRET in production', () => {
+  it('is required with NODE_ENV=production, with a clear start-up error', async () => {
+    assert.throws(
+      () => loadConfig({ NODE_ENV: 'production' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, /^SESSION_SECRET is required when NODE_ENV=production: set it to at least 32 random bytes/)
+        return true
+      },
+    )
+    const serve = await countersign(['serve'], { NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', PORT: '0' })
+    assert.equal(serve.code, 2)
+    assert.match(serve.stderr, /^countersign: SESSION_SECRET is required when NODE_ENV=production/)
+  })
+
+  it('must be at least 32 bytes, and the error does not repeat it', () => {
+    for (const env of [{ SESSION_SECRET: 'short-but-not-empty' }, { NODE_ENV: 'production', SESSION_SECRET: 'x'.repeat(31) }]) {
+      assert.throws(
+        () => loadConfig(env),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError)
+          assert.match(error.message, /^SESSION_SECRET must be at least 32 bytes, got \d+/)
+          assert.equal(error.message.includes(env.SESSION_SECRET), false)
+          return true
+        },
+      )
+    }
+    assert.equal(loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'x'.repeat(32) }).sessionSecret, 'x'.repeat(32))
+  })
+})
+
+forEachDatabase('rotating the server secret', (dialect) => {
+  let database: TestDatabase
+  let sealed: { id: string; secret: string }
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    // The embedded quick start: no SESSION_SECRET, so the service generates one and keeps it in the database.
+    const config = loadConfig({ DATABASE_URL: database.url, PUBLIC_URL: 'http://countersign.test', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
+    const service = await startService(config, { clock: new ManualClock(), logger: createLogger('silent'), listen: false, workers: false })
+    try {
+      const { key } = await service.ctx.projects.createProject({ name: 'Shop', plan: 'pro' })
+      const response = await service.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        headers: { authorization: `Bearer ${key.apiKey}` },
+        payload: { url: 'http://127.0.0.1:9/hook' },
+      })
+      assert.equal(response.statusCode, 201, response.body)
+      sealed = response.json()
+    } finally {
+      await service.stop()
+    }
+  })
+  after(() => database.drop())
+
+  async function databaseContents() {
+    const storage = openStorage(database.url)
+    try {
+      const settings = await storage.db.selectFrom('settings').selectAll().execute()
+      const webhooks = await storage.db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).execute()
+      return { settings, webhooks }
+    } finally {
+      await storage.close()
+    }
+  }
+
+  /** What an attacker holding only the database can do: try every stored setting as the key. */
+  function openWithDatabaseAlone(contents: Awaited<ReturnType<typeof databaseContents>>): string[] {
+    const opened: string[] = []
+    for (const { value } of contents.settings) {
+      for (const { secret_ciphertext } of contents.webhooks) {
+        try {
+          opened.push(createSecretBox(value).open(secret_ciphertext))
+        } catch {}
+      }
+    }
+    return opened
+  }
+
+  it('before: the database alone opens the webhook secret (the quick start)', async () => {
+    assert.deepEqual(openWithDatabaseAlone(await databaseContents()), [sealed.secret])
+  })
+
+  it('`countersign rotate-secret` re-seals under SESSION_SECRET and removes the generated one, so the database alone opens nothing', async () => {
+    const rotated = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET })
+    assert.equal(rotated.code, 0, rotated.stderr)
+    assert.match(rotated.stdout, /Re-sealed 1 webhook secret\(s\) under SESSION_SECRET \(0 already were\)/)
+    assert.match(rotated.stdout, /The generated secret was removed from the database/)
+    const contents = await databaseContents()
+    assert.deepEqual(openWithDatabaseAlone(contents), [])
+    assert.equal(
+      contents.settings.some((row) => row.key === 'server_secret'),
+      false,
+    )
+    assert.equal(createSecretBox(NEW_SECRET).open(contents.webhooks[0]!.secret_ciphertext), sealed.secret)
+
+    // Run again: nothing left to re-seal, and it says so.
+    const again = await countersign(['rotate-secret'], {
+      DATABASE_URL: database.url,
+      SESSION_SECRET: NEW_SECRET,
+      OLD_SESSION_SECRET: NEW_SECRET,
+    })
+    assert.equal(again.code, 0, again.stderr)
+    assert.match(again.stdout, /Re-sealed 0 webhook secret\(s\) under SESSION_SECRET \(1 already were\)/)
+  })
+
+  it('refuses a wrong OLD_SESSION_SECRET and changes nothing; the right one rotates on', async () => {
+    const next = 'the-next-session-secret-of-at-least-32-bytes'
+    const before = await databaseContents()
+    const wrong = await countersign(['rotate-secret'], {
+      DATABASE_URL: database.url,
+      SESSION_SECRET: next,
+      OLD_SESSION_SECRET: 'not-the-secret-it-ran-with-but-32-bytes-long',
+    })
+    assert.equal(wrong.code, 2)
+    assert.match(wrong.stderr, /opens under neither the old nor the new secret; nothing was changed/)
+    assert.deepEqual(await databaseContents(), before)
+
+    const right = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: next, OLD_SESSION_SECRET: NEW_SECRET })
+    assert.equal(right.code, 0, right.stderr)
+    assert.equal(createSecretBox(next).open((await databaseContents()).webhooks[0]!.secret_ciphertext), sealed.secret)
+  })
+
+  it('refuses to run without SESSION_SECRET, or without any old secret to rotate from', async () => {
+    const noNew = await countersign(['rotate-secret'], { DATABASE_URL: database.url })
+    assert.equal(noNew.code, 2)
+    assert.match(noNew.stderr, /Set SESSION_SECRET to the new secret/)
+    const noOld = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET })
+    assert.equal(noOld.code, 2)
+    assert.match(noOld.stderr, /No old secret: set OLD_SESSION_SECRET/)
+  })
+})
+
+describe('the SQLite database on disk', () => {
+  let directory: string
+  before(() => {
+    directory = mkdtempSync(join(tmpdir(), 'countersign-modes-'))
+  })
+  after(() => rmSync(directory, { recursive: true, force: true }))
+
+  const mode = (path: string) => statSync(path).mode & 0o777
+
+  it('is created 0600 (and its -wal and -shm files), in a data directory created 0700', async () => {
+    const path = join(directory, 'data', 'nested', 'countersign.db')
+    const storage = openStorage(`sqlite:${path}`)
+    await migrateToLatest(storage.db)
+    try {
+      assert.equal(mode(join(directory, 'data')).toString(8), '700')
+      assert.equal(mode(join(directory, 'data', 'nested')).toString(8), '700')
+      for (const file of [path, `${path}-wal`, `${path}-shm`]) assert.equal(mode(file).toString(8), '600', file)
+    } finally {
+      await storage.close()
+    }
+  })
+
+  it('narrows a database file left readable by others to 0600 when opened', async () => {
+    const path = join(directory, 'readable.db')
+    writeFileSync(path, '')
+    chmodSync(path, 0o644)
+    const storage = openStorage(`sqlite:${path}`)
+    await migrateToLatest(storage.db)
+    await storage.close()
+    assert.equal(mode(path).toString(8), '600')
+  })
+})

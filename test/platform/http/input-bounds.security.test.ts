@@ -1,0 +1,133 @@
+// Attacks with input a database cannot store or a query cannot use: numbers past any real page, and NUL characters,
+// which PostgreSQL refuses in text. Each must be a 4xx naming the field, never a 500, on both databases.
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { forEachDatabase } from '../../support/databases.js'
+import { payloadBodies } from '../../support/fixtures.js'
+import { bearer, startTestService, type TestService } from '../../support/service.js'
+
+const HUGE_NUMBERS = ['99999999999999999999', '1e309', '9007199254740993', '-99999999999999999999', '1e20']
+
+forEachDatabase('input a database cannot take', (dialect) => {
+  let t: TestService
+  let apiKey: string
+  let projectId: string
+  let cookie: string
+  let webhookId: string
+  before(async () => {
+    t = await startTestService(dialect)
+    const account = await t.service.ctx.accounts.recordSignIn({
+      issuer: 'https://idp.example',
+      subject: 'mallory',
+      email: 'm@example.com',
+      name: 'm',
+    })
+    cookie = `cs_session=${(await t.service.ctx.sessions.start(account.id)).token}`
+    const { project, key } = await t.service.ctx.projects.createProject({ name: 'Shop', plan: 'pro', accountId: account.id })
+    projectId = project.id
+    apiKey = key.apiKey
+    const webhook = await t.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      headers: bearer(apiKey),
+      payload: { url: 'http://127.0.0.1:9/hook' },
+    })
+    webhookId = webhook.json().id
+  })
+  after(() => t.stop())
+
+  const session = () => ({ cookie, origin: 'http://countersign.test' })
+
+  it('refuses a page offset or limit past any real list with 422 naming it, on every list', async () => {
+    const lists = [
+      { url: '/api/v1/payloads', headers: () => bearer(apiKey) },
+      { url: `/api/v1/webhooks/${webhookId}/deliveries`, headers: () => bearer(apiKey) },
+      { url: `/api/v1/projects/${projectId}/payloads`, headers: session },
+      { url: `/api/v1/projects/${projectId}/webhooks/${webhookId}/deliveries`, headers: session },
+    ]
+    for (const list of lists) {
+      for (const field of ['offset', 'limit']) {
+        for (const value of HUGE_NUMBERS) {
+          const response = await t.inject({ method: 'GET', url: `${list.url}?${field}=${value}`, headers: list.headers() })
+          assert.equal(response.statusCode, 422, `${list.url}?${field}=${value}: ${response.body}`)
+          assert.ok(
+            response.json().details.some((d: { field: string }) => d.field === field),
+            `${list.url}?${field}=${value} does not name ${field}: ${response.body}`,
+          )
+        }
+      }
+    }
+  })
+
+  it('refuses huge numbers in a payload body with a 4xx, and creates nothing', async () => {
+    const bodies = [
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":"1000000"},"options":{"expiresIn":1e309}}',
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":"1000000"},"options":{"expiresIn":99999999999999999999}}',
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":"1000000","Sequence":1e309}}',
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":99999999999999999999}}',
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":"1000000","Fee":"99999999999999999999"}}',
+      '{"type":"sign","transaction":{"TransactionType":"Payment","Destination":"rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe","Amount":"1000000","LastLedgerSequence":-1e309}}',
+      '{"type":"connect","options":{"metadata":{"n":1e309}}}',
+    ]
+    for (const body of bodies) {
+      const response = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+        payload: body,
+      })
+      assert.ok(response.statusCode >= 400 && response.statusCode < 500, `${body}: ${response.statusCode} ${response.body}`)
+    }
+    const list = await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })
+    assert.deepEqual(list.json().payloads, [])
+  })
+
+  it('refuses NUL in every text field of a payload with 422 naming the field, and creates nothing', async () => {
+    const bodies: [string, object][] = [
+      ['options.customInstructions', { ...payloadBodies.sign, options: { customInstructions: 'Pay\u0000 now' } }],
+      ['options.returnUrl', { ...payloadBodies.sign, options: { returnUrl: 'https://shop.example/\u0000done' } }],
+      ['options.externalId', { ...payloadBodies.sign, options: { externalId: 'order\u00001' } }],
+      ['message', { type: 'signMessage', message: 'Log in\u0000' }],
+    ]
+    for (const [field, body] of bodies) {
+      const response = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: body })
+      assert.equal(response.statusCode, 422, `${field}: ${response.body}`)
+      assert.ok(
+        response.json().details.some((d: { field: string }) => d.field === field),
+        `${field} not named: ${response.body}`,
+      )
+    }
+    const list = await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })
+    assert.deepEqual(list.json().payloads, [])
+  })
+
+  it('refuses NUL in a webhook URL, a project name, a key name and a query filter', async () => {
+    const attempts: { field: string; method: 'GET' | 'POST'; url: string; headers: Record<string, string>; payload?: object }[] = [
+      {
+        field: 'url',
+        method: 'POST',
+        url: '/api/v1/webhooks',
+        headers: bearer(apiKey),
+        payload: { url: 'http://127.0.0.1:9/\u0000' },
+      },
+      { field: 'name', method: 'POST', url: '/api/v1/projects', headers: session(), payload: { name: 'Evil\u0000Corp' } },
+      { field: 'name', method: 'POST', url: `/api/v1/projects/${projectId}/keys`, headers: session(), payload: { name: 'k\u0000' } },
+      { field: 'externalId', method: 'GET', url: '/api/v1/payloads?externalId=a%00b', headers: bearer(apiKey) },
+      {
+        field: 'url',
+        method: 'POST',
+        url: `/api/v1/projects/${projectId}/webhooks`,
+        headers: session(),
+        payload: { url: 'http://127.0.0.1:9/\u0000' },
+      },
+    ]
+    for (const attempt of attempts) {
+      const response = await t.inject({ method: attempt.method, url: attempt.url, headers: attempt.headers, payload: attempt.payload })
+      assert.equal(response.statusCode, 422, `${attempt.url}: ${response.body}`)
+      assert.ok(
+        response.json().details.some((d: { field: string }) => d.field === attempt.field),
+        `${attempt.url}: ${attempt.field} not named: ${response.body}`,
+      )
+    }
+  })
+})
