@@ -19,9 +19,10 @@ import { pathToFileURL } from 'node:url'
 
 /**
  * Files that start processes, a browser or several instances: what `--quick` leaves out. Tests of the command line
- * are in `cli.test.ts` files (test/cli.test.ts, auth.local.cli.test.ts), the browser ones in `*.browser.test.ts`.
+ * are in `cli.test.ts` files (test/cli.test.ts, auth.local.cli.test.ts), the browser ones in `*.browser.test.ts`; the
+ * SDK's package test packs and installs the SDK with npm.
  */
-const SLOW_TESTS = /(^|\/)e2e\/|(^|[/.])cli\.test\.ts$|\.browser\.test\.ts$/
+const SLOW_TESTS = /(^|\/)e2e\/|(^|[/.])cli\.test\.ts$|\.browser\.test\.ts$|^packages\/sdk\/test\/package\.test\.ts$/
 
 /**
  * In-process files that keep a process of their own all the same: their tests time the code under test against short
