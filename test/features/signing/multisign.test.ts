@@ -231,6 +231,28 @@ forEachDatabase('multisigned requests', (dialect) => {
       assert.equal(view.multisign.weight, 1)
     })
 
+    it("does not resolve with a signer the ledger has since removed from the list: the quorum is the ledger's at completion", async () => {
+      const setup = accountWithSigners(2, [1, 1, 1])
+      const [alice, bob, carol] = setup.signers as [Wallet, Wallet, Wallet]
+      const uuid = await create(setup)
+      assert.equal((await approve(uuid, await signFor(uuid, alice))).statusCode, 200)
+
+      // Alice's key is compromised: the account's owners replace her on the ledger (same quorum, Dave instead of her).
+      const dave = Wallet.generate()
+      rippled.setAccount(setup.account.classicAddress, {
+        signerList: {
+          quorum: 2,
+          entries: [bob, carol, dave].map((signer) => ({ account: signer.classicAddress, weight: 1 })),
+        },
+      })
+      const second = await approve(uuid, await signFor(uuid, bob))
+      assert.equal(second.statusCode, 422, second.body)
+      assert.deepEqual(fields(second), ['signedTransaction.Signers'])
+      const view = await appView(uuid)
+      assert.equal(view.status, 'pending')
+      assert.equal(view.txBlob, null)
+    })
+
     it('counts concurrent signatures of different signers, none lost', async () => {
       const setup = accountWithSigners(5, [1, 1, 1, 1, 1])
       const uuid = await create(setup)
