@@ -31,7 +31,7 @@ export async function submitAndResolve(
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
   try {
-    const result = await askNode(() => node.submit(verified.txBlob))
+    const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
     if (!result.accepted) {
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
       // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
