@@ -62,7 +62,7 @@ describe('the signing page and direction-changing characters', { skip: browserSk
     const name = page.getByTestId('project-name')
     assert.equal(await name.evaluate((element) => element.tagName), 'BDI')
     assert.equal(await name.textContent(), `Evil Shop${RLO}`)
-    assert.equal(await page.title(), `\u2068Evil Shop${RLO}\u2069: approve a request`)
+    assert.equal(await page.title(), `Sign a transaction · \u2068Evil Shop${RLO}\u2069`)
   })
 
   it('isolates customInstructions and a memo, and warns visibly when they hold such characters', async () => {
