@@ -184,9 +184,10 @@ describe('XrplNode against a rippled double', () => {
     const hash = signedPayment.hash
 
     it('is pending while the transaction is unknown or not yet validated, and the ledger has not passed LastLedgerSequence', async () => {
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', known: false })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: true }, 'in an open ledger')
     })
 
     it('is validated with the final result, the ledger and the delivered amount', async () => {

@@ -13,8 +13,9 @@ const SUBMISSION_LEASE_MS = 60_000
 
 /**
  * Submits the verified blob and resolves the payload when the ledger accepted it (tesSUCCESS, terQUEUED, tec: see
- * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances);
- * the same blob twice is harmless, the ledger applies it once. A refusal leaves the payload pending.
+ * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances,
+ * which records the intent before the blob leaves); the same blob twice is harmless, the ledger applies it once. A
+ * refusal leaves the payload pending.
  */
 export async function submitAndResolve(
   deps: SigningDeps,
@@ -24,14 +25,26 @@ export async function submitAndResolve(
 ): Promise<Payload> {
   const node = requireNode(deps, 'submit the transaction')
   const { db, clock, payloads } = deps
-  const claim = { payloadUuid: payload.uuid, txHash: verified.txHash }
   const nowMs = clock.now()
-  if (!(await submissionClaimsRepository.claim(db, { ...claim, nowMs, leaseExpiresAtMs: nowMs + SUBMISSION_LEASE_MS }))) {
+  const intent = {
+    payloadUuid: payload.uuid,
+    txHash: verified.txHash,
+    txBlob: verified.txBlob,
+    signerAddress: signed.signerAddress,
+    walletAdapter: signed.walletAdapter,
+    proofKey: signed.proofKey,
+    submittedAtMs: nowMs,
+  }
+  if (!(await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS))) {
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
+  // Until the node answers, the claim is the intent: if this process dies, or the node cannot be reached, it stays,
+  // and once its lease lapses the recovery asks the node about the hash (submission-recovery.ts).
+  let answered = false
   try {
     const result = await askNode(() => node.submit(verified.txBlob))
+    answered = true
     if (!result.accepted) {
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
       // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
@@ -53,6 +66,6 @@ export async function submitAndResolve(
       throw error
     }
   } finally {
-    await submissionClaimsRepository.release(db, claim.payloadUuid, claim.txHash)
+    if (answered) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
   }
 }
