@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Wallet } from 'xrpl'
 import { type Config, loadConfig } from '../../src/config.js'
+import { FOLLOW_INTERVAL_MS } from '../../src/features/signing/transaction-follower.js'
 import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { startService } from '../../src/main.js'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -98,20 +99,12 @@ async function crashWhileSubmitting(
 }
 
 forEachDatabase('a submission survives a crash before the node answers', (dialect) => {
-  it('the node took it: after a restart the payload is signed, and its outcome recorded and delivered', async () => {
+  it('the node took it: after a restart the payload is signed, and its outcome followed, recorded and delivered', async () => {
     const database = await createTestDatabase(dialect)
     const rippled = await startRippledDouble()
     const receiver = await startWebhookReceiver()
     try {
       const { config, uuid, signed, signer } = await crashWhileSubmitting(database.url, rippled, receiver, true)
-      // Validated while no instance was running.
-      rippled.setTransaction(signed.hash, {
-        validated: true,
-        ledgerIndex: 1004,
-        transactionResult: 'tesSUCCESS',
-        deliveredAmount: '1000000',
-      })
-
       const clock = new ManualClock(Date.now() + PAST_THE_LEASE_MS)
       const restarted = await startService(config, { listen: false, workers: false, logger: createLogger('silent'), clock })
       try {
@@ -121,7 +114,13 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         // The same blob sent again is refused by the ledger: it was applied already.
         rippled.setSubmitResult('tefPAST_SEQ')
 
+        const streamed: string[] = []
+        const unsubscribe = restarted.ctx.liveEvents.subscribe(uuid, (view) => {
+          if (view) streamed.push(view.status)
+        })
         await restarted.ctx.signing.submissions.recoverLapsed()
+        await until(() => streamed.includes('signed'), 'the live stream hears of the move to signed')
+        unsubscribe()
         const recovered = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow()
         assert.equal(recovered.status, 'signed')
         assert.equal(recovered.tx_hash, signed.hash)
@@ -136,6 +135,16 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         assert.equal(follow.tx_hash, signed.hash)
         assert.equal(follow.last_ledger_sequence, WALLET_FIELDS.LastLedgerSequence)
 
+        // In the node's open ledger only: the follow waits; then a validated ledger holds it.
+        await restarted.ctx.follower.followDue()
+        assert.equal((await db.selectFrom('payloads').select('outcome').where('uuid', '=', uuid).executeTakeFirstOrThrow()).outcome, null)
+        rippled.setTransaction(signed.hash, {
+          validated: true,
+          ledgerIndex: 1004,
+          transactionResult: 'tesSUCCESS',
+          deliveredAmount: '1000000',
+        })
+        clock.advance(FOLLOW_INTERVAL_MS)
         await restarted.ctx.follower.followDue()
         await dispatchAll(new WebhookDispatcher(restarted.ctx, { random: () => 0.5 }))
 

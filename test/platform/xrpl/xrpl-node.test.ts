@@ -209,10 +209,10 @@ describe('XrplNode against a rippled double', () => {
 
     it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
       rippled.setValidatedLedgerIndex(1019)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
       rippled.setValidatedLedgerIndex(1020)
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' }, 'without LastLedgerSequence it is never dropped')
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', known: false }, 'without LastLedgerSequence it is never dropped')
     })
 
     it('throws XrplNodeUnavailableError when the node is down', async () => {
