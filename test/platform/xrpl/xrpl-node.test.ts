@@ -212,7 +212,11 @@ describe('XrplNode against a rippled double', () => {
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
       rippled.setValidatedLedgerIndex(1020)
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', known: false }, 'without LastLedgerSequence it is never dropped')
+      assert.deepEqual(
+        await node.transactionStatus(hash, null),
+        { state: 'pending', known: false },
+        'without LastLedgerSequence it is never dropped',
+      )
     })
 
     it('throws XrplNodeUnavailableError when the node is down', async () => {
