@@ -39,13 +39,14 @@ export async function submitAndResolve(
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
-  // Until the node answers, the claim is the intent: if this process dies, or the node cannot be reached, it stays,
-  // and once its lease lapses the recovery asks the node about the hash (submission-recovery.ts).
-  let answered = false
+  // Until the node's answer is handled, the claim is the intent: if this process dies, the node cannot be reached or
+  // the move to signed fails, it stays, and once its lease lapses the recovery asks the node about the hash
+  // (submission-recovery.ts).
+  let handled = false
   try {
     const result = await askNode(() => node.submit(verified.txBlob))
-    answered = true
     if (!result.accepted) {
+      handled = true
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
       // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
       await payloads.assertActionable(payload.uuid)
@@ -57,8 +58,12 @@ export async function submitAndResolve(
       ])
     }
     try {
-      return await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+      const resolved = await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+      handled = true
+      return resolved
     } catch (error) {
+      // A payload resolved otherwise, or expired: nothing more to do with this submission.
+      if (error instanceof AppError) handled = true
       if (error instanceof AppError && error.statusCode === 410) {
         // The ledger took the transaction, but the payload expired while it was being submitted.
         deps.logger.error({ uuid: payload.uuid, txHash: verified.txHash }, 'transaction submitted as its payload expired')
@@ -66,6 +71,6 @@ export async function submitAndResolve(
       throw error
     }
   } finally {
-    if (answered) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
+    if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
   }
 }
