@@ -22,6 +22,8 @@ interface CacheEntry {
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
   private readonly lastUsedWrittenAtMs = new Map<string, number>()
+  /** lastUsedAt writes under way: they do not hold up the request that caused them. */
+  private readonly touches = new Set<Promise<void>>()
 
   constructor(
     private readonly db: Db,
@@ -66,6 +68,13 @@ export class ApiKeyAuthenticator {
     if (last !== undefined && nowMs - last < LAST_USED_WRITE_INTERVAL_MS) return
     if (this.lastUsedWrittenAtMs.size >= MAX_CACHED_KEYS) this.lastUsedWrittenAtMs.clear()
     this.lastUsedWrittenAtMs.set(keyId, nowMs)
-    apiKeysRepository.touchLastUsed(this.db, keyId, nowMs).catch(this.onBackgroundError)
+    const touch = apiKeysRepository.touchLastUsed(this.db, keyId, nowMs).catch(this.onBackgroundError)
+    this.touches.add(touch)
+    void touch.finally(() => this.touches.delete(touch))
+  }
+
+  /** Resolves once the lastUsedAt writes started so far have finished (for shutdown, and for readers that need them). */
+  async settled(): Promise<void> {
+    await Promise.all(this.touches)
   }
 }

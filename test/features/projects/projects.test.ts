@@ -88,6 +88,8 @@ forEachDatabase('project endpoints', (dialect) => {
       const project = await createProject(alice, 'Keys')
       t.clock.advance(5000)
       await callApi('GET', '/payloads', project.apiKey)
+      // lastUsedAt is written after the request is answered: wait for that write, not for time to pass.
+      await t.service.ctx.authenticator.settled()
       const response = await alice.get(`/api/v1/projects/${project.id}/keys`)
       assert.equal(response.status, 200)
       assert.equal(response.body.keys.length, 1)
