@@ -118,7 +118,14 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         const unsubscribe = restarted.ctx.liveEvents.subscribe(uuid, (view) => {
           if (view) streamed.push(view.status)
         })
-        await restarted.ctx.signing.submissions.recoverLapsed()
+        // Two instances recover at once: one takes the claim over, asks the node once and resolves the payload once.
+        const other = await startService(config, { listen: false, workers: false, logger: createLogger('silent'), clock })
+        try {
+          await Promise.all([restarted.ctx.signing.submissions.recoverLapsed(), other.ctx.signing.submissions.recoverLapsed()])
+        } finally {
+          await other.stop()
+        }
+        assert.equal(rippled.requests.filter((request) => request.command === 'tx' && request.transaction === signed.hash).length, 1)
         await until(() => streamed.includes('signed'), 'the live stream hears of the move to signed')
         unsubscribe()
         const recovered = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow()
