@@ -98,11 +98,12 @@ function seedPayloads(db: SQLite.Database, projectId: string, count: number): vo
   )
   const addDailyCount = db.prepare(
     `insert into payload_daily_counts (project_id, day, status, wallet_adapter, count) values (?, ?, ?, ?, ?)
-     on conflict (project_id, day, status, wallet_adapter) do update set count = count + excluded.count`,
+     on conflict (project_id, day, status, wallet_adapter, shard) do update set count = count + excluded.count`,
   )
+  // The month's quota granted and used, in the one usage shard SQLite keeps.
   const addUsage = db.prepare(
-    `insert into project_usage (project_id, month, payload_count) values (?, ?, ?)
-     on conflict (project_id, month) do update set payload_count = payload_count + excluded.payload_count`,
+    `insert into usage_shards (project_id, month, shard, granted, used) values (?, ?, 0, ?, ?)
+     on conflict (project_id, month, shard) do update set granted = granted + excluded.granted, used = used + excluded.used`,
   )
   const writeBatch = db.transaction((size: number) => {
     const daily = new Map<string, number>()
@@ -139,7 +140,7 @@ function seedPayloads(db: SQLite.Database, projectId: string, count: number): vo
       const [day, status, wallet] = key.split('|') as [string, string, string]
       addDailyCount.run(projectId, day, status, wallet, n)
     }
-    for (const [month, n] of monthly) addUsage.run(projectId, month, n)
+    for (const [month, n] of monthly) addUsage.run(projectId, month, n, n)
   })
   for (let written = 0; written < count; written += BATCH_ROWS) writeBatch(Math.min(BATCH_ROWS, count - written))
 }

@@ -3,12 +3,15 @@
 // GET: one prepared SQLite point read of a payload row (WAL, the service's schema) and the JSON answer;
 // POST: ripple-binary-codec encoding the requested transaction (the validity rule of docs/api.md) and one SQLite insert.
 // No rate limits, schema validation, usage counting, metrics or expiry check: the service does all of that on top.
+// With FLOOR_DATABASE_URL set to a PostgreSQL database, the read and the insert are prepared statements on a pool of
+// 10 connections through the same driver as the service (pg), on a table shaped as the service's payloads table.
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import Fastify, { LogController } from 'fastify'
+import pg from 'pg'
 import { pino } from 'pino'
 import { encode } from 'ripple-binary-codec'
 
@@ -20,20 +23,46 @@ process.once('SIGTERM', () => {
   rmSync(dir, { recursive: true, force: true })
   process.exit(0)
 })
-const sqlite = new SQLite(join(dir, 'floor.db'))
-sqlite.pragma('journal_mode = WAL')
-sqlite.pragma('synchronous = NORMAL')
-sqlite.exec(`create table payloads (uuid text primary key, project_id text not null, type text not null, status text not null,
+const COLUMNS = `uuid text primary key, project_id text not null, type text not null, status text not null,
   transaction_json text, message text, challenge text, return_url text, custom_instructions text, expires_at bigint not null,
   created_at bigint not null, resolved_at bigint, signer_address text, tx_hash text, tx_blob text, wallet_adapter text,
-  public_key text, signature text, submit_engine_result text, validated_result text, validated_ledger_index bigint)`)
-sqlite
-  .prepare('insert into payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)')
-  .run(uuid, 'proj_floor', 'sign', 'pending', '{"TransactionType":"Payment"}', Date.now() + 3_600_000, Date.now())
-const select = sqlite.prepare('select * from payloads where uuid = ? and project_id = ?')
-const insert = sqlite.prepare(
-  'insert into payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
-)
+  public_key text, signature text, submit_engine_result text, validated_result text, validated_ledger_index bigint`
+type Row = Record<string, string | number | null>
+let select: (uuid: string, projectId: string) => Promise<Row | undefined>
+let insert: (values: unknown[]) => Promise<unknown>
+const postgresUrl = process.env.FLOOR_DATABASE_URL
+if (postgresUrl) {
+  // As the service does: int8 (epoch milliseconds) read as numbers.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
+  const pool = new pg.Pool({ connectionString: postgresUrl, max: 10 })
+  await pool.query(`create table if not exists floor_payloads (${COLUMNS})`)
+  select = async (uuid, projectId) =>
+    (
+      await pool.query({
+        name: 'floor-select',
+        text: 'select * from floor_payloads where uuid = $1 and project_id = $2',
+        values: [uuid, projectId],
+      })
+    ).rows[0]
+  insert = (values) =>
+    pool.query({
+      name: 'floor-insert',
+      text: 'insert into floor_payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values ($1, $2, $3, $4, $5, $6, $7)',
+      values,
+    })
+} else {
+  const sqlite = new SQLite(join(dir, 'floor.db'))
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.exec(`create table floor_payloads (${COLUMNS})`)
+  const selectStatement = sqlite.prepare('select * from floor_payloads where uuid = ? and project_id = ?')
+  const insertStatement = sqlite.prepare(
+    'insert into floor_payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+  )
+  select = async (uuid, projectId) => selectStatement.get(uuid, projectId) as Row | undefined
+  insert = async (values) => insertStatement.run(values)
+}
+await insert([uuid, 'proj_floor', 'sign', 'pending', '{"TransactionType":"Payment"}', Date.now() + 3_600_000, Date.now()])
 const keys = new Map([[createHash('sha256').update(apiKey).digest('hex'), 'proj_floor']])
 
 const logger = pino({ level: 'info' }, pino.destination({ dest: join(dir, 'log'), sync: false, minLength: 4096 }))
@@ -51,7 +80,7 @@ app.post('/floor', async (request, reply) => {
   encode(transaction)
   const created = Date.now()
   const id = randomUUID()
-  insert.run(id, projectId, type, 'pending', JSON.stringify(transaction), created + 300_000, created)
+  await insert([id, projectId, type, 'pending', JSON.stringify(transaction), created + 300_000, created])
   return reply.code(201).send({
     uuid: id,
     type,
@@ -64,7 +93,7 @@ app.post('/floor', async (request, reply) => {
 app.get('/floor/:uuid', async (request, reply) => {
   const projectId = projectOf(request.headers.authorization)
   if (!projectId) return reply.code(401).send({ error: 'Invalid API key' })
-  const row = select.get((request.params as { uuid: string }).uuid, projectId) as Record<string, string | number | null> | undefined
+  const row = await select((request.params as { uuid: string }).uuid, projectId)
   if (!row) return reply.code(404).send({ error: 'Payload not found' })
   const iso = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : null)
   return {

@@ -65,6 +65,8 @@ export async function load(
     headers?: Record<string, string>
     body?: string
     seconds?: number
+    /** A number of requests to send instead of a duration. */
+    amount?: number
     connections?: number
     /** Each request's path in turn, instead of the URL's (e.g. to read many payloads round-robin). */
     nextPath?: () => string
@@ -77,7 +79,7 @@ export async function load(
     headers: options.headers,
     body: options.body,
     ...(nextPath && { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: nextPath() }) }] }),
-    duration: options.seconds ?? 10,
+    ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? 10 }),
     connections: options.connections ?? 10,
   })
   if (result.non2xx > 0) process.stderr.write(`${name}: non-2xx answers by status ${JSON.stringify(result.statusCodeStats)}\n`)
@@ -99,4 +101,18 @@ export function table(rows: LoadResult[], baseline?: Record<string, LoadResult>)
     lines.push(`| ${row.name} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx + row.errors} | ${share} |`)
   }
   return lines.join('\n')
+}
+
+export interface Goal {
+  goal: string
+  measured: string
+  met: boolean
+}
+
+export function goalsTable(goals: Goal[]): string {
+  return [
+    '| goal | measured | met |',
+    '|---|---|---|',
+    ...goals.map((g) => `| ${g.goal} | ${g.measured} | ${g.met ? 'yes' : 'no'} |`),
+  ].join('\n')
 }

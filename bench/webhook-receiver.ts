@@ -9,12 +9,14 @@ import { performance } from 'node:perf_hooks'
 const nowMs = () => performance.timeOrigin + performance.now()
 
 const receivedAtMs = new Map<string, number>()
+/** Deliveries of a payload's event that arrived after the first: a delivery sent twice. */
+let duplicates = 0
 let awaited = Number.POSITIVE_INFINITY
 
 function answerIfDone(): void {
   if (receivedAtMs.size < awaited) return
   awaited = Number.POSITIVE_INFINITY
-  process.send?.({ receivedAtMs: [...receivedAtMs] })
+  process.send?.({ receivedAtMs: [...receivedAtMs], duplicates })
 }
 
 const server = http.createServer((request, response) => {
@@ -22,7 +24,8 @@ const server = http.createServer((request, response) => {
   request.on('data', (chunk: Buffer) => chunks.push(chunk))
   request.on('end', () => {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { payload: { uuid: string } }
-    receivedAtMs.set(body.payload.uuid, nowMs())
+    if (receivedAtMs.has(body.payload.uuid)) duplicates++
+    else receivedAtMs.set(body.payload.uuid, nowMs())
     response.writeHead(204).end()
     answerIfDone()
   })

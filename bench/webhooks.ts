@@ -1,7 +1,7 @@
 // Webhook delivery benchmark: the embedded SQLite service in this process, its receiver in another (as an application's
 // server is). Measures deliveries per second and the time from an event's commit to its receipt, while events stream in
-// and when a backlog drains.
-import { fork } from 'node:child_process'
+// and when a backlog drains. Then three service processes on one PostgreSQL database, events brought by HTTP requests.
+import { execFileSync, fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,8 +11,11 @@ import { loadConfig } from '../src/config.js'
 import { startWebhookDispatcher } from '../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type RunningService, startService } from '../src/main.js'
 import { createLogger } from '../src/platform/logger.js'
+import { createTestDatabase } from '../test/support/databases.js'
+import { type Goal, startProcess, stopProcess } from './http.js'
 
-const EVENTS = 5_000
+const ALL_EVENTS = 5_000
+const QUICK_EVENTS = 2_000
 /** The rate events are committed at in the live run: the rate the service is meant to deliver at. */
 const LIVE_EVENTS_PER_SECOND = 1_200
 const RECEIPT_TIMEOUT_MS = 120_000
@@ -22,12 +25,13 @@ const nowMs = () => performance.timeOrigin + performance.now()
 
 interface Receiver {
   url: string
-  /** When each payload's delivery arrived (nowMs), once `count` deliveries have. */
-  receipts(count: number): Promise<Map<string, number>>
+  /** When each payload's first delivery arrived (nowMs), once `count` payloads' have, and how many arrived again. */
+  receipts(count: number): Promise<{ at: Map<string, number>; duplicates: number }>
   close(): void
 }
 
-export async function benchWebhooks(): Promise<string> {
+export async function benchWebhooks(quick = false): Promise<string> {
+  const EVENTS = quick ? QUICK_EVENTS : ALL_EVENTS
   const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-webhooks-'))
   const config = loadConfig({
     PORT: '0',
@@ -61,7 +65,7 @@ export async function benchWebhooks(): Promise<string> {
       await sleep(1)
     }
     const eventsPerSecond = EVENTS / ((nowMs() - liveStartMs) / 1000)
-    const liveReceipts = await receiver.receipts(EVENTS)
+    const { at: liveReceipts } = await receiver.receipts(EVENTS)
     const liveSeconds = (Math.max(...live.map((uuid) => liveReceipts.get(uuid)!)) - liveStartMs) / 1000
     const latenciesMs = live.map((uuid) => liveReceipts.get(uuid)! - committedAtMs.get(uuid)!).sort((a, b) => a - b)
     await dispatcher.stop()
@@ -71,7 +75,7 @@ export async function benchWebhooks(): Promise<string> {
     for (const uuid of backlog) await service.ctx.payloads.reject(uuid, 'bench')
     const drainStartMs = nowMs()
     dispatcher = startWebhookDispatcher(service.ctx)
-    const drainReceipts = await receiver.receipts(2 * EVENTS)
+    const { at: drainReceipts, duplicates } = await receiver.receipts(2 * EVENTS)
     const drainSeconds = (Math.max(...backlog.map((uuid) => drainReceipts.get(uuid)!)) - drainStartMs) / 1000
     await dispatcher.stop()
 
@@ -91,6 +95,7 @@ export async function benchWebhooks(): Promise<string> {
       `| live: commit to receipt, p99 | ${ms(percentile(latenciesMs, 0.99))} | < 100 ms |`,
       `| live: commit to receipt, max | ${ms(latenciesMs.at(-1)!)} | |`,
       `| backlog of ${count.format(EVENTS)} drained: deliveries per second | ${count.format(EVENTS / drainSeconds)} | >= 1,000 |`,
+      `| deliveries received twice | ${duplicates} | 0 |`,
       '',
     ].join('\n')
   } finally {
@@ -124,9 +129,9 @@ async function startReceiver(): Promise<Receiver> {
           () => reject(new Error(`the receiver got fewer than ${count} deliveries within ${RECEIPT_TIMEOUT_MS} ms`)),
           RECEIPT_TIMEOUT_MS,
         )
-        child.once('message', (message: { receivedAtMs: [string, number][] }) => {
+        child.once('message', (message: { receivedAtMs: [string, number][]; duplicates: number }) => {
           clearTimeout(timer)
-          resolve(new Map(message.receivedAtMs))
+          resolve({ at: new Map(message.receivedAtMs), duplicates: message.duplicates })
         })
         child.send({ awaitCount: count })
       }),
@@ -134,5 +139,125 @@ async function startReceiver(): Promise<Receiver> {
       // A receiver that crashed has no channel left to close; its exit is what the run reports.
       if (child.connected) child.disconnect()
     },
+  }
+}
+
+const POSTGRES_INSTANCES = 3
+
+/**
+ * Three `countersign serve` processes on one PostgreSQL database, each with its dispatcher, one webhook, the receiver in
+ * its own process. Events are rejections sent over HTTP at a steady rate, round-robin to the instances, as wallets'
+ * browsers would send them; each instance's dispatcher is woken by its own commits. Latency is measured from the send
+ * of the request that commits the event (the commit is a little later), so it is an upper bound.
+ */
+export async function benchWebhooksPostgres(quick = false): Promise<{ text: string; goals: Goal[] }> {
+  const events = quick ? QUICK_EVENTS : ALL_EVENTS
+  const database = await createTestDatabase('postgres')
+  const receiver = await startReceiver()
+  const env = {
+    DATABASE_URL: database.url,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    LIMITS_PRO: '{"monthlyPayloads": 100000000, "requestsPerMinute": 100000000}',
+  }
+  const servers: Awaited<ReturnType<typeof startProcess>>[] = []
+  try {
+    const project = JSON.parse(
+      execFileSync(process.execPath, ['dist/cli.js', 'project', 'create', '--name', 'bench', '--plan', 'pro', '--json'], {
+        env: { ...process.env, ...env },
+      }).toString(),
+    ) as { apiKey: string }
+    for (let i = 0; i < POSTGRES_INSTANCES; i++) {
+      servers.push(await startProcess(['dist/cli.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/))
+    }
+    const bases = servers.map((server) => `http://127.0.0.1:${server.match[1]}/api/v1`)
+    const headers = { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }
+    const hook = await fetch(`${bases[0]}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url }) })
+    if (hook.status !== 201) throw new Error(`creating the webhook answered ${hook.status}: ${await hook.text()}`)
+    const uuids: string[] = []
+    while (uuids.length < events) {
+      const created = await Promise.all(
+        Array.from({ length: Math.min(50, events - uuids.length) }, async (_, i) => {
+          const response = await fetch(`${bases[i % bases.length]}/payloads`, { method: 'POST', headers, body: '{"type":"connect"}' })
+          return ((await response.json()) as { uuid: string }).uuid
+        }),
+      )
+      uuids.push(...created)
+    }
+
+    const sentAtMs = new Map<string, number>()
+    const inFlight = new Set<Promise<void>>()
+    let refused = 0
+    const statuses = new Map<string, number>()
+    const note = (status: string) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    const startMs = nowMs()
+    let sent = 0
+    while (sent < events) {
+      const due = Math.min(events, Math.floor(((nowMs() - startMs) / 1000) * LIVE_EVENTS_PER_SECOND) + 1)
+      while (sent < due) {
+        const uuid = uuids[sent]!
+        const base = bases[sent % bases.length]!
+        sent++
+        sentAtMs.set(uuid, nowMs())
+        const request = fetch(`${base}/sign/${uuid}/reject`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+          .then(async (response) => {
+            if (response.status !== 200) {
+              refused++
+              note(`${response.status} ${(await response.text()).slice(0, 120)}`)
+            } else await response.arrayBuffer()
+          })
+          .catch((error: unknown) => {
+            refused++
+            note(String(error instanceof Error ? (error.cause ?? error.message) : error))
+          })
+          .finally(() => inFlight.delete(request))
+        inFlight.add(request)
+      }
+      await sleep(1)
+    }
+    await Promise.all(inFlight)
+    const committedPerSecond = events / ((nowMs() - startMs) / 1000)
+    const { at, duplicates } = await receiver.receipts(events - refused)
+    const deliveredSeconds = (Math.max(...at.values()) - startMs) / 1000
+    const latenciesMs = [...at].map(([uuid, receivedAtMs]) => receivedAtMs - sentAtMs.get(uuid)!).sort((a, b) => a - b)
+    const deliveriesPerSecond = at.size / deliveredSeconds
+    const p99 = percentile(latenciesMs, 0.99)
+    const count = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
+    const ms = (value: number) => `${value.toFixed(1)} ms`
+    const text = [
+      `### Webhook deliveries on PostgreSQL, ${POSTGRES_INSTANCES} instances`,
+      '',
+      `${count.format(events)} rejections sent over HTTP at ${count.format(LIVE_EVENTS_PER_SECOND)} a second, round-robin to the instances; one webhook; the receiver in its own process.`,
+      'Latency is from the send of the request that commits the event to the receipt of its delivery (an upper bound of commit to receipt).',
+      '',
+      '| measure | result | target |',
+      '| --- | --- | --- |',
+      `| events committed per second | ${count.format(committedPerSecond)} | |`,
+      `| requests refused or failed | ${refused}${statuses.size > 0 ? `: ${[...statuses].map(([what, n]) => `${n} × ${what}`).join('; ')}` : ''} | 0 |`,
+      `| deliveries per second | ${count.format(deliveriesPerSecond)} | >= 1,000 |`,
+      `| request to receipt, p50 | ${ms(percentile(latenciesMs, 0.5))} | |`,
+      `| request to receipt, p99 | ${ms(p99)} | < 100 ms |`,
+      `| request to receipt, max | ${ms(latenciesMs.at(-1)!)} | |`,
+      `| deliveries received twice | ${duplicates} | 0 |`,
+    ].join('\n')
+    return {
+      text,
+      goals: [
+        {
+          goal: `Webhooks on PostgreSQL, ${POSTGRES_INSTANCES} instances: at least 1,000 deliveries/s live, p99 under 100 ms, none twice`,
+          measured: `${count.format(deliveriesPerSecond)}/s, p99 ${ms(p99)}, ${duplicates} twice, ${refused} requests refused`,
+          met: deliveriesPerSecond >= 1000 && p99 < 100 && duplicates === 0 && refused === 0,
+        },
+      ],
+    }
+  } finally {
+    await Promise.all(servers.map((server) => stopProcess(server.child)))
+    receiver.close()
+    await database.drop()
   }
 }

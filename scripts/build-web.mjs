@@ -1,7 +1,7 @@
 // Bundles the browser pages into dist/web with esbuild: the signing page's script (split so that wallet SDKs load
 // only when used) and its stylesheet, and the dashboard's script and stylesheet. Importable (scripts/build.mjs calls
 // buildWeb) and runnable alone.
-import { readFile, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
@@ -26,6 +26,9 @@ const DASHBOARD_ENTRY_POINTS = [
  */
 export async function buildWeb({ outdir = 'dist/web', minify = true } = {}) {
   const absoluteOutdir = path.resolve(root, outdir)
+  // The pages' icon, as it is (both pages link it; a cached icon is revalidated like the entry files).
+  await mkdir(absoluteOutdir, { recursive: true })
+  await copyFile(path.resolve(root, 'src/web/shared/favicon.svg'), path.join(absoluteOutdir, 'favicon.svg'))
   const dashboard = await build({
     absWorkingDir: root,
     entryPoints: DASHBOARD_ENTRY_POINTS,

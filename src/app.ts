@@ -19,6 +19,7 @@ import { authRoutes, sessionRoutes, signInHint } from './features/accounts/route
 import { liveStreamsFor } from './features/payloads/live/live-streams.js'
 import { payloadEventRoutes, signEventRoutes } from './features/payloads/live/routes.js'
 import { payloadRoutes } from './features/payloads/routes.js'
+import { logoRoutes } from './features/projects/logos.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
@@ -149,6 +150,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     await page.register(signQrRoutes, { payloads: ctx.payloads })
   })
   await app.register(signPageRoutes, {})
+  await app.register(logoRoutes, { projects: ctx.projects })
   await app.register(dashboardRoutes, {})
 
   // Dashboard sign-in, and the session-authenticated endpoints (never opened by an API key).

@@ -24,6 +24,8 @@ export interface Config {
   xrplNodeUrl: string | undefined
   /** XRPL_NETWORK, lower-cased: "mainnet" turns off the developer wallet however the operator spelled it. */
   xrplNetwork: string
+  /** XRPL_EXPLORER_URL: a transaction's page, with {txHash}; by default the XRPL explorer of mainnet, testnet or devnet. */
+  xrplExplorerUrl: string | undefined
   webhookAllowPrivateTargets: boolean
   /** AUTH_FAILURES_PER_MINUTE: failed API-key authentications a client address may make per minute before 429s. */
   authFailuresPerMinute: number
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
     xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
     xrplNetwork: (env.XRPL_NETWORK ?? 'testnet').toLowerCase(),
+    xrplExplorerUrl: parseExplorerUrl(env.XRPL_EXPLORER_URL, (env.XRPL_NETWORK ?? 'testnet').toLowerCase()),
     metrics: {
       token: parseMetricsToken(nonEmpty(env.METRICS_TOKEN)),
       host: env.METRICS_HOST ?? '127.0.0.1',
@@ -258,4 +261,27 @@ function parseLimits(name: string, value: string | undefined, defaults: PlanLimi
     limits[key as (typeof LIMIT_KEYS)[number]] = raw
   }
   return limits
+}
+
+/** The public XRPL explorers of the networks XRPL_NETWORK commonly names; another network has none unless configured. */
+const DEFAULT_EXPLORERS: Record<string, string> = {
+  mainnet: 'https://livenet.xrpl.org/transactions/{txHash}',
+  testnet: 'https://testnet.xrpl.org/transactions/{txHash}',
+  devnet: 'https://devnet.xrpl.org/transactions/{txHash}',
+}
+
+/** XRPL_EXPLORER_URL: an http(s) URL with {txHash}; empty turns the link off; unset takes the network's default. */
+function parseExplorerUrl(value: string | undefined, network: string): string | undefined {
+  if (value === undefined) return DEFAULT_EXPLORERS[network]
+  if (value.trim() === '') return undefined
+  let url: URL
+  try {
+    url = new URL(value.replaceAll('{txHash}', 'HASH'))
+  } catch {
+    throw new ConfigError('XRPL_EXPLORER_URL must be an absolute http(s) URL with {txHash}, e.g. https://explorer.example/tx/{txHash}')
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !value.includes('{txHash}')) {
+    throw new ConfigError('XRPL_EXPLORER_URL must be an absolute http(s) URL with {txHash}, e.g. https://explorer.example/tx/{txHash}')
+  }
+  return value
 }

@@ -87,6 +87,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     network: config.xrplNetwork,
     limits: config.limits,
     prepareMultisign: multisignPreparer(xrplNode),
+    onUsageWarningError: (error) => logger.warn({ err: error }, 'could not record the monthly usage warning'),
   })
   const projects = new ProjectService(db, clock)
   const rateLimiter =
@@ -125,13 +126,22 @@ export function createContext(options: ContextOptions): ServiceContext {
     accounts: new AccountService(db, clock),
     sessions: new SessionService(db, clock),
     oidc: config.oidc ? new OidcSignIn(config.oidc, `${config.publicUrl}/auth/callback`, logger) : undefined,
-    accountProjects: new AccountProjects({ db, clock, projects, payloads, authenticator, limits: config.limits }),
+    accountProjects: new AccountProjects({
+      db,
+      clock,
+      projects,
+      payloads,
+      authenticator,
+      limits: config.limits,
+      allowPrivateTargets: config.webhookAllowPrivateTargets,
+    }),
     xrplNode,
     signing: new SigningService({
       db,
       clock,
       payloads,
       network: config.xrplNetwork,
+      explorerTemplate: config.xrplExplorerUrl,
       xrplNode,
       dialect: storage.dialect,
       xaman: config.xaman ? createXamanClient(config.xaman) : undefined,

@@ -20,6 +20,22 @@ function refuses(env: Record<string, string>, message: RegExp): void {
 }
 
 describe('loadConfig', () => {
+  it("links the network's XRPL explorer by default, takes XRPL_EXPLORER_URL with {txHash}, and turns the link off when empty", () => {
+    assert.equal(loadConfig({}).xrplExplorerUrl, 'https://testnet.xrpl.org/transactions/{txHash}')
+    assert.equal(loadConfig({ XRPL_NETWORK: 'MainNet' }).xrplExplorerUrl, 'https://livenet.xrpl.org/transactions/{txHash}')
+    assert.equal(loadConfig({ XRPL_NETWORK: 'devnet' }).xrplExplorerUrl, 'https://devnet.xrpl.org/transactions/{txHash}')
+    assert.equal(loadConfig({ XRPL_NETWORK: 'xahau' }).xrplExplorerUrl, undefined)
+    assert.equal(loadConfig({ XRPL_EXPLORER_URL: 'https://xrpscan.com/tx/{txHash}' }).xrplExplorerUrl, 'https://xrpscan.com/tx/{txHash}')
+    assert.equal(loadConfig({ XRPL_EXPLORER_URL: '' }).xrplExplorerUrl, undefined)
+    for (const value of ['https://xrpscan.com/tx/', 'javascript:alert(1)//{txHash}', 'not a url {txHash}']) {
+      assert.throws(
+        () => loadConfig({ XRPL_EXPLORER_URL: value }),
+        (error: Error) => error instanceof ConfigError && /XRPL_EXPLORER_URL/.test(error.message),
+        value,
+      )
+    }
+  })
+
   it('takes PUBLIC_URL as scheme, host and optional port, without a trailing slash', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://Sign.Example.com:8443/' }).publicUrl, 'https://sign.example.com:8443')
     assert.equal(loadConfig({ PUBLIC_URL: 'https://sign.example.com:443' }).publicUrl, 'https://sign.example.com')

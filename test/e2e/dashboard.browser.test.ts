@@ -2,13 +2,17 @@
 // keys, see the charts over seeded payloads, the payloads and the webhooks pages; with SCREENSHOTS=1 screenshots go to
 // docs/screenshots.
 import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { localSignInUrl } from '../../src/features/accounts/session-tokens.js'
 import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { ManualClock } from '../../src/platform/clock.js'
+import { checkAtBothWidths } from '../support/axe.js'
 import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { DESTINATION } from '../support/fixtures.js'
+import { logoPng } from '../support/png.js'
 import { freePort } from '../support/serve-process.js'
 import { bearer, startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
@@ -30,7 +34,12 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
   let context: BrowserContext
   let page: Page
   let receiver: WebhookReceiver
+  /** The project's website, serving its proof file once the test publishes it. */
+  let website: { origin: string; close(): Promise<void> }
+  let proofFile: string | undefined
   const pageErrors: string[] = []
+  /** axe-core's serious and critical findings over every page at both widths; the last test asserts there are none. */
+  const violations: string[] = []
   let freeProjectId: string
   let proProjectId: string
 
@@ -44,6 +53,15 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
       env: { PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}` },
     })
     receiver = await startWebhookReceiver()
+    const server = http.createServer((request, response) => {
+      const found = request.url === '/.well-known/countersign-verification.txt' && proofFile !== undefined
+      response.writeHead(found ? 200 : 404, { 'content-type': 'text/plain' }).end(found ? `${proofFile}\n` : 'not found')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    website = {
+      origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    }
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url })
@@ -56,6 +74,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
   after(async () => {
     await browser?.close()
     await receiver?.close()
+    await website?.close()
     await t?.stop()
   })
 
@@ -65,6 +84,10 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
   }
   /** SCREENSHOTS=1 keeps the screenshots, in docs/screenshots. */
   const shoot = (name: string) => screenshot(page, name)
+  /** axe-core and screenshots at a phone's and a laptop's width (name.png, name-desktop.png). */
+  const check = async (name: string) => {
+    violations.push(...(await checkAtBothWidths(page, name)))
+  }
 
   it('shows a visitor without a session how to sign in on a server without OpenID Connect', async () => {
     await open('/dashboard/projects/proj_x/keys')
@@ -114,7 +137,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await key.getByRole('button', { name: 'Copy' }).click()
     await key.getByRole('button', { name: 'Copied' }).waitFor()
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey)
-    await shoot('dashboard-new-key.png')
+    await check('dashboard-new-key')
 
     await page.getByLabel('Project name').fill('Acme Pro')
     await page.getByRole('button', { name: 'Create project' }).click()
@@ -129,7 +152,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     const list = page.getByTestId('project-list')
     assert.deepEqual(await list.locator('.project-link').allInnerTexts(), ['Acme shop', 'Acme Pro'])
     assert.match(await shownText(list), /Pro/)
-    await shoot('dashboard-projects.png')
+    await check('dashboard-projects')
   })
 
   it('shows a new project what to do first: a curl with this server and a placeholder key', async () => {
@@ -165,7 +188,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     )
 
     await row.getByRole('button', { name: 'Revoke Production server' }).click()
-    await shoot('dashboard-keys.png')
+    await check('dashboard-keys')
     await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click()
     await page.getByTestId('keys').locator('tbody tr').filter({ hasText: 'Production server' }).filter({ hasText: 'Revoked' }).waitFor()
     assert.equal((await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })).statusCode, 401)
@@ -194,7 +217,12 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     const meter = page.getByTestId('usage').locator('svg[role="meter"]')
     assert.equal(await meter.getAttribute('aria-valuemax'), '1000')
     assert.equal(await meter.getAttribute('aria-valuenow'), String(expected.thisMonth))
-    await shoot('dashboard-overview.png')
+    // Pending payloads are in the daily chart and its legend, not only in the totals.
+    assert.equal(await daily.locator('rect.bar-pending').count(), 1, 'today has the pending payloads')
+    assert.match((await daily.getAttribute('aria-label')) ?? '', new RegExp(`${expected.pending} pending`))
+    assert.deepEqual(await page.locator('.legend li').allInnerTexts(), ['Signed', 'Rejected', 'Expired', 'Pending'])
+    assert.match(await shownText(page.getByTestId('usage')), /% used/)
+    await check('dashboard-overview')
     assert.equal(await page.title(), 'Acme shop · Countersign')
 
     // A resize just before the switch leaves the 30-day page's redraw waiting (150 ms); it must not draw its
@@ -225,9 +253,31 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await page.getByLabel('Status').selectOption('signed')
     await page.waitForURL(/status=signed/)
     await page.getByTestId('payloads').waitFor()
-    await shoot('dashboard-payloads.png')
+    await check('dashboard-payloads')
 
-    await page.getByTestId('payloads').locator('tbody tr a').first().click()
+    // Search: by the start of a uuid, then by the signer's address; the filters stay.
+    const firstUuid = ((await page.getByTestId('payloads').locator('tbody tr a').first().getAttribute('href')) ?? '').split('/').pop() ?? ''
+    await page.getByRole('searchbox', { name: 'Search' }).fill(firstUuid.slice(0, 8))
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(new RegExp(`q=${firstUuid.slice(0, 8)}`))
+    await page.getByTestId('payloads').waitFor()
+    assert.equal(await page.getByTestId('payloads').locator('tbody tr').count(), 1)
+    await page.getByRole('searchbox', { name: 'Search' }).fill(DESTINATION)
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.waitForURL(new RegExp(`q=${DESTINATION}`))
+    await page.getByTestId('payloads').waitFor()
+    assert.equal(await page.getByTestId('payloads').locator('tbody tr').count(), 20)
+    await page.getByRole('searchbox', { name: 'Search' }).fill('nothing-like-it')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByTestId('empty-state').filter({ hasText: 'No payload matches “nothing-like-it”' }).waitFor()
+    await page.getByRole('link', { name: 'Clear the search and filters' }).click()
+    await page.getByTestId('payloads').waitFor()
+    await page.getByLabel('Status').selectOption('signed')
+    await page.waitForURL(/status=signed/)
+    await page.getByTestId('payloads').waitFor()
+
+    // A click anywhere on a row opens the payload, not only on its uuid.
+    await page.getByTestId('payloads').locator('tbody tr').first().locator('td.cell-type').click()
     const fields = page.getByTestId('payload-fields')
     await fields.waitFor()
     const text = await shownText(fields)
@@ -248,6 +298,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     }
     assert.match(text, new RegExp(DESTINATION))
     assert.match(await shownText(page.getByTestId('payload-deliveries')), /Webhooks need the Pro plan/)
+    await check('dashboard-payload')
   })
 
   it('says on a Free project that webhooks need Pro', async () => {
@@ -269,22 +320,26 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     assert.match(await shownText(card), /payload\.signed, payload\.rejected ·/)
 
     const dispatcher = new WebhookDispatcher(t.service.ctx)
+    // The receiver is down: the test event fails (a test is tried once), and only a failure offers Retry.
+    receiver.respondWith(answer(500))
     await card.getByRole('button', { name: 'Send test event' }).click()
     await card.getByText('Test event queued').waitFor()
     await dispatchAll(dispatcher)
     assert.equal(receiver.requests.length, 1)
     await card.getByRole('button', { name: 'Refresh' }).click()
     const delivery = card.getByTestId('deliveries').locator('tbody tr').first()
-    await delivery.filter({ hasText: 'succeeded' }).waitFor()
+    await delivery.filter({ hasText: 'failed' }).waitFor()
     assert.match(await shownText(delivery), /webhook\.test/)
 
+    receiver.respondWith(answer(204))
     await delivery.getByRole('button', { name: /^Retry delivery/ }).click()
     await card.getByTestId('deliveries').locator('tbody tr').first().filter({ hasText: 'pending' }).waitFor()
     await dispatchAll(dispatcher)
     assert.equal(receiver.requests.length, 2)
     await card.getByRole('button', { name: 'Refresh' }).click()
     await card.getByTestId('deliveries').locator('tbody tr').first().filter({ hasText: 'succeeded' }).waitFor()
-    await shoot('dashboard-webhooks.png')
+    assert.equal(await card.getByRole('button', { name: /^Retry delivery/ }).count(), 0, 'no Retry on a success')
+    await check('dashboard-webhooks')
 
     await open(`/dashboard/projects/${proProjectId}/webhooks`)
     assert.equal(await page.getByTestId('new-webhook-secret').count(), 0, 'the secret is never shown again')
@@ -304,6 +359,14 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     const deliveries = page.getByTestId('payload-deliveries')
     await deliveries.locator('tbody tr').waitFor()
     assert.match(await shownText(deliveries), /payload\.signed\s+succeeded/)
+
+    // The webhook's own page shows its delivery log at once, each payload uuid a link to the payload.
+    await open(`/dashboard/projects/${proProjectId}/webhooks`)
+    const log = page.getByTestId('webhooks').getByTestId('deliveries')
+    await log.waitFor()
+    await log.getByRole('link', { name: `Payload ${payload.uuid}` }).click()
+    await page.getByTestId('payload-fields').waitFor()
+    assert.equal(new URL(page.url()).pathname, `/dashboard/projects/${proProjectId}/payloads/${payload.uuid}`)
 
     // A receiver that answers 410 Gone disables the webhook; the card says so and enables it again in one click.
     receiver.respondWith(answer(410))
@@ -325,6 +388,62 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await page.getByRole('heading', { name: 'No webhooks yet' }).waitFor()
   })
 
+  it('sets what the signing page shows: display name, a website verified by its proof file, a logo; the plan is shown', async () => {
+    await open(`/dashboard/projects/${freeProjectId}/settings`)
+    await page.getByTestId('plan').filter({ hasText: 'Payloads a month' }).waitFor()
+    assert.match(await shownText(page.getByTestId('plan')), /Free[\s\S]*1,000/)
+
+    await page.getByLabel('Display name').fill('Acme Shop')
+    await page.getByLabel('Website').fill(website.origin)
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByTestId('saved').waitFor()
+    assert.match(await shownText(page.getByTestId('website')), /Not verified/)
+    const proofLine = (await page.getByTestId('proof-line').textContent()) ?? ''
+    assert.match(proofLine, /^countersign-verification=/)
+
+    // Not published yet: the owner is told why.
+    await page.getByRole('button', { name: 'Check now' }).click()
+    await page.getByTestId('verify-result').filter({ hasText: 'Not verified' }).waitFor()
+    proofFile = proofLine
+    await page.getByRole('button', { name: 'Check now' }).click()
+    await page.getByTestId('verify-result').filter({ hasText: 'is verified' }).waitFor()
+    assert.match(await shownText(page.getByTestId('website')), /Verified/)
+
+    await page.getByLabel('Logo file').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: logoPng() })
+    await page.getByRole('button', { name: 'Upload logo' }).click()
+    const preview = page.getByTestId('logo-preview')
+    await preview.waitFor()
+    assert.ok(await preview.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 48), 'the logo is served')
+    // A file that is not an image is refused before it is sent.
+    await page.getByLabel('Logo file').setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from('<svg/>') })
+    await page.getByRole('button', { name: 'Upload logo' }).click()
+    await page.getByTestId('logo').getByTestId('error').filter({ hasText: 'not a PNG, JPEG or WebP' }).waitFor()
+    await check('dashboard-settings')
+
+    // The signing page of this project now shows all three.
+    const { uuid } = await t.service.ctx.payloads.create({ projectId: freeProjectId, plan: 'free' }, { type: 'signMessage', message: 'Hi' })
+    const view = (await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).json()
+    assert.equal(view.project.name, 'Acme Shop')
+    assert.equal(view.project.website, website.origin)
+    assert.match(view.project.logoUrl, /^\/logos\//)
+  })
+
+  it('switches project from the header, keeping the section', async () => {
+    await open(`/dashboard/projects/${freeProjectId}/keys`)
+    const switcher = page.getByTestId('project-switcher')
+    assert.equal(await switcher.locator('.switcher-label').innerText(), 'Acme shop')
+    await switcher.locator('summary').click()
+    await page.getByTestId('switcher-menu').getByRole('link', { name: 'Acme Pro' }).click()
+    await page.getByRole('heading', { name: /Acme Pro/ }).waitFor()
+    assert.equal(new URL(page.url()).pathname, `/dashboard/projects/${proProjectId}/keys`)
+    assert.equal(await switcher.locator('.switcher-label').innerText(), 'Acme Pro')
+    assert.equal(await switcher.getAttribute('open'), null, 'the menu closed')
+    // The wordmark lines up with the content below it.
+    const brand = await page.locator('.brand').boundingBox()
+    const heading = await page.getByTestId('project-name').boundingBox()
+    assert.ok(brand && heading && Math.abs(brand.x - heading.x) < 1, `${brand?.x} vs ${heading?.x}`)
+  })
+
   it('fits a phone screen without sideways scrolling', async () => {
     await page.setViewportSize({ width: 390, height: 844 })
     await open(`/dashboard/projects/${freeProjectId}`)
@@ -332,6 +451,12 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     assert.equal(overflow, 0)
     await shoot('dashboard-phone.png')
+    await open(`/dashboard/projects/${freeProjectId}/payloads`)
+    const row = await page.getByTestId('payloads').locator('tbody tr').first().boundingBox()
+    assert.ok(row !== null && row.height < 90, `a payload is a compact row on a phone, not a tall card: ${row?.height} px`)
+    const tabs = await page.locator('.tabs').evaluate((nav) => nav.scrollWidth - nav.clientWidth)
+    assert.equal(tabs, 0, 'every tab is on screen, none hidden behind a sideways scroll')
+    await shoot('dashboard-payloads-phone.png')
     await open(`/dashboard/projects/${freeProjectId}/keys`)
     assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
   })
@@ -344,6 +469,10 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
 
   it('raised no script error and no policy violation', () => {
     assert.deepEqual(pageErrors, [])
+  })
+
+  it('axe-core found no serious or critical accessibility problem, and no page scrolls sideways, at a phone or a laptop width', () => {
+    assert.ok(violations.length === 0, violations.join('\n'))
   })
 })
 

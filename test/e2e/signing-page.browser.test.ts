@@ -1,13 +1,17 @@
 // The signing page in a real browser (headless Chromium through playwright-core) against the real service: a person
 // signs, rejects and lets expire each payload type with the developer wallet, and hostile content stays inert.
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { Wallet } from 'xrpl'
-import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
+import { projectsRepository } from '../../src/features/projects/repository.js'
+import { checkAtBothWidths, PHONE } from '../support/axe.js'
+import { browserSkip, launchChromium } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
+import { logoPng } from '../support/png.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { startTestService, type TestService } from '../support/service.js'
 import { ensureWebBuild } from '../support/web-build.js'
@@ -19,7 +23,7 @@ const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</scrip
  */
 const FIRST_LOAD_BUDGET_BYTES = 250_000
 /** A phone-sized window: the page is built phone first. */
-const VIEWPORT = { width: 420, height: 900 }
+const VIEWPORT = PHONE
 
 interface OpenedPage {
   page: Page
@@ -35,14 +39,29 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   let rippled: RippledDouble
   let browser: Browser
   let apiKey: string
+  let projectId: string
   const opened: OpenedPage[] = []
+  /** axe-core's serious and critical findings, over every state at both widths. */
+  const violations: string[] = []
 
   before(async () => {
     ensureWebBuild()
     rippled = await startRippledDouble()
     // Workers run: the expiry sweeper is what expires a payload nobody reads, and what the page then learns of.
     t = await startTestService('sqlite', { listen: true, workers: true, env: { XRPL_NODE_URL: rippled.url } })
-    ;({ apiKey } = await t.createProject('pro', 'Example Shop'))
+    ;({ apiKey, projectId } = await t.createProject('pro', 'example-shop'))
+    // What the owner sets in the dashboard: a display name, a website (verified), a logo.
+    const { db } = t.service.ctx.storage
+    await projectsRepository.setDisplayName(db, projectId, 'Example Shop')
+    await projectsRepository.setWebsite(db, projectId, { url: 'https://shop.example', token: 'proof' })
+    await projectsRepository.setWebsiteVerifiedAt(db, projectId, 'https://shop.example', t.clock.now())
+    const logo = logoPng()
+    await projectsRepository.putLogo(db, projectId, {
+      contentType: 'image/png',
+      bytes: logo,
+      sha256: createHash('sha256').update(logo).digest('hex'),
+      updatedAtMs: t.clock.now(),
+    })
     browser = await launchChromium()
   })
   after(async () => {
@@ -100,10 +119,13 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   const settled = (page: Page) =>
     page.waitForFunction(() => !document.body.textContent?.includes('Checking…'), undefined, { timeout: 10_000 })
 
-  /** Screenshots (SCREENSHOTS=1 keeps them in docs/screenshots) show the page at rest. */
+  /**
+   * The page at rest, at a phone's and a laptop's width: axe-core's findings are collected (the last test asserts
+   * there are none), and screenshots taken (SCREENSHOTS=1 keeps them in docs/screenshots, name.png and name-desktop.png).
+   */
   const shoot = async (page: Page, name: string) => {
     await settled(page)
-    await screenshot(page, name)
+    violations.push(...(await checkAtBothWidths(page, name.replace(/\.png$/, ''))))
   }
 
   /** The gzip size of the static responses among urls, fetched again: what a compressing proxy in front would send. */
@@ -166,6 +188,83 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     })
   }
 
+  it('says who asks at a glance: display name, verified website, logo; the title names the project and the action', async () => {
+    const uuid = await create({ type: 'sign', transaction: { ...paymentTransaction('2500000'), DestinationTag: 7 } })
+    const { page } = await open(uuid)
+    assert.equal(await page.getByTestId('project-name').textContent(), 'Example Shop')
+    assert.match((await page.getByTestId('project-website').textContent()) ?? '', /^shop\.example\s*verified website$/)
+    const logo = page.getByTestId('project-logo')
+    assert.match((await logo.getAttribute('src')) ?? '', new RegExp(`^/logos/${projectId}/[0-9a-f]{64}$`))
+    assert.ok(await logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 48), 'the logo loaded')
+    assert.equal(await page.title(), 'Sign a transaction · \u2068Example Shop\u2069')
+    assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/assets/favicon.svg')
+    assert.equal((await fetch(`${t.url}/assets/favicon.svg`)).status, 200)
+
+    // What is signed: the amount with its asset, the destination (grouped, copied whole) and its tag, fee, account, network.
+    const summary = page.getByTestId('summary')
+    assert.match(await summary.innerText(), /To\s+rPT1\s*Sjq2\s*YGrB/)
+    assert.equal(await page.getByTestId('payment-destination').textContent(), paymentTransaction().Destination)
+    assert.match(await summary.innerText(), /Destination tag\s+7/)
+    assert.match(await summary.innerText(), /Fee\s+Set by your wallet/)
+    assert.match(await summary.innerText(), /From\s+The account you approve with/)
+    assert.match(await summary.innerText(), /Network\s+XRP Ledger testnet/)
+  })
+
+  it('on a phone, keeps the primary action in reach and folds desktop-only wallets under "Other wallets"', async () => {
+    const uuid = await create({
+      type: 'sign',
+      transaction: { ...paymentTransaction(), Memos: [{ Memo: { MemoData: '48656C6C6F' } }] },
+      options: { customInstructions: 'A long note.\n'.repeat(12) },
+    })
+    const { page } = await open(uuid)
+    await settled(page)
+    const others = page.getByTestId('other-wallets')
+    assert.equal(await others.getAttribute('open'), null, 'folded')
+    assert.equal(await page.getByTestId('wallet-gemwallet').isVisible(), false)
+    assert.equal(await page.getByTestId('wallet-developer').isVisible(), true)
+    const approve = await page.getByTestId('approve').boundingBox()
+    assert.ok(
+      approve !== null && approve.y + approve.height <= PHONE.height,
+      `Approve is on screen without scrolling: ${JSON.stringify(approve)}`,
+    )
+    assert.ok(await page.getByTestId('approve').isDisabled(), 'disabled until a wallet is chosen')
+    const look = await page
+      .getByTestId('approve')
+      .evaluate((button) => [getComputedStyle(button).backgroundColor, getComputedStyle(button).borderStyle])
+    assert.deepEqual(look[1], 'dashed', `a disabled button looks disabled: ${look.join(' ')}`)
+    await others.locator('summary').click()
+    assert.equal(await page.getByTestId('wallet-gemwallet').isVisible(), true)
+    await shoot(page, 'signing-phone-other-wallets.png')
+  })
+
+  it('after a signAndSubmit, shows the hash with a copy button and an explorer link, then the final result', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const { page, context } = await open(uuid)
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url })
+    await chooseDeveloperWallet(page)
+    await page.getByTestId('approve').click()
+    await outcome(page, 'signed')
+    assert.equal(await page.getByTestId('status').textContent(), 'The transaction was signed and submitted')
+    const hash = (await page.getByTestId('tx-hash').textContent()) ?? ''
+    assert.match(hash, /^[0-9A-F]{64}$/)
+    await page.getByTestId('copy-tx-hash').click()
+    await page.getByTestId('copy-tx-hash').filter({ hasText: 'Copied' }).waitFor()
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), hash)
+    await page.getByTestId('explorer-link').waitFor()
+    assert.equal(await page.getByTestId('explorer-link').getAttribute('href'), `https://testnet.xrpl.org/transactions/${hash}`)
+    assert.match((await page.getByTestId('final-result').textContent()) ?? '', /Waiting for the XRP Ledger to validate it/)
+    // The wallet's account and fee, now known, fill the summary kept on the page.
+    await page.getByTestId('account-address').waitFor()
+
+    rippled.setTransaction(hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS' })
+    await page
+      .getByTestId('final-result')
+      .filter({ hasText: 'Final result: it succeeded (tesSUCCESS, ledger 1005)' })
+      .waitFor({ timeout: 10_000 })
+    assert.equal(await page.title(), 'The transaction was signed and submitted · \u2068Example Shop\u2069')
+    await shoot(page, 'signing-submitted.png')
+  })
+
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {
     const uuid = await create({ type: 'signMessage', message: 'Transfer the domain example.com to account 7.' })
     const { page } = await open(uuid)
@@ -223,8 +322,22 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await chooseDeveloperWallet(page)
     await page.getByTestId('approve').click()
     await outcome(page, 'signed')
+    assert.equal(await page.getByTestId('redirect-link').textContent(), 'Back to Example Shop')
     await page.waitForURL(/\/healthz\?/, { timeout: 10_000 })
     assert.equal(page.url(), `${t.url}/healthz?payload=${uuid}&tx=`)
+  })
+
+  it('"Stay on this page" keeps the outcome on screen; "Back to <project>" returns when the person chooses', async () => {
+    const uuid = await create({ type: 'signMessage', message: 'Hello', options: { returnUrl: `${t.url}/healthz?payload={uuid}` } })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    await page.getByTestId('approve').click()
+    await outcome(page, 'signed')
+    await page.getByTestId('stay').click()
+    await page.waitForTimeout(6000)
+    assert.match(page.url(), /\/sign\//, 'still on the signing page')
+    await page.getByTestId('redirect-link').click()
+    await page.waitForURL(/\/healthz\?/)
   })
 
   it('renders hostile customInstructions as inert text', async () => {
@@ -264,5 +377,10 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     for (const [url, bytes] of transferred) context.diagnostic(`  ${bytes} ${new URL(url).pathname}`)
     assert.ok(total < FIRST_LOAD_BUDGET_BYTES, `${total} bytes is over the budget of ${FIRST_LOAD_BUDGET_BYTES}`)
     for (const { problems } of opened) assert.deepEqual(problems, [])
+  })
+
+  it('axe-core found no serious or critical accessibility problem, and no state scrolls sideways, at a phone or a laptop width', () => {
+    assert.ok(opened.length >= 8, 'the states were checked')
+    assert.deepEqual(violations, [])
   })
 })

@@ -23,6 +23,8 @@ export interface DashboardClient {
   get(path: string, options?: RequestOptions): Promise<DashboardResponse>
   post(path: string, body?: unknown, options?: RequestOptions): Promise<DashboardResponse>
   delete(path: string, options?: RequestOptions): Promise<DashboardResponse>
+  patch(path: string, body?: unknown, options?: RequestOptions): Promise<DashboardResponse>
+  put(path: string, body?: unknown, options?: RequestOptions): Promise<DashboardResponse>
 }
 
 /** Signs in `subject` (an account of a test provider) and returns a client with its session. */
@@ -52,5 +54,7 @@ export function dashboardClient(t: TestService, cookie: string | undefined, acco
     get: (path, options) => send('GET', path, undefined, options),
     post: (path, body, options) => send('POST', path, body, options),
     delete: (path, options) => send('DELETE', path, undefined, options),
+    patch: (path, body, options) => send('PATCH', path, body, options),
+    put: (path, body, options) => send('PUT', path, body, options),
   }
 }

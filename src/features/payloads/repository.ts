@@ -2,7 +2,7 @@
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
 import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
+import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type {
@@ -57,6 +57,9 @@ export interface PayloadListQuery {
   status?: PayloadStatus
   type?: PayloadType
   externalId?: string
+  /** The dashboard's search (docs/pages.md): a payload uuid or its start (at least 4 characters), a signer's
+   * classic address, or an externalId. */
+  search?: string
 }
 
 export interface TransitionChanges {
@@ -147,27 +150,63 @@ const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: str
   db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
 )
 
+export function newPayloadRow(payload: Payload): NewPayloadRow {
+  return {
+    uuid: payload.uuid,
+    project_id: payload.projectId,
+    type: payload.type,
+    status: payload.status,
+    transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
+    message: payload.message,
+    challenge: payload.challenge,
+    return_url: payload.returnUrl,
+    custom_instructions: payload.customInstructions,
+    expires_at: payload.expiresAtMs,
+    created_at: payload.createdAtMs,
+    signers_json: payload.signers === null ? null : JSON.stringify(payload.signers),
+    multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
+    external_id: payload.externalId,
+    metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
+  }
+}
+
+const CLASSIC_ADDRESS = /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/
+const UUID_START = /^[0-9a-f-]{4,36}$/
+
+/** What a search term is: a signer's address, the start of a uuid (lower-case, as stored), or else an externalId (exact). */
+function searchOf(term: string): { kind: 'signer' | 'uuid' | 'externalId'; value: string } {
+  const value = term.trim()
+  if (CLASSIC_ADDRESS.test(value)) return { kind: 'signer', value }
+  if (UUID_START.test(value.toLowerCase())) return { kind: 'uuid', value: value.toLowerCase() }
+  return { kind: 'externalId', value }
+}
+
 export const payloadsRepository = {
   /** Inserts the payload; false when another payload of the project already has its externalId. */
   async insert(db: DbOrTx, payload: Payload): Promise<boolean> {
-    const inserted = await insertPayload.executeTakeFirst(db, {
-      uuid: payload.uuid,
-      project_id: payload.projectId,
-      type: payload.type,
-      status: payload.status,
-      transaction_json: payload.transaction === null ? null : JSON.stringify(payload.transaction),
-      message: payload.message,
-      challenge: payload.challenge,
-      return_url: payload.returnUrl,
-      custom_instructions: payload.customInstructions,
-      expires_at: payload.expiresAtMs,
-      created_at: payload.createdAtMs,
-      signers_json: payload.signers === null ? null : JSON.stringify(payload.signers),
-      multisign_json: payload.multisign === null ? null : JSON.stringify(payload.multisign),
-      external_id: payload.externalId,
-      metadata_json: payload.metadata === null ? null : JSON.stringify(payload.metadata),
-    })
+    const inserted = await insertPayload.executeTakeFirst(db, newPayloadRow(payload))
     return inserted !== undefined
+  },
+
+  /**
+   * Inserts several payloads: on PostgreSQL in one statement (one round trip), on SQLite one prepared insert after
+   * another on the connection (no round trips to save there). Returns how many were inserted: fewer when some
+   * externalId was taken (by another payload of the project, or by another of these).
+   */
+  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<number> {
+    if (payloads.length === 1 || isEmbedded(db)) {
+      let inserted = 0
+      for (const payload of payloads) if (await payloadsRepository.insert(db, payload)) inserted++
+      return inserted
+    }
+    if (payloads.length === 0) return 0
+    const rows = await db
+      .insertInto('payloads')
+      .values(payloads.map(newPayloadRow))
+      .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
+      .returning('uuid')
+      .execute()
+    return rows.length
   },
 
   async findByExternalId(db: DbOrTx, projectId: string, externalId: string): Promise<Payload | undefined> {
@@ -216,6 +255,15 @@ export const payloadsRepository = {
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
     if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
+    if (page.search !== undefined) {
+      const search = searchOf(page.search)
+      query =
+        search.kind === 'signer'
+          ? query.where('signer_address', '=', search.value)
+          : search.kind === 'uuid'
+            ? query.where('uuid', 'like', `${search.value}%`)
+            : query.where('external_id', '=', search.value)
+    }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
   },

@@ -7,10 +7,11 @@ import { newPayloadUuid } from '../../platform/crypto/ids.js'
 import type { Db, Tx } from '../../platform/db/database.js'
 import { AppError, conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName, usageWarningThreshold } from '../projects/plans.js'
-import { usageRepository } from '../projects/usage-repository.js'
+import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
 import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
+import { PayloadCreations } from './creations.js'
 import {
   eventForStatus,
   type FinalOutcome,
@@ -43,6 +44,8 @@ export interface PayloadServiceOptions {
   limits: Record<PlanName, PlanLimits>
   /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
   prepareMultisign?: MultisignPreparer
+  /** Recording the monthly usage warning failed after a creation's commit (the creation stands; the next one tries again). */
+  onUsageWarningError?: (error: unknown) => void
 }
 
 /** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
@@ -55,9 +58,13 @@ export interface CreatingProject {
 
 export class PayloadService {
   private readonly challengeDomain: string
+  private readonly creations: PayloadCreations
+  /** Months whose usage warning is known to be recorded: no more checks for them in this process. */
+  private readonly warnedMonths = new Set<string>()
 
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
+    this.creations = new PayloadCreations(options.db)
   }
 
   /**
@@ -107,35 +114,48 @@ export class PayloadService {
       metadata: request.options?.metadata ?? null,
     }
     const month = utcMonth(nowMs)
-    await this.options.db.transaction().execute(async (tx) => {
-      // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit.
-      if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
-      const used = await usageRepository.reserveMonthlyPayload(tx, project.projectId, month, limits.monthlyPayloads)
-      if (used === undefined) {
-        throw new AppError(
-          403,
-          `Monthly payload limit reached: the ${PLAN_LABELS[project.plan]} plan allows ${limits.monthlyPayloads} payloads per month; ` +
-            `the count starts again on the first day of next month (UTC)${project.plan === 'free' ? ', or upgrade to Pro' : ''}`,
-        )
-      }
-      if (used >= usageWarningThreshold(limits)) {
-        const warning = { projectId: project.projectId, month, limit: limits.monthlyPayloads, payloadCount: used, nowMs }
-        if (await usageRepository.recordUsageWarning(tx, warning)) {
-          await this.options.events.emitInTransaction(tx, 'usage.warning', {
-            projectId: project.projectId,
-            month,
-            used,
-            limit: limits.monthlyPayloads,
-          })
-        }
-      }
-      // A concurrent creation may have taken the externalId since the check: then the insert does nothing.
-      if (!(await payloadsRepository.insert(tx, payload)))
-        await this.assertExternalIdFree(tx, project.projectId, payload.externalId as string)
-      await usageRepository.addDailyCount(tx, { projectId: project.projectId, day: utcDay(nowMs), status: 'pending', walletAdapter: '' }, 1)
-      if (alongside) await alongside(tx, payload)
+    const limit = limits.monthlyPayloads
+    // Written with the other creations of the moment, in one transaction (creations.ts); the checks and `alongside` run
+    // in it for this payload.
+    const result = await this.creations.create(payload, {
+      quota: { month, limit },
+      // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
+      // again if the insert found the externalId taken since.
+      check: async (tx) => {
+        if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
+      },
+      alongside: alongside && ((tx) => alongside(tx, payload)),
     })
+    if (!result.created) {
+      throw new AppError(
+        403,
+        `Monthly payload limit reached: the ${PLAN_LABELS[project.plan]} plan allows ${limit} payloads per month; ` +
+          `the count starts again on the first day of next month (UTC)${project.plan === 'free' ? ', or upgrade to Pro' : ''}`,
+      )
+    }
+    const used = result.monthCount
+    if (used !== undefined && used >= usageWarningThreshold(limits)) await this.warnOfUsage(project.projectId, month, used, limit, nowMs)
     return payload
+  }
+
+  /**
+   * Records the month's usage warning once, with what it sets off (the email), in a transaction after the creation's
+   * commit: the count read then includes every creation committed before, so the warning is not missed when
+   * creations on several instances cross the threshold together. A creation answered 201 stays created if this fails.
+   */
+  private async warnOfUsage(projectId: string, month: string, used: number, limit: number, nowMs: number): Promise<void> {
+    const key = `${projectId}\u0000${month}`
+    if (this.warnedMonths.has(key)) return
+    try {
+      await this.options.db.transaction().execute(async (tx) => {
+        if (!(await usageRepository.recordUsageWarning(tx, { projectId, month, limit, payloadCount: used, nowMs }))) return
+        await this.options.events.emitInTransaction(tx, 'usage.warning', { projectId, month, used, limit })
+      })
+      if (this.warnedMonths.size >= 10_000) this.warnedMonths.clear()
+      this.warnedMonths.add(key)
+    } catch (error) {
+      this.options.onUsageWarningError?.(error)
+    }
   }
 
   /** 409 naming the project's payload that already has this externalId. */
@@ -304,11 +324,13 @@ export class PayloadService {
 
   private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
     const day = utcDay(payload.createdAtMs)
-    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1)
+    const shard = pickShard(tx)
+    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1, shard)
     await usageRepository.addDailyCount(
       tx,
       { projectId: payload.projectId, day, status: payload.status, walletAdapter: payload.walletAdapter ?? '' },
       1,
+      shard,
     )
     const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
     await this.options.events.emitInTransaction(tx, 'payload.changed', transition)

@@ -7,14 +7,17 @@ import { utcMonth } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db } from '../../platform/db/database.js'
 import { notFound, unprocessable } from '../../platform/errors.js'
-import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
+import type { Payload } from '../payloads/model.js'
+import type { PayloadListQuery } from '../payloads/repository.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'
+import { fetchPublicText } from '../webhooks/send.js'
 import { type Analytics, type AnalyticsPeriod, periodDays, summarizeAnalytics } from './analytics.js'
 import { analyticsRepository } from './analytics-repository.js'
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js'
 import { type ApiKeyRecord, apiKeysRepository } from './api-keys-repository.js'
 import { normalizeName } from './names.js'
 import type { PlanLimits, PlanName } from './plans.js'
+import { newWebsiteToken, normalizeWebsite, parseLogo, proofMatches, WEBSITE_PROOF_PATH } from './project-branding.js'
 import { type Project, projectsRepository } from './repository.js'
 import type { CreatedApiKey, ProjectService } from './service.js'
 import { usageRepository } from './usage-repository.js'
@@ -35,7 +38,26 @@ export interface AccountProjectsOptions {
   payloads: PayloadService
   authenticator: ApiKeyAuthenticator
   limits: Record<PlanName, PlanLimits>
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: a website may then be http and on a private address (local development, tests). */
+  allowPrivateTargets: boolean
 }
+
+/** What PATCH /projects/{id} changes; an absent field is left alone, null clears. */
+export interface ProjectSettingsChange {
+  displayName?: string | null
+  websiteUrl?: string | null
+}
+
+/** The result of checking a website's proof. */
+export interface WebsiteCheck {
+  verified: boolean
+  /** Why not, in words for the project's owner (never shown to end users). */
+  problem?: string
+}
+
+/** A website's proof file is a few lines of text. */
+const MAX_PROOF_BYTES = 4096
+const WEBSITE_CHECK_TIMEOUT_MS = 5000
 
 export class AccountProjects {
   constructor(private readonly options: AccountProjectsOptions) {}
@@ -92,11 +114,7 @@ export class AccountProjects {
     return summarizeAnalytics(period, days, rows)
   }
 
-  async payloads(
-    accountId: string,
-    projectId: string,
-    page: { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType },
-  ): Promise<Payload[]> {
+  async payloads(accountId: string, projectId: string, page: PayloadListQuery): Promise<Payload[]> {
     const project = await this.owned(accountId, projectId)
     return this.options.payloads.list(project.id, page)
   }
@@ -105,6 +123,86 @@ export class AccountProjects {
     const project = await this.owned(accountId, projectId)
     if (!isUuid(uuid)) throw notFound(PAYLOAD_NOT_FOUND)
     return this.options.payloads.getForProject(project.id, uuid)
+  }
+
+  /** Changes the display name and the website; a new website starts unverified, with a new proof token. */
+  async updateSettings(accountId: string, projectId: string, change: ProjectSettingsChange): Promise<Project> {
+    const project = await this.owned(accountId, projectId)
+    const errors = []
+    let displayName: string | null | undefined
+    if (change.displayName !== undefined) {
+      if (change.displayName === null || change.displayName.trim() === '') displayName = null
+      else {
+        const result = normalizeName('displayName', change.displayName)
+        if ('error' in result) errors.push(result.error)
+        else displayName = result.name
+      }
+    }
+    let website: { url: string; token: string } | null | undefined
+    if (change.websiteUrl !== undefined) {
+      if (change.websiteUrl === null || change.websiteUrl.trim() === '') website = null
+      else {
+        const result = normalizeWebsite(change.websiteUrl, this.options.allowPrivateTargets)
+        if ('error' in result) errors.push(result.error)
+        // The same origin again keeps its token and its verification.
+        else if (result.origin !== project.website?.url) website = { url: result.origin, token: newWebsiteToken() }
+      }
+    }
+    if (errors.length > 0) throw unprocessable(errors)
+    await this.options.db.transaction().execute(async (tx) => {
+      if (displayName !== undefined) await projectsRepository.setDisplayName(tx, project.id, displayName)
+      if (website !== undefined) await projectsRepository.setWebsite(tx, project.id, website)
+    })
+    return this.owned(accountId, projectId)
+  }
+
+  /**
+   * Fetches the website's proof file (WEBSITE_PROOF_PATH) under the webhook rules (public addresses only, no
+   * redirects, 5 seconds, 4 KB) and records the answer: verified when it holds the project's line, unverified
+   * otherwise (a website that removed its proof loses the mark at the next check).
+   */
+  async verifyWebsite(accountId: string, projectId: string): Promise<{ project: Project; check: WebsiteCheck }> {
+    const project = await this.owned(accountId, projectId)
+    const website = project.website
+    if (website === null) throw unprocessable([{ field: 'websiteUrl', message: 'is not set: set the website first' }])
+    const proofUrl = `${website.url}${WEBSITE_PROOF_PATH}`
+    const answer = await fetchPublicText(proofUrl, {
+      timeoutMs: WEBSITE_CHECK_TIMEOUT_MS,
+      maxBytes: MAX_PROOF_BYTES,
+      allowPrivateTargets: this.options.allowPrivateTargets,
+    })
+    let check: WebsiteCheck
+    if (!answer.ok) check = { verified: false, problem: `${proofUrl} could not be read: ${answer.error}` }
+    else if (!proofMatches(answer.body, website.token))
+      check = { verified: false, problem: `${proofUrl} does not hold this project's line` }
+    else check = { verified: true }
+    await projectsRepository.setWebsiteVerifiedAt(
+      this.options.db,
+      project.id,
+      website.url,
+      check.verified ? this.options.clock.now() : null,
+    )
+    return { project: await this.owned(accountId, projectId), check }
+  }
+
+  /** Sets the logo from a data URL (parseLogo's rules). */
+  async setLogo(accountId: string, projectId: string, dataUrl: string): Promise<string> {
+    const project = await this.owned(accountId, projectId)
+    const logo = parseLogo(dataUrl)
+    if ('error' in logo) throw unprocessable([logo.error])
+    await projectsRepository.putLogo(this.options.db, project.id, { ...logo, updatedAtMs: this.options.clock.now() })
+    return logo.sha256
+  }
+
+  async deleteLogo(accountId: string, projectId: string): Promise<void> {
+    const project = await this.owned(accountId, projectId)
+    await projectsRepository.deleteLogo(this.options.db, project.id)
+  }
+
+  /** The hash of the project's logo, when it has one. */
+  async logoHash(accountId: string, projectId: string): Promise<string | undefined> {
+    const project = await this.owned(accountId, projectId)
+    return projectsRepository.findLogoHash(this.options.db, project.id)
   }
 
   private async owned(accountId: string, projectId: string): Promise<Project> {

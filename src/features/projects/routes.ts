@@ -12,6 +12,7 @@ import { ANALYTICS_PERIODS, type AnalyticsPeriod, DEFAULT_ANALYTICS_PERIOD } fro
 import type { ApiKeyRecord } from './api-keys-repository.js'
 import { DEFAULT_API_KEY_NAME, MAX_NAME_CHARS } from './names.js'
 import { PLAN_NAMES } from './plans.js'
+import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH, websiteProofLine } from './project-branding.js'
 import type { Project } from './repository.js'
 
 const Name = (description: string) => Type.String({ description: `${description}; 1 to ${MAX_NAME_CHARS} characters after trimming` })
@@ -37,12 +38,56 @@ const CreateKeyBody = Type.Object(
 const ProjectSummary = Type.Object({
   id: Type.String(),
   name: Type.String(),
+  displayName: Type.Union([Type.String(), Type.Null()], {
+    description: 'What the signing page names the project by; null: the name is shown',
+  }),
   plan: Type.String({ enum: [...PLAN_NAMES] }),
   createdAt: Timestamp(),
 })
 
+const Website = Type.Union(
+  [
+    Type.Object({
+      url: Type.String({ description: 'The origin the owner set' }),
+      verified: Type.Boolean({ description: 'The signing page shows the website only when verified' }),
+      verifiedAt: NullableTimestamp('When the proof was last found'),
+      proofUrl: Type.String({ description: 'Where the website must publish the proof' }),
+      proofLine: Type.String({ description: 'The line the proof file must hold' }),
+    }),
+    Type.Null(),
+  ],
+  { description: 'The project website, verified by a proof file it publishes (docs/pages.md)' },
+)
+
+const ProjectSettingsBody = Type.Object(
+  {
+    displayName: Type.Optional(
+      Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
+        description: `Shown to end users on the signing page; 1 to ${MAX_NAME_CHARS} characters; null or "" clears it`,
+      }),
+    ),
+    websiteUrl: Type.Optional(
+      Type.Union([Type.String({ maxLength: 4096 }), Type.Null()], {
+        description: 'An https URL of the project website (its origin is kept); null or "" clears it',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+const LogoBody = Type.Object(
+  {
+    image: Type.String({
+      description: `A data URL, data:image/png;base64,...: PNG, JPEG or WebP, at most ${MAX_LOGO_BYTES / 1024} KB`,
+    }),
+  },
+  { additionalProperties: false },
+)
+
 const ProjectDetail = Type.Object({
   ...ProjectSummary.properties,
+  website: Website,
+  logoUrl: Type.Union([Type.String(), Type.Null()], { description: "The logo's public URL on this service" }),
   usage: Type.Object(
     { month: Type.String({ description: 'UTC month, YYYY-MM' }), used: Type.Integer(), limit: Type.Integer() },
     { description: "Payloads created this month against the plan's monthly limit" },
@@ -108,6 +153,12 @@ const PayloadListQuery = Type.Object(
     ...PageQuery('Payloads'),
     status: Type.Optional(Type.String({ enum: [...PAYLOAD_STATUSES], description: 'Only payloads in this status' })),
     type: Type.Optional(Type.String({ enum: [...PAYLOAD_TYPES], description: 'Only payloads of this type' })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 200,
+        description: "Search: a payload uuid or its first characters (at least 4), a signer's classic address, or an externalId",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -123,9 +174,21 @@ const PayloadDetail = Type.Object({
 const toProjectSummary = (project: Project) => ({
   id: project.id,
   name: project.name,
+  displayName: project.displayName,
   plan: project.plan,
   createdAt: toIso(project.createdAtMs),
 })
+
+const toWebsite = (project: Project) =>
+  project.website === null
+    ? null
+    : {
+        url: project.website.url,
+        verified: project.website.verifiedAtMs !== null,
+        verifiedAt: project.website.verifiedAtMs === null ? null : toIso(project.website.verifiedAtMs),
+        proofUrl: `${project.website.url}${WEBSITE_PROOF_PATH}`,
+        proofLine: websiteProofLine(project.website.token),
+      }
 
 const toKeySummary = (key: ApiKeyRecord) => ({
   id: key.id,
@@ -198,13 +261,103 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
     },
     async (request) => {
       const { id } = request.params as { id: string }
-      const overview = await projects.overview(accountOf(request), id)
-      const { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads } = overview.limits
-      return {
-        ...toProjectSummary(overview.project),
-        usage: overview.usage,
-        limits: { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads },
-      }
+      return projectDetail(request, id)
+    },
+  )
+
+  const projectDetail = async (request: Parameters<typeof sessionOf>[0], id: string) => {
+    const overview = await projects.overview(accountOf(request), id)
+    const { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads } = overview.limits
+    const logoHash = await projects.logoHash(accountOf(request), id)
+    return {
+      ...toProjectSummary(overview.project),
+      website: toWebsite(overview.project),
+      logoUrl: logoHash === undefined ? null : logoPath(overview.project.id, logoHash),
+      usage: overview.usage,
+      limits: { requestsPerMinute, minPollIntervalMs, maxExpiresInSeconds, monthlyPayloads },
+    }
+  }
+
+  app.patch(
+    '/projects/:id',
+    {
+      schema: {
+        summary: 'Change what the signing page shows of the project: its display name and website',
+        description: `A new website starts unverified, with a new proof line; the same origin again keeps its verification. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        body: ProjectSettingsBody,
+        response: { 200: ProjectDetail, ...errorResponses(400, 401, 403, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      await projects.updateSettings(accountOf(request), id, request.body as typeof ProjectSettingsBody.static)
+      return projectDetail(request, id)
+    },
+  )
+
+  app.post(
+    '/projects/:id/website/verify',
+    {
+      schema: {
+        summary: "Check the website's proof now",
+        description: `The service fetches ${WEBSITE_PROOF_PATH} from the website's origin (public addresses only, no redirects, 5 seconds, 4 KB) and looks for the project's proof line. 200 either way: \`check.verified\` says the outcome and \`check.problem\` why not. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        response: {
+          200: Type.Object({
+            check: Type.Object({ verified: Type.Boolean(), problem: Type.Optional(Type.String()) }),
+            project: ProjectDetail,
+          }),
+          ...errorResponses(401, 403, 404, 422),
+        },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      const { check } = await projects.verifyWebsite(accountOf(request), id)
+      return { check, project: await projectDetail(request, id) }
+    },
+  )
+
+  app.put(
+    '/projects/:id/logo',
+    {
+      // base64 makes the image a third larger; twice the limit leaves room, so that a logo a little too large gets
+      // the 422 that says so rather than a bare 413.
+      bodyLimit: 2 * MAX_LOGO_BYTES,
+      schema: {
+        summary: "Set the project's logo",
+        description: `PNG, JPEG or WebP (SVG is refused: it can carry script), at most ${MAX_LOGO_BYTES / 1024} KB; the bytes must be of the declared type. ${SESSION_NOTE}`,
+        tags: TAGS,
+        params: ProjectParams,
+        body: LogoBody,
+        response: { 200: ProjectDetail, ...errorResponses(400, 401, 403, 404, 413, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      await projects.setLogo(accountOf(request), id, (request.body as typeof LogoBody.static).image)
+      return projectDetail(request, id)
+    },
+  )
+
+  app.delete(
+    '/projects/:id/logo',
+    {
+      schema: {
+        summary: "Remove the project's logo",
+        description: SESSION_NOTE,
+        tags: TAGS,
+        params: ProjectParams,
+        response: { 200: ProjectDetail, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string }
+      await projects.deleteLogo(accountOf(request), id)
+      return projectDetail(request, id)
     },
   )
 
@@ -303,8 +456,14 @@ export async function projectRoutes(app: FastifyInstance, { projects }: ProjectR
     },
     async (request) => {
       const { id } = request.params as { id: string }
-      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType }
-      const payloads = await projects.payloads(accountOf(request), id, query)
+      const query = request.query as { limit: number; offset: number; status?: PayloadStatus; type?: PayloadType; q?: string }
+      const payloads = await projects.payloads(accountOf(request), id, {
+        limit: query.limit,
+        offset: query.offset,
+        status: query.status,
+        type: query.type,
+        search: query.q === undefined || query.q.trim() === '' ? undefined : query.q,
+      })
       return { payloads: payloads.map(toPayloadView), limit: query.limit, offset: query.offset }
     },
   )

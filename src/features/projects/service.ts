@@ -6,7 +6,7 @@ import type { Db, DbOrTx } from '../../platform/db/database.js'
 import { generateApiKey } from './api-keys.js'
 import { type ApiKeyRecord, apiKeysRepository } from './api-keys-repository.js'
 import type { PlanName } from './plans.js'
-import { type Project, projectsRepository } from './repository.js'
+import { type Project, type ProjectLogo, projectsRepository } from './repository.js'
 
 export interface CreatedApiKey extends ApiKeyRecord {
   /** The full key: returned once, never stored. */
@@ -30,6 +30,8 @@ export class ProjectService {
       name: input.name,
       plan: input.plan ?? 'free',
       createdAtMs: this.clock.now(),
+      displayName: null,
+      website: null,
     }
     const key = await this.db.transaction().execute(async (tx) => {
       await projectsRepository.insert(tx, project)
@@ -44,6 +46,12 @@ export class ProjectService {
 
   async setPlan(projectId: string, plan: PlanName): Promise<boolean> {
     return projectsRepository.setPlan(this.db, projectId, plan)
+  }
+
+  /** A project's logo for its public URL: only the current one (the hash in the URL must match). */
+  async publicLogo(projectId: string, sha256: string): Promise<ProjectLogo | undefined> {
+    const logo = await projectsRepository.findLogo(this.db, projectId)
+    return logo?.sha256 === sha256 ? logo : undefined
   }
 
   private async insertKey(db: DbOrTx, projectId: string, name: string): Promise<CreatedApiKey> {

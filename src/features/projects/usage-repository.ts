@@ -1,53 +1,179 @@
 // Monthly payload usage per project, the 80% warning record, and the daily counts behind analytics.
-import type { DbOrTx } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
+//
+// Both kinds of counter are spread over shards so that concurrent creations and transitions of one project do not
+// queue on one row (on PostgreSQL a row updated in a transaction stays locked until its commit, so one counter row
+// per project lets through one creation per commit). SQLite has one writer and uses shard 0 alone.
+// - The month's quota: project_usage.payload_count is the part of the plan's limit granted to the shards so far, in
+//   blocks; a shard counts its payloads in `used` and may not pass its `granted`. The sum of the grants never passes
+//   the limit, so neither do the payloads. A shard out of quota takes the next block, and once the month's quota is
+//   all granted it takes what other shards have left over, so that the last payloads of the month are refused only
+//   when every shard is full.
+// - The daily counts: each transaction adds to its shard's row; analytics sums the shards.
+import { sql } from 'kysely'
+import type { DbOrTx, Tx } from '../../platform/db/database.js'
+import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
 
-// One statement: the first payload of the month inserts the row; later ones increment it only while under the
-// limit (the conflict update's WHERE), so a full month returns no row.
-const reserveMonthly = new HotQuery((db, p: { projectId: string; month: string; limit: number }) =>
+/** Counter shards per project on PostgreSQL: more than the transactions one project has in flight, few to sum. */
+export const COUNTER_SHARDS = 16
+/** The largest block of quota a shard takes at once. */
+const MAX_BLOCK = 1000
+
+/** A shard for the next transaction's counters: any on PostgreSQL, where each spreads the load; 0 on SQLite. */
+export function pickShard(db: DbOrTx): number {
+  return isEmbedded(db) ? 0 : Math.floor(Math.random() * COUNTER_SHARDS)
+}
+
+// The common case, one statement: the shard has quota left for all `count`, and the month's grants are within the
+// limit (a lower limit since they were made, after a change of plan, sends every creation to the exact count below).
+const useFromShard = new HotQuery((db, p: { projectId: string; month: string; shard: number; count: number; limit: number }) =>
   db
-    .insertInto('project_usage')
-    .values({ project_id: p.projectId, month: p.month, payload_count: 1 })
-    .onConflict((oc) =>
-      oc
-        .columns(['project_id', 'month'])
-        .doUpdateSet((eb) => ({ payload_count: eb('project_usage.payload_count', '+', 1) }))
-        .where('project_usage.payload_count', '<', p.limit),
+    .updateTable('usage_shards')
+    .set((eb) => ({ used: eb('used', '+', p.count) }))
+    .where('project_id', '=', p.projectId)
+    .where('month', '=', p.month)
+    .where('shard', '=', p.shard)
+    .where((eb) => eb(eb('used', '+', p.count), '<=', eb.ref('granted')))
+    .where((eb) =>
+      eb(
+        eb
+          .selectFrom('project_usage')
+          .select('project_usage.payload_count')
+          .where('project_usage.project_id', '=', p.projectId)
+          .where('project_usage.month', '=', p.month),
+        '<=',
+        p.limit,
+      ),
     )
-    .returning('payload_count'),
+    .returning('used'),
 )
 
-const addToDailyCount = new HotQuery((db, p: { projectId: string; day: string; status: string; walletAdapter: string; delta: number }) =>
-  db
-    .insertInto('payload_daily_counts')
-    .values({ project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: p.delta })
-    .onConflict((oc) =>
-      oc.columns(['project_id', 'day', 'status', 'wallet_adapter']).doUpdateSet((eb) => ({
-        count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
-      })),
-    ),
+const addToDailyCount = new HotQuery(
+  (db, p: { projectId: string; day: string; status: string; walletAdapter: string; delta: number; shard: number }) =>
+    db
+      .insertInto('payload_daily_counts')
+      .values({ project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: p.delta, shard: p.shard })
+      .onConflict((oc) =>
+        oc.columns(['project_id', 'day', 'status', 'wallet_adapter', 'shard']).doUpdateSet((eb) => ({
+          count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
+        })),
+      ),
 )
+
+const monthlyUsed = new HotQuery((db, p: { projectId: string; month: string }) =>
+  db
+    .selectFrom('usage_shards')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('used'), sql<number>`0`).as('used'))
+    .where('project_id', '=', p.projectId)
+    .where('month', '=', p.month),
+)
+
+/** A shard's block: a share of what is left of the month, so that the shards do not take it all early. */
+function blockSize(left: number, needed: number): number {
+  return Math.min(left, Math.max(needed, Math.min(MAX_BLOCK, Math.floor(left / (4 * COUNTER_SHARDS)))))
+}
 
 export const usageRepository = {
   /**
-   * Counts one more payload for the month if the project is under its limit, atomically: of many
-   * concurrent creations at the limit, exactly the ones that fit succeed. Returns the new count, or
-   * undefined when the limit is reached.
+   * Counts up to `count` more payloads of the month in `shard`, within the limit; returns how many fit (0 to `count`).
+   * Exact under concurrency on several instances: every count stays within its shard's grant, and the grants within
+   * the limit. Runs in the transaction that creates the payloads, so that the count commits or rolls back with them.
+   * A transaction reserving for several projects must do so in one order of projects (rows are locked as they go).
    */
-  async reserveMonthlyPayload(db: DbOrTx, projectId: string, month: string, limit: number): Promise<number | undefined> {
-    if (limit <= 0) return undefined
-    const row = await reserveMonthly.executeTakeFirst(db, { projectId, month, limit })
-    return row?.payload_count
-  },
-
-  async monthlyCount(db: DbOrTx, projectId: string, month: string): Promise<number> {
-    const row = await db
-      .selectFrom('project_usage')
-      .select('payload_count')
+  async reserveMonthlyPayloads(tx: Tx, quota: { projectId: string; month: string; limit: number }, count: number, shard: number) {
+    if (count <= 0 || quota.limit <= 0) return 0
+    const { projectId, month, limit } = quota
+    if (await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count, limit })) return count
+    // Out of quota in this shard: take a block from the month, under the month's row lock (every grant and every
+    // move between shards of this month waits for it, so they run one at a time and see each other's counts).
+    const lock = !isEmbedded(tx)
+    await tx
+      .insertInto('project_usage')
+      .values({ project_id: projectId, month, payload_count: 0 })
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+    let monthRow = tx.selectFrom('project_usage').select('payload_count').where('project_id', '=', projectId).where('month', '=', month)
+    if (lock) monthRow = monthRow.forUpdate()
+    const granted = Number((await monthRow.executeTakeFirstOrThrow()).payload_count)
+    await tx
+      .insertInto('usage_shards')
+      .values({ project_id: projectId, month, shard, granted: 0, used: 0 })
+      .onConflict((oc) => oc.doNothing())
+      .execute()
+    let shards = tx
+      .selectFrom('usage_shards')
+      .select(['shard', 'granted', 'used'])
       .where('project_id', '=', projectId)
       .where('month', '=', month)
-      .executeTakeFirst()
-    return row?.payload_count ?? 0
+      .orderBy('shard')
+    if (lock) shards = shards.forUpdate()
+    const rows = (await shards.execute()).map((row) => ({
+      shard: row.shard,
+      used: Number(row.used),
+      free: Number(row.granted) - Number(row.used),
+    }))
+    const own = rows.find((row) => row.shard === shard)?.free ?? 0
+    if (granted > limit) {
+      // The limit is lower than the quota granted this month (the plan changed): count against the payloads themselves,
+      // one creation at a time under the month's lock, and grant nothing more.
+      const used = rows.reduce((sum, row) => sum + row.used, 0)
+      const taken = Math.min(count, Math.max(0, limit - used))
+      const extra = Math.max(0, taken - own)
+      if (taken > 0) {
+        await tx
+          .updateTable('project_usage')
+          .set((eb) => ({ payload_count: eb('payload_count', '+', extra) }))
+          .where('project_id', '=', projectId)
+          .where('month', '=', month)
+          .execute()
+        await tx
+          .updateTable('usage_shards')
+          .set((eb) => ({ granted: eb('granted', '+', extra), used: eb('used', '+', taken) }))
+          .where('project_id', '=', projectId)
+          .where('month', '=', month)
+          .where('shard', '=', shard)
+          .execute()
+      }
+      return taken
+    }
+    const block = blockSize(Math.max(0, limit - granted), count - own)
+    let available = own + block
+    // The month is all granted: take what the other shards have left (a shard of an idle instance, say).
+    for (const other of rows) {
+      if (available >= count) break
+      if (other.shard === shard || other.free <= 0) continue
+      const moved = Math.min(other.free, count - available)
+      await tx
+        .updateTable('usage_shards')
+        .set((eb) => ({ granted: eb('granted', '-', moved) }))
+        .where('project_id', '=', projectId)
+        .where('month', '=', month)
+        .where('shard', '=', other.shard)
+        .execute()
+      available += moved
+    }
+    const taken = Math.min(count, available)
+    if (block > 0) {
+      await tx
+        .updateTable('project_usage')
+        .set((eb) => ({ payload_count: eb('payload_count', '+', block) }))
+        .where('project_id', '=', projectId)
+        .where('month', '=', month)
+        .execute()
+    }
+    await tx
+      .updateTable('usage_shards')
+      .set((eb) => ({ granted: eb('granted', '+', available - own), used: eb('used', '+', taken) }))
+      .where('project_id', '=', projectId)
+      .where('month', '=', month)
+      .where('shard', '=', shard)
+      .execute()
+    return taken
+  },
+
+  /** Payloads of the project created in `month` (YYYY-MM), counted over its shards. */
+  async monthlyCount(db: DbOrTx, projectId: string, month: string): Promise<number> {
+    const row = await monthlyUsed.executeTakeFirst(db, { projectId, month })
+    return Number(row?.used ?? 0)
   },
 
   /** Records the month's usage warning once; returns true only for the call that recorded it. */
@@ -69,8 +195,16 @@ export const usageRepository = {
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   },
 
-  /** Adds `delta` to the count of payloads created on `day` that are now in `status` (with `walletAdapter`). */
-  async addDailyCount(db: DbOrTx, key: { projectId: string; day: string; status: string; walletAdapter: string }, delta: number) {
-    await addToDailyCount.execute(db, { ...key, delta })
+  /**
+   * Adds `delta` to the count of payloads created on `day` that are now in `status` (with `walletAdapter`), in
+   * `shard` (pickShard; one per transaction).
+   */
+  async addDailyCount(
+    db: DbOrTx,
+    key: { projectId: string; day: string; status: string; walletAdapter: string },
+    delta: number,
+    shard: number,
+  ): Promise<void> {
+    await addToDailyCount.execute(db, { ...key, delta, shard })
   },
 }

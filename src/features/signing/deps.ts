@@ -17,21 +17,33 @@ export interface SigningDeps {
   xrplNode: XrplNode | undefined
   /** Undefined without XAMAN_API_KEY: the Xaman wallet is not offered. */
   xaman: XamanClient | undefined
+  /** XRPL_EXPLORER_URL: a transaction's page with {txHash}; undefined when the network has no explorer. */
+  explorerTemplate: string | undefined
   logger: Logger
 }
 
-/** The node, or the 502 that says none is configured (the request stays pending). */
-export function requireNode(deps: Pick<SigningDeps, 'xrplNode'>, purpose: string): XrplNode {
+/** What the wallet-facing API says when the XRP Ledger cannot be asked; why is in the operator's log. */
+export const LEDGER_UNAVAILABLE = 'The XRP Ledger cannot be reached from this service right now'
+
+/**
+ * The node, or a 502 (the request stays pending). The end user reads its message on the signing page and cannot
+ * change the service's settings: the message says what happened, the operator's log names the missing setting.
+ */
+export function requireNode(deps: Pick<SigningDeps, 'xrplNode' | 'logger'>, purpose: string): XrplNode {
   if (deps.xrplNode !== undefined) return deps.xrplNode
-  throw badGateway(`No XRPL node is configured on this service (XRPL_NODE_URL), so it cannot ${purpose}; the request is still pending`)
+  deps.logger.error({ purpose }, `no XRPL node is configured (XRPL_NODE_URL), so the service cannot ${purpose}`)
+  throw badGateway(`${LEDGER_UNAVAILABLE}, so it cannot ${purpose}; the request is still pending, try again later`)
 }
 
-/** Asks the node; an unreachable node is a 502 (the request stays pending). */
-export async function askNode<T>(request: () => Promise<T>): Promise<T> {
+/** Asks the node; an unreachable node is a 502 (the request stays pending), its failure logged when `logger` is given. */
+export async function askNode<T>(request: () => Promise<T>, logger?: Pick<Logger, 'warn'>): Promise<T> {
   try {
     return await request()
   } catch (error) {
-    if (error instanceof XrplNodeUnavailableError) throw badGateway(`${error.message}; the request is still pending, try again`)
+    if (error instanceof XrplNodeUnavailableError) {
+      logger?.warn({ err: error }, 'the XRPL node could not be reached')
+      throw badGateway(`${LEDGER_UNAVAILABLE}; the request is still pending, try again`)
+    }
     throw error
   }
 }

@@ -29,7 +29,11 @@ const SignViewSchema = Type.Object({
   status: Type.String({ enum: [...PAYLOAD_STATUSES] }),
   expiresAt: Timestamp(),
   network: Type.String({ description: 'XRPL_NETWORK, e.g. testnet or mainnet' }),
-  project: Type.Object({ name: Type.String() }),
+  project: Type.Object({
+    name: Type.String({ description: "The project's display name, or its name" }),
+    website: Type.Optional(Type.String({ description: "The project's website origin, present only once verified" })),
+    logoUrl: Type.Optional(Type.String({ description: "The project's logo on this service" })),
+  }),
   transaction: Type.Optional({ ...AnyObject, description: 'sign, signAndSubmit: the requested transaction' }),
   message: Type.Optional(Type.String({ description: 'signMessage: the text whose UTF-8 bytes are signed' })),
   challenge: Type.Optional(Type.String({ description: 'connect: the exact text to sign' })),
@@ -49,6 +53,23 @@ const SignViewSchema = Type.Object({
   resolvedAt: Type.Optional(Timestamp()),
   redirectUrl: Type.Optional(
     Type.String({ description: "Signed or rejected: the app's returnUrl with {uuid}, {txHash} and {externalId} filled in" }),
+  ),
+  signed: Type.Optional(
+    Type.Object(
+      { account: Type.Optional(Type.String()), fee: Type.Optional(Type.String({ description: 'Drops' })) },
+      { description: 'Signed transactions: the account and fee the wallet filled in' },
+    ),
+  ),
+  explorerUrl: Type.Optional(Type.String({ description: "The transaction's page on the network's explorer (XRPL_EXPLORER_URL)" })),
+  submission: Type.Optional(
+    Type.Object(
+      {
+        engineResult: Type.Union([Type.String(), Type.Null()]),
+        validatedResult: Type.Union([Type.String(), Type.Null()]),
+        ledgerIndex: Type.Union([Type.Integer(), Type.Null()]),
+      },
+      { description: 'signAndSubmit once signed: the submission and, once validated, its final result' },
+    ),
   ),
 })
 

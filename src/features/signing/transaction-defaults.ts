@@ -11,7 +11,7 @@ export async function transactionDefaults(deps: SigningDeps, uuid: string, addre
   }
   if (!isValidClassicAddress(address)) throw unprocessable([{ field: 'address', message: 'is not a classic XRP Ledger address' }])
   const node = requireNode(deps, 'look up the account')
-  const defaults = await askNode(() => node.transactionDefaults(address))
+  const defaults = await askNode(() => node.transactionDefaults(address), deps.logger)
   if (defaults === null) {
     throw unprocessable([{ field: 'address', message: `${address} does not exist on the ledger: it has never been funded` }])
   }

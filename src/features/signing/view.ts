@@ -1,5 +1,6 @@
 // What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
 // outcome once resolved (docs/signing.md, "The wallet-facing API").
+import { decode } from 'ripple-binary-codec'
 import { toIso } from '../../platform/clock.js'
 import type { Payload, PayloadStatus, PayloadType } from '../payloads/model.js'
 import { fillReturnUrl } from '../payloads/payload-request.js'
@@ -19,7 +20,8 @@ export interface SignView {
   status: PayloadStatus
   expiresAt: string
   network: string
-  project: { name: string }
+  /** name: the display name, or the project's name; website: its verified origin only; logoUrl: on this service. */
+  project: { name: string; website?: string; logoUrl?: string }
   transaction?: Record<string, unknown>
   message?: string
   challenge?: string
@@ -32,14 +34,22 @@ export interface SignView {
   walletAdapter?: string
   resolvedAt?: string
   redirectUrl?: string
+  /** Signed transactions: what the wallet filled in (the account and the fee, in drops), read from the signed blob. */
+  signed?: { account?: string; fee?: string }
+  /** Where a person can look the transaction up (XRPL_EXPLORER_URL), when the network has an explorer. */
+  explorerUrl?: string
+  /** signAndSubmit once signed: the submission's engine result and, once validated, the final result. */
+  submission?: { engineResult: string | null; validatedResult: string | null; ledgerIndex: number | null }
   /** options.multisign: the signer list and who has answered. */
   multisign?: MultisignView
 }
 
 export interface SignViewContext {
-  projectName: string
+  project: { name: string; website?: string; logoUrl?: string }
   network: string
   xamanEnabled: boolean
+  /** XRPL_EXPLORER_URL's template with {txHash}, or undefined when the network has none. */
+  explorerTemplate: string | undefined
 }
 
 export function toSignView(payload: Payload, context: SignViewContext): SignView {
@@ -49,16 +59,43 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
     status: payload.status,
     expiresAt: toIso(payload.expiresAtMs),
     network: context.network,
-    project: { name: context.projectName },
+    project: context.project,
     wallets: { xaman: context.xamanEnabled, developer: isDeveloperWalletAllowed(context.network) },
   }
   if (payload.transaction !== null) view.transaction = payload.transaction
   if (payload.message !== null) view.message = payload.message
   if (payload.challenge !== null) view.challenge = payload.challenge
   if (payload.customInstructions !== null) view.customInstructions = payload.customInstructions
+  if (payload.txBlob !== null && (payload.type === 'sign' || payload.type === 'signAndSubmit')) {
+    const signed = signedFields(payload.txBlob)
+    if (signed !== undefined) view.signed = signed
+  }
+  if (payload.txHash !== null && context.explorerTemplate !== undefined) {
+    view.explorerUrl = context.explorerTemplate.replaceAll('{txHash}', encodeURIComponent(payload.txHash))
+  }
+  if (payload.type === 'signAndSubmit' && payload.status === 'signed') {
+    view.submission = {
+      engineResult: payload.submitEngineResult,
+      validatedResult: payload.validatedResult,
+      ledgerIndex: payload.validatedLedgerIndex,
+    }
+  }
   if (payload.signers !== null) view.signers = payload.signers
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }
+}
+
+/** The account and fee of a verified signed blob (the service checked it decodes before keeping it). */
+function signedFields(txBlob: string): SignView['signed'] {
+  try {
+    const { Account, Fee } = decode(txBlob) as { Account?: unknown; Fee?: unknown }
+    const fields: NonNullable<SignView['signed']> = {}
+    if (typeof Account === 'string') fields.account = Account
+    if (typeof Fee === 'string') fields.fee = Fee
+    return fields
+  } catch {
+    return undefined
+  }
 }
 
 export interface Resolution {

@@ -195,3 +195,80 @@ function describeError(error: unknown): string {
   if (error instanceof Error) return error.message || (error as NodeJS.ErrnoException).code || error.name
   return String(error)
 }
+
+export interface PublicGetResult {
+  ok: boolean
+  statusCode: number | null
+  /** The body as UTF-8 (at most maxBytes) when ok. */
+  body: string
+  error: string | null
+}
+
+/**
+ * GETs a small text resource from a URL that an account gave (a project's website proof), under the webhook rules:
+ * public addresses only (checked when the socket connects), no redirects, a total time limit, a size cap.
+ * Never throws.
+ */
+export async function fetchPublicText(
+  rawUrl: string,
+  options: { timeoutMs: number; maxBytes: number; allowPrivateTargets: boolean },
+): Promise<PublicGetResult> {
+  const fail = (error: string, statusCode: number | null = null): PublicGetResult => ({ ok: false, statusCode, body: '', error })
+  let url: URL
+  try {
+    url = new URL(rawUrl)
+  } catch {
+    return fail(`invalid url ${rawUrl}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return fail(`url scheme ${url.protocol} is not http or https`)
+  const host = webhookHost(url)
+  if (!options.allowPrivateTargets && isIP(host) !== 0) {
+    const forbidden = describeForbiddenAddress(host)
+    if (forbidden !== undefined) return fail(new ForbiddenTargetError(host, forbidden).message)
+  }
+  const agent = (options.allowPrivateTargets ? anyTargetAgents : publicOnlyAgents)[url.protocol]
+  return new Promise((resolve) => {
+    let settled = false
+    const settle = (result: PublicGetResult) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(result)
+    }
+    const req = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'GET',
+      agent,
+      headers: { 'user-agent': USER_AGENT, accept: 'text/plain' },
+    })
+    const timer = setTimeout(() => {
+      settle(fail(`timed out after ${options.timeoutMs} ms`))
+      req.destroy()
+    }, options.timeoutMs)
+    req.on('error', (error) => settle(fail(describeError(error))))
+    req.on('response', (res) => {
+      const statusCode = res.statusCode ?? 0
+      if (statusCode >= 300 && statusCode < 400) {
+        res.resume()
+        return settle(fail(`redirect to ${res.headers.location ?? '(no Location header)'} not followed`, statusCode))
+      }
+      if (statusCode < 200 || statusCode >= 300) {
+        res.resume()
+        return settle(fail(`answered HTTP ${statusCode}`, statusCode))
+      }
+      const chunks: Buffer[] = []
+      let received = 0
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        if (received > options.maxBytes) {
+          settle(fail(`answered more than ${options.maxBytes} bytes`, statusCode))
+          res.destroy()
+          return
+        }
+        chunks.push(chunk)
+      })
+      res.on('error', (error) => settle(fail(describeError(error), statusCode)))
+      res.on('end', () => settle({ ok: true, statusCode, body: Buffer.concat(chunks).toString('utf8'), error: null }))
+    })
+    req.end()
+  })
+}

@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from 'kysely'
 import pg from 'pg'
-import { registerSqliteConnection, type SqliteConnection } from './hot-query.js'
+import { registerPostgresPool, registerSqliteConnection, type SqliteConnection } from './hot-query.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
@@ -88,5 +88,6 @@ function openPostgres(url: string): Storage {
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  registerPostgresPool(db, pool)
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }

@@ -3,7 +3,7 @@
 // a hot query is built once per dialect with a marker in place of each parameter, and later calls only fill in
 // the values. On the embedded SQLite database the compiled statement also runs synchronously on the connection,
 // which skips Kysely's connection hand-over: inside a transaction (which holds the one connection), or outside
-// one when no transaction holds it.
+// one when no transaction holds it. On PostgreSQL, outside a transaction, it is a prepared statement on the pool.
 import type SQLite from 'better-sqlite3'
 import { type Compilable, CompiledQuery, type DialectAdapter } from 'kysely'
 import type { Db, DbOrTx } from './database.js'
@@ -18,6 +18,20 @@ export interface SqliteConnection {
 
 /** Keyed by the dialect's adapter, which a database shares with its transactions. */
 const sqliteConnections = new WeakMap<DialectAdapter, SqliteConnection>()
+
+/** A PostgreSQL pool's one method hot queries use: a named query is parsed and planned once per connection. */
+export interface PostgresPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>
+}
+
+const postgresPools = new WeakMap<DialectAdapter, PostgresPool>()
+
+/** Lets hot queries on `db` outside a transaction run as prepared statements on `pool`. Called by openStorage. */
+export function registerPostgresPool(db: Db, pool: PostgresPool): void {
+  postgresPools.set(db.getExecutor().adapter, pool)
+}
+
+let hotQueries = 0
 
 /** Lets hot queries on `db` and its transactions run synchronously on `connection`. Called by openStorage. */
 export function registerSqliteConnection(db: Db, connection: SqliteConnection): void {
@@ -42,6 +56,8 @@ interface Compiled {
 export class HotQuery<Params extends Record<string, unknown>, Row> {
   /** Keyed by the dialect's adapter, which a database and its transactions share. */
   private readonly compiled = new WeakMap<DialectAdapter, Compiled>()
+  /** The prepared statement's name on PostgreSQL connections. */
+  private readonly name = `hot-query-${++hotQueries}`
 
   constructor(private readonly build: (db: DbOrTx, params: Params) => Compilable<Row>) {}
 
@@ -60,6 +76,10 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
     // Outside a transaction, directly only while no transaction holds the connection (its statements would otherwise
     // take this one in).
     if (sqlite && !sqlite.inTransaction) return runOnSqlite(sqlite, sql, values)
+    // On PostgreSQL outside a transaction: prepared once per pooled connection, then only bound and executed (Kysely
+    // sends an unnamed statement, parsed and planned every time).
+    const pool = db.isTransaction ? undefined : postgresPools.get(adapter)
+    if (pool) return (await pool.query({ name: this.name, text: sql, values })).rows as Row[]
     // Waiting for another transaction, or on PostgreSQL: through Kysely, on the transaction's connection or the pool's.
     return (await db.executeQuery<Row>(CompiledQuery.raw(sql, values))).rows
   }
@@ -107,4 +127,9 @@ function runOnSqlite<Row>(sqlite: SqliteConnection, sql: string, values: unknown
   if (statement.reader) return statement.all(values) as Row[]
   statement.run(values)
   return []
+}
+
+/** Whether `db` is the embedded SQLite database (one writer: no row contention to spread). */
+export function isEmbedded(db: DbOrTx): boolean {
+  return sqliteConnections.has(db.getExecutor().adapter)
 }

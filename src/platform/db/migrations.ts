@@ -1,6 +1,6 @@
 // The one set of migrations, for SQLite and PostgreSQL alike. Run at start and by `countersign migrate`.
 // Add new migrations at the end with the next number; never edit one that has shipped.
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, SqliteAdapter, sql } from 'kysely'
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
 
 const migrations: Record<string, Migration> = {
@@ -271,6 +271,70 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('webhooks').addColumn('previous_secret_ciphertext', 'text').execute()
       await db.schema.alterTable('webhooks').addColumn('previous_secret_expires_at', 'bigint').execute()
       await db.schema.alterTable('webhooks').addColumn('failing_since', 'bigint').execute()
+    },
+  },
+  // Counters out of hot rows (docs/performance.md): the month's quota is granted in blocks to counter shards, whose
+  // `used` counts the payloads; the daily counts gain a shard to their key. project_usage.payload_count becomes the
+  // quota granted to the shards so far. Existing counts move to shard 0, fully used.
+  '0007_perf': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('usage_shards')
+        .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+        .addColumn('month', 'text', (c) => c.notNull())
+        .addColumn('shard', 'integer', (c) => c.notNull())
+        .addColumn('granted', 'bigint', (c) => c.notNull())
+        .addColumn('used', 'bigint', (c) => c.notNull())
+        .addPrimaryKeyConstraint('usage_shards_pk', ['project_id', 'month', 'shard'])
+        .execute()
+      await sql`insert into usage_shards (project_id, month, shard, granted, used)
+        select project_id, month, 0, payload_count, payload_count from project_usage`.execute(db)
+
+      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+        // SQLite cannot change a primary key: the table is built anew under its name.
+        await db.schema
+          .createTable('payload_daily_counts_sharded')
+          .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
+          .addColumn('day', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('wallet_adapter', 'text', (c) => c.notNull())
+          .addColumn('count', 'bigint', (c) => c.notNull())
+          .addColumn('shard', 'integer', (c) => c.notNull().defaultTo(0))
+          .addPrimaryKeyConstraint('payload_daily_counts_pk', ['project_id', 'day', 'status', 'wallet_adapter', 'shard'])
+          .execute()
+        await sql`insert into payload_daily_counts_sharded (project_id, day, status, wallet_adapter, count, shard)
+          select project_id, day, status, wallet_adapter, count, 0 from payload_daily_counts`.execute(db)
+        await db.schema.dropTable('payload_daily_counts').execute()
+        await db.schema.alterTable('payload_daily_counts_sharded').renameTo('payload_daily_counts').execute()
+      } else {
+        await db.schema
+          .alterTable('payload_daily_counts')
+          .addColumn('shard', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute()
+        await db.schema.alterTable('payload_daily_counts').dropConstraint('payload_daily_counts_pk').execute()
+        await db.schema
+          .alterTable('payload_daily_counts')
+          .addPrimaryKeyConstraint('payload_daily_counts_pk', ['project_id', 'day', 'status', 'wallet_adapter', 'shard'])
+          .execute()
+      }
+    },
+  },
+  '0008_pages': {
+    async up(db: Kysely<unknown>) {
+      // What the signing page shows of a project: its display name, its website (shown once verified) and a logo.
+      await db.schema.alterTable('projects').addColumn('display_name', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_url', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_token', 'text').execute()
+      await db.schema.alterTable('projects').addColumn('website_verified_at', 'bigint').execute()
+      await db.schema
+        .createTable('project_logos')
+        .addColumn('project_id', 'text', (c) => c.primaryKey().references('projects.id'))
+        .addColumn('content_type', 'text', (c) => c.notNull())
+        // Base64 text: the same column type on both databases; logos are small (MAX_LOGO_BYTES).
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute()
     },
   },
   '0009_multisign': {

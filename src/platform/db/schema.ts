@@ -35,6 +35,25 @@ export interface ProjectsTable {
   name: string
   plan: string
   created_at: number
+  /** What the signing page names the project by; the name when null. */
+  display_name: string | null
+  /** The project's website as its owner set it (an http(s) origin); shown to end users once verified. */
+  website_url: string | null
+  /** The proof the website must publish (docs/pages.md); made when website_url is set. */
+  website_token: string | null
+  /** When the service last found the proof at website_url; null while unverified. */
+  website_verified_at: number | null
+}
+
+export interface ProjectLogosTable {
+  project_id: string
+  /** image/png, image/jpeg or image/webp, as the bytes' signature says. */
+  content_type: string
+  /** The image, base64. */
+  data: string
+  /** SHA-256 of the image, hex: part of the logo's URL, so that a new logo is a new URL. */
+  sha256: string
+  updated_at: number
 }
 
 export interface ApiKeysTable {
@@ -118,14 +137,29 @@ export interface PayloadDailyCountsTable {
   status: string
   /** '' when the payload has no wallet adapter. */
   wallet_adapter: string
+  /** Added to the other shards' counts of the same key; shards keep concurrent transactions off one row. */
   count: number
+  shard: Generated<number>
 }
 
 export interface ProjectUsageTable {
   project_id: string
   /** UTC month, YYYY-MM. */
   month: string
+  /** The month's quota granted to its usage shards so far (at most the plan's limit); payloads are counted in the shards. */
   payload_count: number
+}
+
+/**
+ * A share of a project's monthly quota: `granted` taken from project_usage in blocks, `used` the payloads created
+ * against it. The month's count of payloads is the sum of `used`.
+ */
+export interface UsageShardsTable {
+  project_id: string
+  month: string
+  shard: number
+  granted: number
+  used: number
 }
 
 export interface UsageWarningsTable {
@@ -249,6 +283,7 @@ export interface Database {
   transaction_follows: TransactionFollowsTable
   payload_daily_counts: PayloadDailyCountsTable
   project_usage: ProjectUsageTable
+  usage_shards: UsageShardsTable
   usage_warnings: UsageWarningsTable
   webhooks: WebhooksTable
   webhook_deliveries: WebhookDeliveriesTable
@@ -256,5 +291,6 @@ export interface Database {
   settings: SettingsTable
   xaman_sign_requests: XamanSignRequestsTable
   submission_claims: SubmissionClaimsTable
+  project_logos: ProjectLogosTable
   idempotency_keys: IdempotencyKeysTable
 }

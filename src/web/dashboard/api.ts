@@ -15,11 +15,22 @@ export interface Account {
 export interface ProjectSummary {
   id: string
   name: string
+  displayName: string | null
   plan: string
   createdAt: string
 }
 
+export interface ProjectWebsite {
+  url: string
+  verified: boolean
+  verifiedAt: string | null
+  proofUrl: string
+  proofLine: string
+}
+
 export interface ProjectDetail extends ProjectSummary {
+  website: ProjectWebsite | null
+  logoUrl: string | null
   usage: { month: string; used: number; limit: number }
   limits: { requestsPerMinute: number; minPollIntervalMs: number; maxExpiresInSeconds: number; monthlyPayloads: number }
 }
@@ -66,6 +77,8 @@ export interface PayloadFilter {
   offset: number
   status?: string
   type?: string
+  /** A uuid or its start, or a signer address. */
+  q?: string
 }
 
 /** A webhook and a delivery as the webhook API shows them. */
@@ -93,6 +106,12 @@ export const api = {
   projects: async () => (await get<{ projects: ProjectSummary[] }>('/api/v1/projects')).projects,
   createProject: (name: string) => send<CreatedProject>('POST', '/api/v1/projects', { name }),
   project: (id: string) => get<ProjectDetail>(project(id)),
+  updateProject: (id: string, change: { displayName?: string | null; websiteUrl?: string | null }) =>
+    send<ProjectDetail>('PATCH', project(id), change),
+  verifyWebsite: (id: string) =>
+    send<{ check: { verified: boolean; problem?: string }; project: ProjectDetail }>('POST', `${project(id)}/website/verify`),
+  setLogo: (id: string, image: string) => send<ProjectDetail>('PUT', `${project(id)}/logo`, { image }),
+  deleteLogo: (id: string) => send<ProjectDetail>('DELETE', `${project(id)}/logo`),
   analytics: (id: string, period: Period) => get<Analytics>(`${project(id)}/analytics?period=${period}`),
 
   keys: async (id: string) => (await get<{ keys: ApiKeySummary[] }>(`${project(id)}/keys`)).keys,
@@ -104,6 +123,7 @@ export const api = {
     const query = new URLSearchParams({ limit: String(filter.limit), offset: String(filter.offset) })
     if (filter.status) query.set('status', filter.status)
     if (filter.type) query.set('type', filter.type)
+    if (filter.q) query.set('q', filter.q)
     return (await get<{ payloads: PayloadSummary[] }>(`${project(id)}/payloads?${query}`)).payloads
   },
   payload: (id: string, uuid: string) => get<PayloadDetail>(`${project(id)}/payloads/${encodeURIComponent(uuid)}`),
@@ -126,6 +146,6 @@ async function get<T>(url: string): Promise<T> {
   return (await callApi(url, { method: 'GET' })).json() as Promise<T>
 }
 
-async function send<T>(method: 'POST' | 'DELETE', url: string, body?: unknown): Promise<T> {
+async function send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, body?: unknown): Promise<T> {
   return (await callApi(url, { method, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<T>
 }

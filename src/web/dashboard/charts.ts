@@ -36,36 +36,42 @@ export const DAILY_SERIES = [
   { key: 'signed', label: 'Signed' },
   { key: 'rejected', label: 'Rejected' },
   { key: 'expired', label: 'Expired' },
+  { key: 'pending', label: 'Pending' },
 ] as const
+
+type SeriesKey = (typeof DAILY_SERIES)[number]['key']
+
+/** A day's counts by series: pending is what was created that day and is not resolved yet. */
+function countsOf(day: DailyCounts): Record<SeriesKey, number> {
+  return {
+    signed: day.signed,
+    rejected: day.rejected,
+    expired: day.expired,
+    pending: Math.max(0, day.total - day.signed - day.rejected - day.expired),
+  }
+}
+
+/** Bars wider than this look like blocks, not days: with few days (a 7-day period, a new project) they stay slim. */
+const MAX_BAR_WIDTH = 40
 
 const shortDay = (day: string) =>
   new Date(`${day}T00:00:00Z`).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' })
 
-/** Daily stacked bars of signed, rejected and expired payloads, with a count axis and day labels (UTC). */
+/** Daily stacked bars of signed, rejected, expired and pending payloads, with a count axis and day labels (UTC). */
 export function dailyBars(daily: DailyCounts[], width: number): SVGSVGElement {
   const height = 240
-  const margin = { top: 12, right: 8, bottom: 40, left: 44 }
+  // Room above the tallest bar for its total.
+  const margin = { top: 20, right: 8, bottom: 40, left: 44 }
   const plotWidth = width - margin.left - margin.right
   const plotHeight = height - margin.top - margin.bottom
-  const resolved = daily.map((day) => day.signed + day.rejected + day.expired)
-  const ceiling = niceCeiling(Math.max(0, ...resolved))
+  const ceiling = niceCeiling(Math.max(0, ...daily.map((day) => day.total)))
   const scale = (count: number) => (count / ceiling) * plotHeight
-  const sum = daily.reduce(
-    (totals, day) => ({
-      signed: totals.signed + day.signed,
-      rejected: totals.rejected + day.rejected,
-      expired: totals.expired + day.expired,
-    }),
-    {
-      signed: 0,
-      rejected: 0,
-      expired: 0,
-    },
-  )
+  const sum = { signed: 0, rejected: 0, expired: 0, pending: 0 }
+  for (const day of daily) for (const [key, count] of Object.entries(countsOf(day))) sum[key as SeriesKey] += count
   const root = chartRoot(
     width,
     height,
-    `Payloads per day over ${daily.length} days: ${sum.signed} signed, ${sum.rejected} rejected, ${sum.expired} expired`,
+    `Payloads per day over ${daily.length} days: ${sum.signed} signed, ${sum.rejected} rejected, ${sum.expired} expired, ${sum.pending} pending`,
     'daily-chart',
   )
 
@@ -93,21 +99,31 @@ export function dailyBars(daily: DailyCounts[], width: number): SVGSVGElement {
   )
 
   const step = plotWidth / Math.max(1, daily.length)
-  const barWidth = Math.max(2, step * 0.7)
+  const barWidth = Math.min(MAX_BAR_WIDTH, Math.max(2, step * 0.7))
+  // With room, each day's total stands above its bar: a chart of one busy day still reads at a glance.
+  const showTotals = step >= 22
   const labelEvery = Math.ceil(daily.length / Math.max(2, Math.floor(plotWidth / 64)))
   daily.forEach((day, index) => {
     const x = margin.left + index * step + (step - barWidth) / 2
     const group = svg(
       'g',
       { class: 'day' },
-      svg('title', {}, `${day.day}: ${day.signed} signed, ${day.rejected} rejected, ${day.expired} expired`),
+      svg(
+        'title',
+        {},
+        `${day.day}: ${day.signed} signed, ${day.rejected} rejected, ${day.expired} expired, ${countsOf(day).pending} pending`,
+      ),
     )
     let base = margin.top + plotHeight
+    const counts = countsOf(day)
     for (const series of DAILY_SERIES) {
-      const barHeight = scale(day[series.key])
+      const barHeight = scale(counts[series.key])
       if (barHeight <= 0) continue
       base -= barHeight
       group.append(svg('rect', { x, y: base, width: barWidth, height: barHeight, class: `bar bar-${series.key}` }))
+    }
+    if (showTotals && day.total > 0) {
+      group.append(svg('text', { x: x + barWidth / 2, y: base - 4, 'text-anchor': 'middle', class: 'value' }, String(day.total)))
     }
     root.append(group)
     const fromEnd = daily.length - 1 - index
@@ -168,9 +184,13 @@ export function rateRing(rate: number): SVGSVGElement {
   return root
 }
 
-/** This month's payloads against the plan's limit, as a meter that turns amber at 80% and red at the limit. */
+/**
+ * This month's payloads against the plan's limit: a flat gauge (square ends, no knob, so that it does not look like a
+ * slider) with marks at every quarter, amber from 80% and red at the limit. It shows; it cannot be dragged.
+ */
 export function usageMeter(used: number, limit: number, width: number, label: string): SVGSVGElement {
-  const height = 18
+  const barHeight = 12
+  const height = barHeight + 6
   const share = limit > 0 ? Math.min(1, used / limit) : 1
   const level = share >= 1 ? 'full' : share >= 0.8 ? 'high' : 'ok'
   const root = chartRoot(width, height, label, `usage-meter usage-${level}`)
@@ -179,8 +199,12 @@ export function usageMeter(used: number, limit: number, width: number, label: st
   root.setAttribute('aria-valuemax', String(limit))
   root.setAttribute('aria-valuenow', String(used))
   root.append(
-    svg('rect', { x: 0, y: 0, width, height, rx: height / 2, class: 'meter-track' }),
-    svg('rect', { x: 0, y: 0, width: Math.max(used > 0 ? height : 0, share * width), height, rx: height / 2, class: 'meter-value' }),
+    svg('rect', { x: 0, y: 0, width, height: barHeight, rx: 2, class: 'meter-track' }),
+    svg('rect', { x: 0, y: 0, width: Math.max(used > 0 ? 2 : 0, share * width), height: barHeight, rx: 2, class: 'meter-value' }),
   )
+  for (const quarter of [0.25, 0.5, 0.75]) {
+    const x = Math.round(quarter * width)
+    root.append(svg('line', { x1: x, x2: x, y1: barHeight, y2: height, class: 'meter-mark' }))
+  }
   return root
 }

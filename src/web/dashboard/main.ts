@@ -7,9 +7,10 @@ import { keysPage } from './pages/keys.js'
 import { overviewPage } from './pages/overview.js'
 import { payloadPage, payloadsPage } from './pages/payloads.js'
 import { projectsPage } from './pages/projects.js'
+import { settingsPage } from './pages/settings.js'
 import { signInPage } from './pages/sign-in.js'
 import { webhooksPage } from './pages/webhooks.js'
-import { parseRoute, paths, type Route, startRouter } from './router.js'
+import { type ProjectPage, parseRoute, paths, type Route, startRouter } from './router.js'
 import { errorMessage, h, link, loading, replaceChildren } from './ui.js'
 
 const root = document.getElementById('app') as HTMLElement
@@ -28,13 +29,15 @@ function pageFor(route: Route): Page {
       return (view, context) => payloadPage(view, context, route.projectId, route.uuid)
     case 'webhooks':
       return (view, context) => webhooksPage(view, context, route.projectId)
+    case 'settings':
+      return (view, context) => settingsPage(view, context, route.projectId)
     case 'not-found':
       return async (view) =>
         replaceChildren(view, h('h1', {}, 'Page not found'), h('p', {}, link(paths.projects(), 'Back to your projects')))
   }
 }
 
-function header(account: Account): HTMLElement {
+function header(account: Account, switcher: HTMLElement): HTMLElement {
   // A real form post: the browser adds the Origin header the server checks, and follows the redirect back here.
   const signOut = h(
     'form',
@@ -44,10 +47,68 @@ function header(account: Account): HTMLElement {
   return h(
     'header',
     { className: 'top-bar' },
-    link(paths.projects(), 'Countersign', { className: 'brand' }),
-    h('span', { className: 'account', testId: 'account' }, account.email ?? account.name ?? 'Signed in'),
-    signOut,
+    // The same width as the page below, so that the wordmark lines up with the content.
+    h(
+      'div',
+      { className: 'top-bar-inner' },
+      link(paths.projects(), 'Countersign', { className: 'brand' }),
+      switcher,
+      h('span', { className: 'account', testId: 'account' }, account.email ?? account.name ?? 'Signed in'),
+      signOut,
+    ),
   )
+}
+
+/** The section a project page belongs to: switching projects keeps it (the payloads of another project, and so on). */
+function sectionOf(route: Route): ProjectPage {
+  if (route.page === 'payload') return 'payloads'
+  if (route.page === 'keys' || route.page === 'payloads' || route.page === 'webhooks' || route.page === 'settings') return route.page
+  return 'overview'
+}
+
+/**
+ * The project switcher in the header: the current project's name, opening a menu of the account's projects (each
+ * at the same section) and the list of all projects. Outside a project it names none.
+ */
+function projectSwitcher(): { element: HTMLElement; update(route: Route): Promise<void> } {
+  const label = h('span', { className: 'switcher-label' }, 'Projects')
+  const menu = h('ul', { className: 'switcher-menu', testId: 'switcher-menu' })
+  const element = h(
+    'details',
+    { className: 'switcher', testId: 'project-switcher' },
+    // The visible name is the accessible name too; the hidden words say what the control does.
+    h('summary', {}, h('span', { className: 'visually-hidden' }, 'Switch project, now: '), label),
+    menu,
+  )
+  // A choice closes the menu; so does a click elsewhere.
+  menu.addEventListener('click', () => element.removeAttribute('open'))
+  document.addEventListener('click', (event) => {
+    if (!element.contains(event.target as Node)) element.removeAttribute('open')
+  })
+  return {
+    element,
+    async update(route) {
+      const projects = await api.projects()
+      const currentId = 'projectId' in route ? route.projectId : undefined
+      const current = projects.find((project) => project.id === currentId)
+      label.textContent = current?.name ?? 'Projects'
+      replaceChildren(
+        menu,
+        ...projects.map((project) =>
+          h(
+            'li',
+            {},
+            link(
+              paths.project(project.id, sectionOf(route)),
+              project.name,
+              project === current ? { attrs: { 'aria-current': 'true' } } : {},
+            ),
+          ),
+        ),
+        h('li', { className: 'switcher-all' }, link(paths.projects(), 'All projects')),
+      )
+    },
+  }
 }
 
 async function start(): Promise<void> {
@@ -64,13 +125,16 @@ async function start(): Promise<void> {
   }
 
   const view = h('main', { className: 'view', attrs: { id: 'view', tabindex: '-1' } })
-  replaceChildren(root, header(account), view)
+  const switcher = projectSwitcher()
+  replaceChildren(root, header(account, switcher.element), view)
   let generation = 0
   const render = () => {
     generation += 1
     const current = generation
     const route = parseRoute(location.pathname)
     replaceChildren(view, loading())
+    // A failure here leaves the switcher as it was; the page itself says what went wrong.
+    switcher.update(route).catch(() => {})
     const page = pageFor(route)
     page(view, { navigate: router.navigate, isCurrent: () => current === generation })
       .catch((error: unknown) => {

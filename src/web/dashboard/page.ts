@@ -16,6 +16,7 @@ const TABS: [ProjectPage, string][] = [
   ['keys', 'API keys'],
   ['payloads', 'Payloads'],
   ['webhooks', 'Webhooks'],
+  ['settings', 'Settings'],
 ]
 
 export function planBadge(plan: string): HTMLElement {
@@ -30,10 +31,14 @@ export function projectFrame(project: ProjectSummary, active: ProjectPage, ...co
       link(paths.project(project.id, page), label, page === active ? { attrs: { 'aria-current': 'page' } } : {}),
     ),
   )
-  return [
+  const frame: (HTMLElement | null)[] = [
     h('p', { className: 'crumbs' }, link(paths.projects(), 'Projects'), ' / '),
     h('h1', { testId: 'project-name' }, project.name, ' ', planBadge(project.plan)),
+    project.displayName !== null && project.displayName !== project.name
+      ? h('p', { className: 'muted shown-as' }, `Shown to your users as “${project.displayName}”`)
+      : null,
     tabs,
     h('div', { className: 'section' }, ...content),
   ]
+  return frame.filter((element): element is HTMLElement => element !== null)
 }

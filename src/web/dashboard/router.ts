@@ -8,9 +8,10 @@ export type Route =
   | { page: 'payloads'; projectId: string }
   | { page: 'payload'; projectId: string; uuid: string }
   | { page: 'webhooks'; projectId: string }
+  | { page: 'settings'; projectId: string }
   | { page: 'not-found' }
 
-export type ProjectPage = 'overview' | 'keys' | 'payloads' | 'webhooks'
+export type ProjectPage = 'overview' | 'keys' | 'payloads' | 'webhooks' | 'settings'
 
 export function parseRoute(pathname: string): Route {
   const parts = pathname.replace(/\/+$/, '').split('/').slice(1).map(decodeURIComponent)
@@ -19,7 +20,8 @@ export function parseRoute(pathname: string): Route {
   const [, section, projectId, tab, uuid] = parts
   if (section !== 'projects' || !projectId) return { page: 'not-found' }
   if (parts.length === 3) return { page: 'overview', projectId }
-  if (parts.length === 4 && (tab === 'keys' || tab === 'payloads' || tab === 'webhooks')) return { page: tab, projectId }
+  if (parts.length === 4 && (tab === 'keys' || tab === 'payloads' || tab === 'webhooks' || tab === 'settings'))
+    return { page: tab, projectId }
   if (parts.length === 5 && tab === 'payloads' && uuid) return { page: 'payload', projectId, uuid }
   return { page: 'not-found' }
 }

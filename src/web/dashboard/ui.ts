@@ -1,7 +1,9 @@
 // Small building blocks shared by the dashboard's pages: secrets shown once, confirmations, empty states, errors.
 import { ApiError } from '../shared/api-client.js'
+import { copyButton } from '../shared/copy.js'
 import { type Child, h, type Props, button as plainButton } from '../shared/dom.js'
 
+export { copyButton, grouped } from '../shared/copy.js'
 export { type Child, h, replaceChildren } from '../shared/dom.js'
 
 export function button(label: string, onClick: () => void, props: Props = {}): HTMLButtonElement {
@@ -47,23 +49,6 @@ export function select(name: string, options: [value: string, label: string][], 
   return element
 }
 
-/** A "copy" button for `text`; says whether it worked, and when the clipboard is closed (plain http), to copy by hand. */
-function copyButton(text: string, label = 'Copy'): HTMLButtonElement {
-  const element = button(label, async () => {
-    try {
-      await navigator.clipboard.writeText(text)
-      element.textContent = 'Copied'
-    } catch {
-      element.textContent = 'Select and copy by hand'
-    }
-    setTimeout(() => {
-      element.textContent = label
-    }, 2000)
-  })
-  element.classList.add('secondary')
-  return element
-}
-
 /**
  * A secret the server returns once (an API key, a webhook signing secret): in a read-only field that selects on
  * focus, with a copy button and a plain warning that it cannot be shown again.
@@ -82,7 +67,7 @@ export function secretOnce(title: string, secret: string, testId: string): HTMLE
       h('strong', {}, 'Copy it now: you will not see this again.'),
       ' Keep it where your server keeps its secrets.',
     ),
-    h('div', { className: 'secret-row' }, value, copyButton(secret)),
+    h('div', { className: 'secret-row' }, value, copyButton(secret, { className: 'button secondary', select: value })),
   )
 }
 
@@ -132,7 +117,7 @@ export function firstPayloadCurl(origin: string): HTMLElement {
     'div',
     { className: 'snippet' },
     h('pre', { testId: 'first-payload-curl' }, h('code', {}, command)),
-    copyButton(command, 'Copy command'),
+    copyButton(command, { className: 'button secondary', label: 'Copy command' }),
   )
 }
 

@@ -20,6 +20,7 @@ export function renderPageShell(options: PageShellOptions): string {
 <meta name="referrer" content="${options.referrer}">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(options.title)}</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${escapeHtml(options.styleHref)}">
 <script type="module" src="${escapeHtml(options.scriptSrc)}"></script>
 </head>

@@ -95,17 +95,40 @@ export function parseSignRequest(value: unknown): SignRequest {
     throw malformed()
   }
   const transaction = body.transaction
+  const signed = typeof body.signed === 'object' && body.signed !== null ? (body.signed as Record<string, unknown>) : undefined
+  const submission =
+    typeof body.submission === 'object' && body.submission !== null ? (body.submission as Record<string, unknown>) : undefined
   return {
     uuid: body.uuid,
     type: body.type as PayloadType,
     status: body.status as PayloadStatus,
     expiresAt: body.expiresAt,
     network: body.network,
-    project: { name: project.name },
+    project: { name: project.name, ...optionalStrings(project, ['website', 'logoUrl']) },
     ...(typeof transaction === 'object' && transaction !== null && !Array.isArray(transaction)
       ? { transaction: transaction as Record<string, unknown> }
       : {}),
-    ...optionalStrings(body, ['message', 'challenge', 'customInstructions', 'signerAddress', 'txHash', 'redirectUrl']),
+    ...optionalStrings(body, [
+      'message',
+      'challenge',
+      'customInstructions',
+      'signerAddress',
+      'txHash',
+      'walletAdapter',
+      'resolvedAt',
+      'redirectUrl',
+      'explorerUrl',
+    ]),
+    ...(signed === undefined ? {} : { signed: optionalStrings(signed, ['account', 'fee']) }),
+    ...(submission === undefined
+      ? {}
+      : {
+          submission: {
+            engineResult: typeof submission.engineResult === 'string' ? submission.engineResult : null,
+            validatedResult: typeof submission.validatedResult === 'string' ? submission.validatedResult : null,
+            ledgerIndex: Number.isInteger(submission.ledgerIndex) ? (submission.ledgerIndex as number) : null,
+          },
+        }),
     ...(Array.isArray(body.signers) && body.signers.every((signer) => typeof signer === 'string')
       ? { signers: body.signers as string[] }
       : {}),

@@ -150,7 +150,7 @@ const EXPIRY_TOLERANCE_MS = 1500
  * can only be a cancellation (or a clock far off), so the page words it that way.
  */
 export function expiredHeadline(expiresAtMs: number, noticedAtMs: number): string {
-  return noticedAtMs < expiresAtMs - EXPIRY_TOLERANCE_MS ? 'This request was cancelled or has expired' : 'This request has expired'
+  return noticedAtMs < expiresAtMs - EXPIRY_TOLERANCE_MS ? 'This request was cancelled or expired' : 'This request expired'
 }
 
 function hexToBytes(hex: string): number[] {

@@ -4,6 +4,7 @@
 import type { PayloadType } from '../../features/payloads/model.js'
 import { type Clock, systemClock } from '../../platform/clock.js'
 import { ApiError } from '../shared/api-client.js'
+import { copyButton, grouped } from '../shared/copy.js'
 import { button, type Child, h, isolated, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { expiredHeadline, formatRemaining } from './format.js'
@@ -11,22 +12,34 @@ import { httpUrl } from './http-url.js'
 import { MultisignProgress } from './multisign-progress.js'
 import { renderPhoneQr } from './phone-qr.js'
 import { describeFailure } from './problems.js'
-import { renderAsker, renderRequest } from './request-view.js'
+import { copyableAddress, renderAsker, renderRequest } from './request-view.js'
 import { type Watcher, watchSignRequest } from './status-watch.js'
 import { walletsFor } from './wallets/index.js'
 import type { Availability, WalletAdapter } from './wallets/types.js'
 
 const POLL_INTERVAL_MS = 2000
-/** Long enough to read the outcome before the app takes over. */
-const REDIRECT_DELAY_MS = 1500
+/** Long enough to read the outcome (or to choose to stay) before the app takes over. */
+const REDIRECT_DELAY_MS = 5000
+/** How long the page keeps asking for the final result of a submitted transaction (the service follows it 10 minutes). */
+const FINAL_RESULT_WAIT_MS = 10 * 60_000
+/** Narrower than this, the page is on a phone: desktop-only wallets fold away and the actions stay in reach. */
+const PHONE_QUERY = '(max-width: 47.99rem)'
 /** Beyond this gap the server's clock (its Date header) is trusted over the device's for the countdown. */
 const CLOCK_SKEW_THRESHOLD_MS = 5000
 
+/** What happened, in the past tense. */
 const SIGNED_HEADLINES: Record<PayloadType, string> = {
-  connect: 'Wallet connected',
-  sign: 'Transaction signed',
-  signAndSubmit: 'Transaction signed and submitted',
-  signMessage: 'Message signed',
+  connect: 'Your wallet was connected',
+  sign: 'The transaction was signed',
+  signAndSubmit: 'The transaction was signed and submitted',
+  signMessage: 'The message was signed',
+}
+
+const TITLE_ACTIONS: Record<PayloadType, string> = {
+  connect: 'Connect your wallet',
+  sign: 'Sign a transaction',
+  signAndSubmit: 'Sign and submit a transaction',
+  signMessage: 'Sign a message',
 }
 
 interface WalletChoice {
@@ -101,30 +114,52 @@ class SigningPage {
   }
 
   start(): void {
-    // FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE: a title cannot hold a <bdi>.
-    document.title = `\u2068${this.request.project.name}\u2069: ${this.request.type === 'connect' ? 'connect your wallet' : 'approve a request'}`
+    // FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE around the project's name: a title cannot hold a <bdi>.
+    document.title = `${TITLE_ACTIONS[this.request.type]} · \u2068${this.request.project.name}\u2069`
     if (this.request.status !== 'pending') {
       this.settle(this.request)
       return
     }
+    // On a phone, browser extensions and WebHID cannot work: those wallets fold away under "Other wallets", so that
+    // the ones that can come first and the actions stay close. On a wider screen the fold stays open, its summary hidden.
+    let first = this.choices.filter((choice) => !choice.adapter.desktopOnly)
+    let others = this.choices.filter((choice) => choice.adapter.desktopOnly)
+    if (first.length === 0) [first, others] = [others, []]
+    const otherWallets =
+      others.length > 0
+        ? h(
+            'details',
+            { className: 'other-wallets', testId: 'other-wallets' },
+            h('summary', {}, 'Other wallets (on a computer)'),
+            h('div', { className: 'wallet-list' }, ...others.map((choice) => choice.item)),
+          )
+        : null
+    if (otherWallets !== null) {
+      const phone = window.matchMedia(PHONE_QUERY)
+      otherWallets.open = !phone.matches
+      phone.addEventListener('change', () => {
+        otherWallets.open = !phone.matches
+      })
+    }
     replaceChildren(
       this.root,
       renderAsker(this.request),
+      renderPhoneQr(`${location.origin}${location.pathname}`),
       h('div', { className: 'state' }, this.status, this.countdown),
       renderRequest(this.request),
       this.multisign?.element,
       h(
         'section',
-        { className: 'wallets', attrs: { 'aria-label': 'Wallets' } },
-        h('h2', {}, 'Approve with'),
+        { className: 'wallets', attrs: { 'aria-labelledby': 'wallets-heading' } },
+        h('h2', { attrs: { id: 'wallets-heading' } }, 'Approve with'),
         this.choices.length > 0
-          ? h('div', { className: 'wallet-list' }, ...this.choices.map((choice) => choice.item))
+          ? h('div', { className: 'wallet-list' }, ...first.map((choice) => choice.item))
           : h('p', { className: 'warning' }, 'No wallet this page knows can answer this kind of request.'),
+        otherWallets,
         this.panel,
       ),
       this.problem,
-      h('div', { className: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
-      renderPhoneQr(`${location.origin}${location.pathname}`),
+      h('div', { className: 'actions', testId: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
     )
     this.refreshControls()
     this.tick()
@@ -230,7 +265,7 @@ class SigningPage {
     this.countdown.classList.toggle('urgent', remainingMs <= 60_000)
   }
 
-  /** Shows the answer of approve or reject, then returns the user to the app when it asked for that. */
+  /** Shows the answer of approve or reject, then the full outcome as the service now has it. */
   private finish(resolution: Resolution): void {
     if (this.settled) return
     if (resolution.status === 'pending') {
@@ -239,51 +274,104 @@ class SigningPage {
       this.setBusy(false, 'Your answer is recorded: waiting for the other signers')
       return
     }
-    if (resolution.status === 'signed') {
-      this.showOutcome('signed', SIGNED_HEADLINES[this.request.type], signedLines(resolution), resolution.redirectUrl)
-    } else {
-      this.showOutcome('rejected', 'You rejected this request', [], resolution.redirectUrl)
-    }
+    const request: SignRequest = { ...this.request, ...resolution }
+    this.showOutcome(request, resolution.status === 'rejected' ? 'You rejected this request' : undefined)
+    void this.followOutcome(Date.now())
   }
 
   /** Shows a status learnt from the server (or the countdown), for a request no longer pending. */
   private settle(request: SignRequest): void {
     if (this.settled) return
-    if (request.status === 'signed') {
-      this.showOutcome('signed', SIGNED_HEADLINES[request.type], signedLines(request), request.redirectUrl)
-    } else if (request.status === 'rejected') {
-      this.showOutcome('rejected', 'This request was rejected', [], request.redirectUrl)
-    } else if (request.status === 'expired') {
-      this.showOutcome('expired', expiredHeadline(this.expiresAtMs, this.clock.now()), [], undefined)
+    this.request = request
+    this.showOutcome(request, undefined)
+    if (request.status === 'signed') void this.followOutcome(Date.now())
+  }
+
+  /**
+   * Fetches the outcome again: the account and fee the wallet set, the explorer link and, for signAndSubmit, the
+   * final result once the ledger has validated the transaction (asked every 2 seconds until then).
+   */
+  private async followOutcome(startedMs: number): Promise<void> {
+    for (;;) {
+      try {
+        const { request } = await fetchSignRequest(this.request.uuid)
+        if (request.status === 'pending') return
+        this.request = request
+        if (this.outcomeDetails) replaceChildren(this.outcomeDetails, ...outcomeLines(request))
+        if (this.outcomeSummary) replaceChildren(this.outcomeSummary, renderRequest(request))
+        if (request.type !== 'signAndSubmit' || request.status !== 'signed' || request.submission?.validatedResult != null) return
+      } catch {
+        // The next round tries again.
+      }
+      if (Date.now() - startedMs > FINAL_RESULT_WAIT_MS) return
+      await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
     }
   }
 
-  private showOutcome(status: 'signed' | 'rejected' | 'expired', headline: string, lines: Child[], redirectUrl: string | undefined): void {
+  private outcomeDetails: HTMLElement | undefined
+  private outcomeSummary: HTMLElement | undefined
+
+  private showOutcome(request: SignRequest, headlineOverride: string | undefined): void {
+    const status = request.status
+    if (status === 'pending') return
     this.settled = true
     this.watcher?.stop()
     clearInterval(this.countdownTimer)
-    const redirect = redirectUrl === undefined ? null : httpUrl(redirectUrl, location.href)
+    const headline =
+      headlineOverride ??
+      (status === 'signed'
+        ? SIGNED_HEADLINES[request.type]
+        : status === 'rejected'
+          ? 'This request was rejected'
+          : expiredHeadline(this.expiresAtMs, this.clock.now()))
+    document.title = `${headline} · \u2068${request.project.name}\u2069`
+    const redirect = request.redirectUrl === undefined ? null : httpUrl(request.redirectUrl, location.href)
+    this.outcomeDetails = h('div', { className: 'outcome-details' }, ...outcomeLines(request))
+    this.outcomeSummary = h('div', { className: 'outcome-summary' }, renderRequest(request))
     replaceChildren(
       this.root,
-      renderAsker(this.request),
+      renderAsker(request),
       h(
         'section',
         { className: `outcome outcome-${status}`, testId: 'outcome', attrs: { 'data-status': status } },
         h('h2', { testId: 'status' }, headline),
-        ...lines,
-        redirect === null
-          ? h('p', { className: 'hint' }, 'You can close this page.')
-          : h(
-              'p',
-              {},
-              'Returning you to ',
-              isolated(this.request.project.name),
-              '… ',
-              h('a', { testId: 'redirect-link', attrs: { href: redirect, rel: 'noreferrer' } }, 'Continue'),
-            ),
+        this.outcomeDetails,
+        redirect === null ? h('p', { className: 'hint' }, 'You can close this page.') : this.returnControls(redirect, request.project.name),
+      ),
+      h(
+        'section',
+        { className: 'asked', attrs: { 'aria-labelledby': 'asked-heading' } },
+        h('h2', { className: 'asked-heading', attrs: { id: 'asked-heading' } }, status === 'signed' ? 'What was signed' : 'What was asked'),
+        this.outcomeSummary,
       ),
     )
-    if (redirect !== null) setTimeout(() => location.assign(redirect), REDIRECT_DELAY_MS)
+  }
+
+  /** "Back to <project>" at once, or on its own after a few seconds unless the person chooses to stay. */
+  private returnControls(redirect: string, projectName: string): HTMLElement {
+    const note = h('p', { className: 'hint', testId: 'redirect-note' }, 'Returning you to ', isolated(projectName), ' in a few seconds.')
+    const timer = setTimeout(() => location.assign(redirect), REDIRECT_DELAY_MS)
+    const stay = button('Stay on this page', { className: 'secondary', testId: 'stay' }, () => {
+      clearTimeout(timer)
+      replaceChildren(note, 'You can go back to ', isolated(projectName), ' when you are ready.')
+      stay.remove()
+    })
+    return h(
+      'div',
+      { className: 'return' },
+      note,
+      h(
+        'div',
+        { className: 'return-actions' },
+        h(
+          'a',
+          { className: 'button-link primary', testId: 'redirect-link', attrs: { href: redirect, rel: 'noreferrer' } },
+          'Back to ',
+          isolated(projectName),
+        ),
+        stay,
+      ),
+    )
   }
 
   private showFailure(error: unknown, walletLabel: string | undefined): void {
@@ -334,12 +422,60 @@ class SigningPage {
   }
 }
 
-function signedLines(answer: { signerAddress?: string; txHash?: string }): Child[] {
+/** The facts of an outcome: who signed, the transaction hash with its explorer link, and the ledger's final word. */
+function outcomeLines(request: SignRequest): Child[] {
+  const explorer = request.explorerUrl === undefined ? null : httpUrl(request.explorerUrl, location.href, { httpsOnly: false })
   return [
-    answer.signerAddress !== undefined &&
-      h('p', {}, 'Signed by ', h('span', { className: 'address', testId: 'signer-address' }, answer.signerAddress)),
-    answer.txHash !== undefined && h('p', {}, 'Transaction hash ', h('span', { className: 'hash', testId: 'tx-hash' }, answer.txHash)),
+    request.signerAddress !== undefined &&
+      h(
+        'div',
+        { className: 'fact' },
+        h('span', { className: 'fact-label' }, 'Signed by'),
+        copyableAddress(request.signerAddress, 'signer-address', 'Copy the signing address'),
+      ),
+    request.txHash !== undefined &&
+      h(
+        'div',
+        { className: 'fact' },
+        h('span', { className: 'fact-label' }, 'Transaction hash'),
+        h(
+          'span',
+          { className: 'copyable' },
+          grouped(request.txHash, { className: 'hash', testId: 'tx-hash' }),
+          copyButton(request.txHash, { accessibleName: 'Copy the transaction hash', testId: 'copy-tx-hash' }),
+        ),
+        explorer !== null &&
+          h(
+            'a',
+            { className: 'explorer', testId: 'explorer-link', attrs: { href: explorer, rel: 'noreferrer noopener', target: '_blank' } },
+            'See it on the XRP Ledger explorer',
+          ),
+      ),
+    request.type === 'signAndSubmit' && request.status === 'signed' && finalResult(request),
   ]
+}
+
+/** signAndSubmit: what the ledger did with the transaction, once it is known. */
+function finalResult(request: SignRequest): HTMLElement {
+  const submission = request.submission
+  const validated = submission?.validatedResult ?? null
+  if (validated === null) {
+    return h(
+      'p',
+      { className: 'final pending-final', testId: 'final-result', attrs: { role: 'status' } },
+      'Waiting for the XRP Ledger to validate it',
+      submission?.engineResult ? ` (submitted: ${submission.engineResult})` : '',
+      '…',
+    )
+  }
+  const succeeded = validated === 'tesSUCCESS'
+  return h(
+    'p',
+    { className: succeeded ? 'final final-ok' : 'final final-bad', testId: 'final-result', attrs: { role: 'status' } },
+    succeeded ? 'Final result: it succeeded' : 'Final result: it failed',
+    ` (${validated}${submission?.ledgerIndex != null ? `, ledger ${submission.ledgerIndex}` : ''}).`,
+    !succeeded && ' The fee was spent; nothing else changed.',
+  )
 }
 
 function clockFollowing(serverDateMs: number | null): Clock {

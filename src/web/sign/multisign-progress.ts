@@ -1,6 +1,7 @@
 // A multisigned request on the signing page: how much of the quorum is signed, who has answered, and which signer
 // a rejection is for. Every value is inserted as text.
 import type { MultisignView } from '../../features/signing/multisign/view.js'
+import { grouped } from '../shared/copy.js'
 import { h } from '../shared/dom.js'
 
 export class MultisignProgress {
@@ -32,7 +33,7 @@ export class MultisignProgress {
           h(
             'li',
             { className: `signer signer-${answered(signer)}`, attrs: { 'data-account': signer.account } },
-            h('code', { className: 'address' }, signer.account),
+            grouped(signer.account, { className: 'address' }),
             h('span', { className: 'signer-weight' }, `weight ${signer.weight}`),
             h('span', { className: 'signer-state' }, answered(signer)),
           ),

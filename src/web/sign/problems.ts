@@ -33,11 +33,8 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
     case 422:
       return problem('The wallet returned something other than what was asked', message, true)
     case 502:
-      return problem(
-        'The transaction was not submitted',
-        `The XRP Ledger node refused or could not be reached: ${message}; you can try again.`,
-        true,
-      )
+      // The service's message says what could not be reached, never which setting is missing (the log says that).
+      return problem('This could not be completed right now', sentence(message), true)
     case 409:
       return problem('This request was already answered', message)
     case 410:
@@ -51,4 +48,11 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
     default:
       return problem('Countersign could not take the answer', `${message}. You can try again.`, true)
   }
+}
+
+/** A message as a sentence: a capital first letter and a full stop. */
+function sentence(text: string): string {
+  const trimmed = text.trim()
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`
 }

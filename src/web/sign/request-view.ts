@@ -1,9 +1,19 @@
 // What the request asks for, in human terms: every value is inserted as text, so hostile content stays inert, and
 // text from the application is isolated (<bdi>), with a warning where it hides or reorders characters.
 import type { PayloadType } from '../../features/payloads/model.js'
+import { copyButton, grouped } from '../shared/copy.js'
 import { type Child, h, isolated } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
-import { AMOUNT_FIELDS, describeAmount, describeFlags, fieldLabel, HEX_TEXT_FIELDS, hasDeceptiveCharacters, hexToText } from './format.js'
+import {
+  AMOUNT_FIELDS,
+  describeAmount,
+  describeFlags,
+  dropsToXrp,
+  fieldLabel,
+  HEX_TEXT_FIELDS,
+  hasDeceptiveCharacters,
+  hexToText,
+} from './format.js'
 
 const ACTIONS: Record<PayloadType, string> = {
   connect: 'connect your wallet',
@@ -12,20 +22,67 @@ const ACTIONS: Record<PayloadType, string> = {
   signMessage: 'sign a message',
 }
 
-/** The top of the page: who asks, for what, and on which network. */
+/** The top of the page: who asks (logo, name, verified website), for what, and on which network. */
 export function renderAsker(request: SignRequest): HTMLElement {
-  const mainnet = request.network === 'mainnet'
+  const { project } = request
+  const logo = project.logoUrl === undefined ? null : sameOriginPath(project.logoUrl)
   return h(
     'header',
     { className: 'asker' },
-    h('h1', {}, isolated(request.project.name, { testId: 'project-name' }), ` asks you to ${ACTIONS[request.type]}`),
     h(
-      'p',
-      { className: mainnet ? 'network' : 'network network-test', testId: 'network' },
-      mainnet ? 'XRP Ledger mainnet' : `XRP Ledger ${request.network}`,
-      !mainnet && h('span', { className: 'badge badge-warning' }, 'Not mainnet: test funds only'),
+      'div',
+      { className: 'who' },
+      logo !== null && h('img', { className: 'logo', testId: 'project-logo', attrs: { src: logo, alt: '', width: '48', height: '48' } }),
+      h(
+        'div',
+        {},
+        h(
+          'h1',
+          {},
+          isolated(project.name, { className: 'project-name', testId: 'project-name' }),
+          // Once the request is settled the page tells of the past.
+          ` ${request.status === 'pending' ? 'asks' : 'asked'} you to ${ACTIONS[request.type]}`,
+        ),
+        project.website !== undefined &&
+          h(
+            'p',
+            { className: 'origin', testId: 'project-website' },
+            h('span', { className: 'origin-host' }, hostOf(project.website)),
+            h('span', { className: 'verified' }, 'verified website'),
+          ),
+      ),
     ),
+    networkLine(request.network),
   )
+}
+
+function networkLine(network: string): HTMLElement {
+  const mainnet = network === 'mainnet'
+  return h(
+    'p',
+    { className: mainnet ? 'network' : 'network network-test', testId: 'network' },
+    networkName(network),
+    !mainnet && h('span', { className: 'badge badge-warning' }, 'Not mainnet: test funds only'),
+  )
+}
+
+function networkName(network: string): string {
+  return network === 'mainnet' ? 'XRP Ledger mainnet' : `XRP Ledger ${network}`
+}
+
+/** The host a person checks (shop.example), with the scheme only when it is not https. */
+function hostOf(origin: string): string {
+  try {
+    const url = new URL(origin)
+    return url.protocol === 'https:' ? url.host : `${url.protocol}//${url.host}`
+  } catch {
+    return origin
+  }
+}
+
+/** The service serves logos itself: only a path on this origin is ever loaded. */
+function sameOriginPath(path: string): string | null {
+  return /^\/logos\/[^/?#]+\/[0-9a-f]{64}$/.test(path) ? path : null
 }
 
 /** The body of the request: the transaction, message or challenge, and the app's own note. */
@@ -60,47 +117,57 @@ function renderAsked(request: SignRequest): Child[] {
       return [
         h('p', { className: 'lead' }, 'This site will learn your XRP Ledger address.'),
         h('p', {}, 'Your wallet signs this text to prove the address is yours. Nothing is sent to the ledger.'),
-        h('pre', { className: 'signed-text', testId: 'challenge' }, request.challenge ?? ''),
+        // Shown whole: a few short lines, which the person should read before signing.
+        h('pre', { className: 'signed-text whole', testId: 'challenge' }, request.challenge ?? ''),
       ]
     case 'signMessage':
       return [
         h('h2', {}, 'Message to sign'),
-        h('pre', { className: 'signed-text' }, isolated(request.message ?? '', { testId: 'message' })),
+        // A long message scrolls inside its box; the box takes keyboard focus, so it scrolls without a mouse too.
+        h(
+          'pre',
+          { className: 'signed-text', attrs: { tabindex: '0', 'aria-label': 'Message to sign' } },
+          isolated(request.message ?? '', { testId: 'message' }),
+        ),
         deceptionWarning(request.message ?? '', 'message', 'message-warning'),
       ]
     case 'sign':
     case 'signAndSubmit':
       return [
-        renderTransaction(request.transaction ?? {}),
-        request.type === 'signAndSubmit'
-          ? h('p', { className: 'hint' }, 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.')
-          : h(
-              'p',
-              { className: 'hint' },
-              'Once you approve, the signed transaction goes to ',
-              isolated(request.project.name),
-              ', which may submit it to the XRP Ledger.',
-            ),
+        renderTransaction(request),
+        request.status === 'pending' &&
+          (request.type === 'signAndSubmit'
+            ? h('p', { className: 'hint' }, 'Once you approve, Countersign submits the signed transaction to the XRP Ledger.')
+            : h(
+                'p',
+                { className: 'hint' },
+                'Once you approve, the signed transaction goes to ',
+                isolated(request.project.name),
+                ', which may submit it to the XRP Ledger.',
+              )),
       ]
   }
 }
 
-const PAYMENT_SUMMARY_FIELDS = new Set(['TransactionType', 'Amount', 'Destination', 'DestinationTag'])
+/** Fields the summary shows; the other fields follow, smaller. */
+const SUMMARY_FIELDS = new Set(['TransactionType', 'Account', 'Fee'])
+const PAYMENT_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'Amount', 'Destination', 'DestinationTag'])
 
-function renderTransaction(transaction: Record<string, unknown>): HTMLElement {
+function renderTransaction(request: SignRequest): HTMLElement {
+  const transaction = request.transaction ?? {}
   const type = transaction.TransactionType
   const isPayment = type === 'Payment'
-  const rest = Object.entries(transaction).filter(([name, value]) =>
-    isPayment ? !PAYMENT_SUMMARY_FIELDS.has(name) : name !== 'TransactionType' && !(name === 'SigningPubKey' && value === ''),
-  )
+  const summarized = isPayment ? PAYMENT_SUMMARY_FIELDS : SUMMARY_FIELDS
+  const rest = Object.entries(transaction).filter(([name, value]) => !summarized.has(name) && !(name === 'SigningPubKey' && value === ''))
   return h(
     'div',
     { className: 'transaction', testId: 'transaction' },
-    isPayment ? renderPaymentSummary(transaction) : h('h2', {}, `Transaction: ${String(type)}`),
+    isPayment ? renderPaymentHeadline(transaction) : h('h2', {}, `Transaction: ${String(type)}`),
+    h('dl', { className: 'fields summary', testId: 'summary' }, ...(isPayment ? paymentRows(transaction) : []), ...summaryRows(request)),
     rest.length > 0 &&
       h(
         'dl',
-        { className: 'fields' },
+        { className: 'fields secondary', testId: 'other-fields' },
         ...rest.flatMap(([name, value]) => [
           h('dt', { attrs: { title: name } }, fieldLabel(name)),
           h('dd', { testId: `tx-field-${name}` }, renderValue(name, value, transaction)),
@@ -109,24 +176,66 @@ function renderTransaction(transaction: Record<string, unknown>): HTMLElement {
   )
 }
 
-function renderPaymentSummary(transaction: Record<string, unknown>): HTMLElement {
+function renderPaymentHeadline(transaction: Record<string, unknown>): HTMLElement {
   const amount = describeAmount(transaction.Amount)
-  const tag = transaction.DestinationTag
   return h(
     'div',
     { className: 'payment' },
     h('h2', {}, 'Payment'),
     h('p', { className: 'amount', testId: 'payment-amount' }, amount?.headline ?? jsonText(transaction.Amount)),
     amount !== null && amount.details.length > 0 && detailsList(amount.details),
-    h(
-      'dl',
-      { className: 'fields' },
-      h('dt', {}, 'To'),
-      h('dd', { className: 'address', testId: 'payment-destination' }, String(transaction.Destination ?? '(none)')),
-      h('dt', {}, 'Destination tag'),
-      h('dd', { testId: 'payment-destination-tag' }, tag === undefined ? 'none' : String(tag)),
-    ),
   )
+}
+
+function paymentRows(transaction: Record<string, unknown>): Child[] {
+  const tag = transaction.DestinationTag
+  const destination = transaction.Destination
+  return [
+    h('dt', {}, 'To'),
+    h(
+      'dd',
+      {},
+      typeof destination === 'string' ? copyableAddress(destination, 'payment-destination', 'Copy the destination address') : '(none)',
+    ),
+    h('dt', {}, 'Destination tag'),
+    h('dd', { testId: 'payment-destination-tag' }, tag === undefined ? 'None' : String(tag)),
+  ]
+}
+
+/** From which account, at what fee, on which network: from the request, or from the wallet once it has signed. */
+function summaryRows(request: SignRequest): Child[] {
+  const transaction = request.transaction ?? {}
+  const account = request.signed?.account ?? (typeof transaction.Account === 'string' ? transaction.Account : undefined)
+  const fee = request.signed?.fee ?? (typeof transaction.Fee === 'string' ? transaction.Fee : undefined)
+  const feeXrp = fee === undefined ? null : dropsToXrp(fee)
+  // Before signing, what the wallet will fill in is said so; after a rejection or an expiry it is never known.
+  const pending = request.status === 'pending'
+  return [
+    (account !== undefined || pending) && h('dt', {}, 'From'),
+    (account !== undefined || pending) &&
+      h(
+        'dd',
+        { testId: 'transaction-account' },
+        account === undefined
+          ? h('span', { className: 'muted' }, 'The account you approve with')
+          : copyableAddress(account, 'account-address', 'Copy the sending account'),
+      ),
+    (feeXrp !== null || pending) && h('dt', {}, 'Fee'),
+    (feeXrp !== null || pending) &&
+      h(
+        'dd',
+        { testId: 'transaction-fee' },
+        feeXrp === null ? h('span', { className: 'muted' }, 'Set by your wallet, usually about 0.00001 XRP') : `${feeXrp} XRP`,
+      ),
+    h('dt', {}, 'Network'),
+    h('dd', {}, networkName(request.network)),
+  ]
+}
+
+/** An address in groups, with a button that copies it whole. */
+export function copyableAddress(address: string, testId: string, accessibleName: string): HTMLElement {
+  const text = grouped(address, { className: 'address', testId })
+  return h('span', { className: 'copyable' }, text, copyButton(address, { accessibleName, select: text }))
 }
 
 function renderValue(name: string, value: unknown, transaction: Record<string, unknown>): Child {
@@ -166,9 +275,9 @@ function renderValue(name: string, value: unknown, transaction: Record<string, u
   return typeof value === 'string' ? textOrAddress(value) : jsonText(value)
 }
 
-/** An XRP Ledger classic address is set in a monospace face, so that look-alike characters stand apart. */
+/** An XRP Ledger classic address is set in a monospace face and in groups, so that look-alike characters stand apart. */
 function textOrAddress(text: string): Child {
-  return /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(text) ? h('span', { className: 'address' }, text) : isolated(text)
+  return /^r[1-9A-HJ-NP-Za-km-z]{24,34}$/.test(text) ? grouped(text, { className: 'address' }) : isolated(text)
 }
 
 const DECEPTION_WARNINGS = {

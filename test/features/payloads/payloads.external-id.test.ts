@@ -1,7 +1,9 @@
 // options.externalId and options.metadata: the application's own id and data on a payload, on every read and event.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { usageRepository } from '../../../src/features/projects/usage-repository.js'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { utcMonth } from '../../../src/platform/clock.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { readPayload } from '../../support/payloads.js'
@@ -27,14 +29,8 @@ forEachDatabase('payload externalId and metadata', (dialect) => {
   const withOptions = (options: object) => ({ ...payloadBodies.signMessage, options })
   const payloadCount = async (projectId: string) =>
     (await t.service.ctx.storage.db.selectFrom('payloads').select('uuid').where('project_id', '=', projectId).execute()).length
-  const monthlyUsage = async (projectId: string) =>
-    (
-      await t.service.ctx.storage.db
-        .selectFrom('project_usage')
-        .select('payload_count')
-        .where('project_id', '=', projectId)
-        .executeTakeFirst()
-    )?.payload_count
+  // The month's count of payloads (summed over the usage shards; project_usage holds the quota granted to them).
+  const monthlyUsage = (projectId: string) => usageRepository.monthlyCount(t.service.ctx.storage.db, projectId, utcMonth(t.clock.now()))
 
   it('returns externalId and metadata on reads, null when not given, and filters the list by externalId', async () => {
     const { apiKey } = await t.createProject('pro')

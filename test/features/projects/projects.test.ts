@@ -45,7 +45,13 @@ forEachDatabase('project endpoints', (dialect) => {
       const list = await alice.get('/api/v1/projects')
       assert.equal(list.status, 200)
       const listed = list.body.projects.find((p: { id: string }) => p.id === created.id)
-      assert.deepEqual(listed, { id: created.id, name: 'Example Shop', plan: 'free', createdAt: new Date(t.clock.now()).toISOString() })
+      assert.deepEqual(listed, {
+        id: created.id,
+        name: 'Example Shop',
+        displayName: null,
+        plan: 'free',
+        createdAt: new Date(t.clock.now()).toISOString(),
+      })
     })
 
     it("lists only the account's own projects, oldest first", async () => {
@@ -72,8 +78,11 @@ forEachDatabase('project endpoints', (dialect) => {
       assert.deepEqual(response.body, {
         id: project.id,
         name: 'Usage',
+        displayName: null,
         plan: 'free',
         createdAt: new Date(t.clock.now()).toISOString(),
+        website: null,
+        logoUrl: null,
         usage: { month: '2026-01', used: 3, limit: 1000 },
         limits: { requestsPerMinute: 20, minPollIntervalMs: 3000, maxExpiresInSeconds: 300, monthlyPayloads: 1000 },
       })

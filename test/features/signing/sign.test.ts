@@ -545,6 +545,8 @@ forEachDatabase('wallet-facing API on mainnet', (dialect) => {
       payload: { walletAdapter: 'gemwallet', signedTransaction: signRequested(Wallet.generate(), requested).tx_blob },
     })
     assert.equal(response.statusCode, 502)
-    assert.match(response.json().error, /No XRPL node is configured .*XRPL_NODE_URL/)
+    // The end user reads this on the signing page: it says what happened, never which setting the operator lacks.
+    assert.match(response.json().error, /^The XRP Ledger cannot be reached from this service right now, so it cannot check/)
+    assert.doesNotMatch(response.body, /XRPL_NODE_URL|configured/)
   })
 })

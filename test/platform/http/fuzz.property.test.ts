@@ -16,6 +16,7 @@ const TABLES: (keyof Database)[] = [
   'api_keys',
   'payloads',
   'project_usage',
+  'usage_shards',
   'payload_daily_counts',
   'webhooks',
   'webhook_deliveries',

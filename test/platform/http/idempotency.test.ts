@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
+import { usageRepository } from '../../../src/features/projects/usage-repository.js'
+import { utcMonth } from '../../../src/platform/clock.js'
 import { idempotencyKeysRepository } from '../../../src/platform/db/idempotency-keys-repository.js'
 import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
@@ -41,9 +43,8 @@ forEachDatabase('Idempotency-Key', (dialect) => {
   const db = () => t.service.ctx.storage.db
   const payloadCount = async (projectId: string) =>
     (await db().selectFrom('payloads').select('uuid').where('project_id', '=', projectId).execute()).length
-  const monthlyUsage = async (projectId: string) =>
-    (await db().selectFrom('project_usage').select('payload_count').where('project_id', '=', projectId).executeTakeFirst())
-      ?.payload_count ?? 0
+  // The month's count of payloads (summed over the usage shards; project_usage holds the quota granted to them).
+  const monthlyUsage = (projectId: string) => usageRepository.monthlyCount(db(), projectId, utcMonth(t.clock.now()))
 
   it('replays the first response to a repeat with the same key and body, with Idempotent-Replayed: true, creating nothing', async () => {
     const { apiKey, projectId } = await t.createProject('pro')

@@ -138,12 +138,12 @@ describe('expiredHeadline', () => {
   const expiresAtMs = Date.UTC(2026, 0, 15, 12, 5, 0)
 
   it('words an expiry noticed well before expiresAt as a possible cancellation', () => {
-    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs - 60_000), 'This request was cancelled or has expired')
+    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs - 60_000), 'This request was cancelled or expired')
   })
 
   it('words an expiry at or after expiresAt (or within clock jitter of it) as an expiry', () => {
-    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs), 'This request has expired')
-    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs + 10_000), 'This request has expired')
-    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs - 1_000), 'This request has expired')
+    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs), 'This request expired')
+    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs + 10_000), 'This request expired')
+    assert.equal(expiredHeadline(expiresAtMs, expiresAtMs - 1_000), 'This request expired')
   })
 })

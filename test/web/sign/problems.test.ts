@@ -14,9 +14,13 @@ describe('describeFailure', () => {
     })
   })
 
-  it('explains a 502 as the ledger node refusing, and says the user can try again', () => {
-    const problem = describeFailure(new ApiError(502, 'tefPAST_SEQ'), 'Ledger')
-    assert.equal(problem.message, 'The XRP Ledger node refused or could not be reached: tefPAST_SEQ; you can try again.')
+  it("explains a 502 in the service's own words, and says the user can try again", () => {
+    const problem = describeFailure(
+      new ApiError(502, 'the XRP Ledger cannot be reached from this service right now; the request is still pending, try again'),
+      'Ledger',
+    )
+    assert.equal(problem.title, 'This could not be completed right now')
+    assert.equal(problem.message, 'The XRP Ledger cannot be reached from this service right now; the request is still pending, try again.')
   })
 
   it('names the wallet when the wallet itself failed or the user declined in it', () => {

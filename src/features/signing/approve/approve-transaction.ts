@@ -48,7 +48,7 @@ async function checkAuthority(deps: SigningDeps, verified: VerifiedTransaction):
   const account = verified.signerAddress
   if (verified.requiresRegularKeyCheck) {
     const node = requireNode(deps, "check that the signing key is the account's RegularKey")
-    if (!(await askNode(() => node.isRegularKey(account, verified.signingPubKey)))) {
+    if (!(await askNode(() => node.isRegularKey(account, verified.signingPubKey), deps.logger))) {
       throw unprocessable(
         [
           {
@@ -64,7 +64,7 @@ async function checkAuthority(deps: SigningDeps, verified: VerifiedTransaction):
   }
   if (verified.multisigned) {
     const node = requireNode(deps, "check the signers against the account's signer list")
-    if (!(await askNode(() => node.hasSignerQuorum(account, verified.signerAccounts)))) {
+    if (!(await askNode(() => node.hasSignerQuorum(account, verified.signerAccounts), deps.logger))) {
       throw unprocessable(
         [
           {

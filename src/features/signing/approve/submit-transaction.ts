@@ -44,7 +44,7 @@ export async function submitAndResolve(
   // (submission-recovery.ts).
   let handled = false
   try {
-    const result = await askNode(() => node.submit(verified.txBlob))
+    const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
     if (!result.accepted) {
       handled = true
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a

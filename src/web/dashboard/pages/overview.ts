@@ -46,7 +46,11 @@ export async function overviewPage(view: HTMLElement, context: PageContext, proj
       h('small', {}, ` of ${project.usage.limit.toLocaleString()} payloads`),
     ),
     usageBox,
-    h('p', { className: 'muted' }, `${monthName(project.usage.month)}, ${project.plan === 'pro' ? 'Pro' : 'Free'} plan`),
+    h(
+      'p',
+      { className: 'muted' },
+      `${usedPercent(project)}% used · ${monthName(project.usage.month)} · ${project.plan === 'pro' ? 'Pro' : 'Free'} plan`,
+    ),
   )
 
   // A project with older payloads and none in the period still gets its (empty) charts.
@@ -163,6 +167,11 @@ function widthOf(element: HTMLElement): number {
 
 function usageLabel(project: ProjectDetail): string {
   return `${project.usage.used} of ${project.usage.limit} payloads used in ${monthName(project.usage.month)}`
+}
+
+function usedPercent(project: ProjectDetail): number {
+  const { used, limit } = project.usage
+  return limit > 0 ? Math.min(100, Math.floor((100 * used) / limit)) : 100
 }
 
 function monthName(month: string): string {

@@ -2,7 +2,7 @@
 // every field and the webhook deliveries of its events.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../../features/payloads/model.js'
 import { ApiError } from '../../shared/api-client.js'
-import { api, type PayloadDelivery, type PayloadDetail } from '../api.js'
+import { api, type PayloadDelivery, type PayloadDetail, type PayloadSummary } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import { paths } from '../router.js'
 import {
@@ -14,9 +14,11 @@ import {
   firstPayloadCurl,
   formatTime,
   h,
+  input,
   link,
   replaceChildren,
   select,
+  submitButton,
 } from '../ui.js'
 
 const PAGE_SIZE = 20
@@ -30,17 +32,19 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   const status = oneOf(query.get('status'), PAYLOAD_STATUSES)
   const type = oneOf(query.get('type'), PAYLOAD_TYPES)
   const offset = Math.max(0, Number.parseInt(query.get('offset') ?? '0', 10) || 0)
+  const q = (query.get('q') ?? '').trim().slice(0, 200) || undefined
   // One more than a page: whether it comes back says if there is a next page.
   const [project, found] = await Promise.all([
     api.project(projectId),
-    api.payloads(projectId, { limit: PAGE_SIZE + 1, offset, status, type }),
+    api.payloads(projectId, { limit: PAGE_SIZE + 1, offset, status, type, q }),
   ])
   if (!context.isCurrent()) return
   const payloads = found.slice(0, PAGE_SIZE)
 
-  const urlWith = (changes: { status?: string; type?: string; offset?: number }) => {
+  const urlWith = (changes: { status?: string; type?: string; q?: string; offset?: number }) => {
     const next = new URLSearchParams()
-    const merged = { status, type, offset: 0, ...changes }
+    const merged = { status, type, q, offset: 0, ...changes }
+    if (merged.q) next.set('q', merged.q)
     if (merged.status) next.set('status', merged.status)
     if (merged.type) next.set('type', merged.type)
     if (merged.offset > 0) next.set('offset', String(merged.offset))
@@ -55,15 +59,28 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   const typeSelect = select('type', [['', 'Any type'], ...PAYLOAD_TYPES.map((value): [string, string] => [value, value])], type ?? '')
   statusSelect.addEventListener('change', () => context.navigate(urlWith({ status: statusSelect.value || undefined })))
   typeSelect.addEventListener('change', () => context.navigate(urlWith({ type: typeSelect.value || undefined })))
+  const searchBox = input({ name: 'q', type: 'search', placeholder: 'Uuid (or its start), signer address or externalId' })
+  searchBox.value = q ?? ''
+  const searchForm = h(
+    'form',
+    { className: 'search-form', attrs: { role: 'search', 'aria-label': 'Payloads' } },
+    field('Search', searchBox),
+    submitButton('Search'),
+  )
+  searchForm.addEventListener('submit', (event) => {
+    event.preventDefault()
+    context.navigate(urlWith({ q: searchBox.value.trim() || undefined }))
+  })
   const filters = h(
     'div',
-    { className: 'filters', testId: 'payload-filters', attrs: { role: 'search' } },
+    { className: 'filters', testId: 'payload-filters' },
+    searchForm,
     field('Status', statusSelect),
     field('Type', typeSelect),
   )
 
   let content: Child
-  if (payloads.length === 0 && offset === 0 && !status && !type) {
+  if (payloads.length === 0 && offset === 0 && !status && !type && !q) {
     content = emptyState(
       'No payloads yet',
       h('p', {}, 'Payloads appear here as soon as your server creates them. Try it with an API key of this project:'),
@@ -72,44 +89,29 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   } else if (payloads.length === 0) {
     content = emptyState(
       'Nothing here',
-      h('p', {}, 'No payload matches these filters on this page.'),
-      link(urlWith({ status: undefined, type: undefined }), 'Clear the filters'),
+      h(
+        'p',
+        {},
+        q
+          ? `No payload matches “${q}”${status || type ? ' with these filters' : ''}. Search by a payload's uuid (or its first characters), the signer's address or your externalId.`
+          : 'No payload matches these filters on this page.',
+      ),
+      link(urlWith({ status: undefined, type: undefined, q: undefined }), 'Clear the search and filters'),
     )
   } else {
     content = h(
       'table',
-      { className: 'table', testId: 'payloads' },
+      { className: 'table payload-table', testId: 'payloads' },
       h(
         'thead',
         {},
         h(
           'tr',
           {},
-          ...['Created', 'Type', 'Status', 'Wallet', 'Signer', 'Payload'].map((title) => h('th', { attrs: { scope: 'col' } }, title)),
+          ...['Payload', 'Status', 'Type', 'Wallet', 'Signer', 'Created'].map((title) => h('th', { attrs: { scope: 'col' } }, title)),
         ),
       ),
-      h(
-        'tbody',
-        {},
-        ...payloads.map((payload) =>
-          h(
-            'tr',
-            {},
-            h('td', { className: 'when', attrs: { 'data-label': 'Created' } }, formatTime(payload.createdAt)),
-            h('td', { attrs: { 'data-label': 'Type' } }, payload.type),
-            h('td', { attrs: { 'data-label': 'Status' } }, statusBadge(payload.status)),
-            h('td', { attrs: { 'data-label': 'Wallet' } }, payload.walletAdapter ?? '—'),
-            h('td', { attrs: { 'data-label': 'Signer' } }, payload.signerAddress ? h('code', {}, payload.signerAddress) : '—'),
-            h(
-              'td',
-              { attrs: { 'data-label': 'Payload' } },
-              link(paths.payload(projectId, payload.uuid), h('code', {}, payload.uuid.slice(0, 8)), {
-                attrs: { 'aria-label': `Payload ${payload.uuid}` },
-              }),
-            ),
-          ),
-        ),
-      ),
+      h('tbody', {}, ...payloads.map((payload) => payloadRow(context, projectId, payload))),
     )
   }
 
@@ -121,6 +123,41 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
     found.length > PAGE_SIZE ? link(urlWith({ offset: offset + PAGE_SIZE }), 'Older →') : null,
   )
   replaceChildren(view, ...projectFrame(project, 'payloads', filters, content, pager))
+}
+
+/**
+ * One payload as a row that is a link as a whole: a click anywhere on it opens the payload (a click with a modifier
+ * key, or on the uuid link itself, keeps the browser's own behaviour). The uuid link is what keyboards and screen
+ * readers use. On a phone the row is two short lines (sign CSS), not a card of six.
+ */
+function payloadRow(context: PageContext, projectId: string, payload: PayloadSummary): HTMLElement {
+  const href = paths.payload(projectId, payload.uuid)
+  const row = h(
+    'tr',
+    { className: 'row-link' },
+    h(
+      'td',
+      { className: 'cell-uuid', attrs: { 'data-label': 'Payload' } },
+      link(href, h('code', {}, payload.uuid.slice(0, 8)), { attrs: { 'aria-label': `Payload ${payload.uuid}` } }),
+    ),
+    h('td', { className: 'cell-status', attrs: { 'data-label': 'Status' } }, statusBadge(payload.status)),
+    h('td', { className: 'cell-type', attrs: { 'data-label': 'Type' } }, payload.type),
+    h('td', { className: 'cell-wallet', attrs: { 'data-label': 'Wallet' } }, payload.walletAdapter ?? '—'),
+    h(
+      'td',
+      { className: payload.signerAddress ? 'cell-signer' : 'cell-signer none', attrs: { 'data-label': 'Signer' } },
+      payload.signerAddress ? h('code', {}, payload.signerAddress) : '—',
+    ),
+    h('td', { className: 'when cell-when', attrs: { 'data-label': 'Created' } }, formatTime(payload.createdAt)),
+  )
+  row.addEventListener('click', (event) => {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+    // Selecting text (a signer address to copy) is not a click on the row.
+    if (window.getSelection()?.toString()) return
+    if ((event.target as Element).closest('a')) return
+    context.navigate(href)
+  })
+  return row
 }
 
 export async function payloadPage(view: HTMLElement, context: PageContext, projectId: string, uuid: string): Promise<void> {

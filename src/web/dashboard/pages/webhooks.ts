@@ -1,10 +1,10 @@
 // A Pro project's webhooks: create one (its signing secret shown once), list, delete, read its delivery log, send a
 // test event and retry a delivery. On Free the page says that webhooks need Pro.
 import { PAYLOAD_EVENTS, RESOLUTION_EVENTS } from '../../../features/payloads/model.js'
-import { RETRYABLE_DELIVERY_STATES } from '../../../features/webhooks/model.js'
 import { ApiError } from '../../shared/api-client.js'
 import { api, type CreatedWebhook, type DeliveryView, type ProjectDetail, type WebhookView } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
+import { paths } from '../router.js'
 import {
   badge,
   button,
@@ -15,6 +15,7 @@ import {
   formatTime,
   h,
   input,
+  link,
   onSubmit,
   replaceChildren,
   secretOnce,
@@ -164,23 +165,20 @@ function webhookCard(projectId: string, webhook: WebhookView, refresh: () => Pro
           'Enable it to resume deliveries, then replay what failed (POST /api/v1/webhooks/{id}/replay).',
       )
     : null
-  return h(
+  const card = h(
     'section',
     { className: 'card webhook', testId: `webhook-${webhook.id}` },
     h('h3', { className: 'break' }, webhook.url),
     h('p', { className: 'muted' }, `${webhook.events.join(', ')} · added ${formatTime(webhook.createdAt)} · `, h('code', {}, webhook.id)),
     disabled,
-    h(
-      'div',
-      { className: 'actions' },
-      webhook.disabledAt ? enable : null,
-      test,
-      button('Delivery log', () => showLog(), { className: 'button secondary', attrs: { 'aria-label': `Delivery log of ${webhook.url}` } }),
-      remove,
-    ),
+    h('div', { className: 'actions' }, webhook.disabledAt ? enable : null, test, remove),
     status,
+    h('h4', { className: 'log-heading' }, 'Recent deliveries'),
     log,
   )
+  // The log is what the page is for once a webhook exists: shown at once, not behind a button.
+  void showLog()
+  return card
 }
 
 function deliveryLog(projectId: string, webhookId: string, deliveries: DeliveryView[], reload: () => Promise<void>): HTMLElement {
@@ -208,7 +206,8 @@ function deliveryLog(projectId: string, webhookId: string, deliveries: DeliveryV
         {},
         ...deliveries.map((delivery) => {
           const actions = h('td', { className: 'actions' })
-          if (RETRYABLE_DELIVERY_STATES.includes(delivery.state)) {
+          // Only a failure is worth sending again: a success was received, a delivery on its way will be tried anyway.
+          if (delivery.state === 'failed') {
             const retry = button('Retry', async () => {
               retry.disabled = true
               try {
@@ -230,7 +229,15 @@ function deliveryLog(projectId: string, webhookId: string, deliveries: DeliveryV
               'td',
               { attrs: { 'data-label': 'Event' } },
               delivery.event,
-              delivery.payloadUuid ? h('small', { className: 'muted block' }, delivery.payloadUuid) : null,
+              delivery.payloadUuid
+                ? h(
+                    'small',
+                    { className: 'block' },
+                    link(paths.payload(projectId, delivery.payloadUuid), h('code', {}, delivery.payloadUuid.slice(0, 8)), {
+                      attrs: { 'aria-label': `Payload ${delivery.payloadUuid}` },
+                    }),
+                  )
+                : null,
             ),
             h('td', { attrs: { 'data-label': 'State' } }, deliveryBadge(delivery.state)),
             h('td', { attrs: { 'data-label': 'Attempts' } }, String(delivery.attempts)),

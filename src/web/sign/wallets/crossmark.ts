@@ -19,6 +19,7 @@ export function createCrossmarkAdapter(): WalletAdapter {
   return {
     id: 'crossmark',
     label: 'Crossmark',
+    desktopOnly: true,
     supports: () => true,
 
     async detect() {

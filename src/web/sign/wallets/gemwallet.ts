@@ -15,6 +15,7 @@ export function createGemWalletAdapter(): WalletAdapter {
   return {
     id: 'gemwallet',
     label: 'GemWallet',
+    desktopOnly: true,
     supports: () => true,
 
     async detect() {

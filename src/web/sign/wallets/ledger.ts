@@ -32,6 +32,7 @@ export function createLedgerAdapter(): WalletAdapter {
   return {
     id: 'ledger',
     label: 'Ledger',
+    desktopOnly: true,
     supports: (type) => type !== 'signMessage',
     detect: async () => (hasWebHid() ? { available: true } : { available: false, reason: NO_WEBHID }),
 

@@ -19,6 +19,8 @@ export type Approval =
 export interface WalletAdapter {
   id: WalletAdapterName
   label: string
+  /** A desktop browser extension or WebHID: on a phone the page tucks it away under "Other wallets". */
+  desktopOnly?: boolean
   supports(type: PayloadType): boolean
   /** Signs for multisigning (one Signers entry, empty SigningPubKey): what a multisigned request needs. */
   multisigns?: boolean

@@ -1,0 +1,217 @@
+// Group commit of payload creations. The creations that arrive while the previous group is being written (or in the
+// same turn of the event loop) are written together in one transaction: one quota reservation and one daily count
+// per project, the payload rows, one commit. Each caller is answered after that commit, so a 201 still means the
+// payload is durable. On PostgreSQL a commit waits for the log to reach the disk, and several rounds trips go with
+// it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
+// group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
+import { sql } from 'kysely'
+import { utcDay } from '../../platform/clock.js'
+import type { Db, Tx } from '../../platform/db/database.js'
+import { isEmbedded } from '../../platform/db/hot-query.js'
+import { isUnavailableError } from '../../platform/db/unavailable.js'
+import { pickShard, usageRepository } from '../projects/usage-repository.js'
+import type { Payload } from './model.js'
+import { newPayloadRow, payloadsRepository } from './repository.js'
+
+/** The month's count of the project's payloads after the creation's commit, or the limit reached. */
+export type CreationResult = { created: true; monthCount: number | undefined } | { created: false }
+
+export interface Creation {
+  quota: { month: string; limit: number }
+  /**
+   * Runs in the transaction before the month's count, and again if the payload's insert did nothing (its externalId
+   * taken meanwhile): throws to refuse the creation.
+   */
+  check?: (tx: Tx) => Promise<void>
+  /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
+  alongside?: (tx: Tx) => Promise<void>
+}
+
+interface Waiting {
+  payload: Payload
+  month: string
+  limit: number
+  creation: Creation
+  resolve(result: CreationResult): void
+  reject(error: unknown): void
+}
+
+/** A group's insert did less than all its rows: each is written again on its own, to learn which and why. */
+class PartialInsert extends Error {}
+
+/** A group larger than this is split: a statement's parameters stay well inside PostgreSQL's 65,535. */
+const MAX_GROUP = 500
+/** Groups written at once on PostgreSQL (each holds a pooled connection until its commit). */
+const POSTGRES_GROUPS_IN_FLIGHT = 3
+/** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
+const DEADLOCK_RETRIES = 3
+
+export class PayloadCreations {
+  private waiting: Waiting[] = []
+  private writing = 0
+  private scheduled = false
+  private readonly maxInFlight: number
+
+  constructor(private readonly db: Db) {
+    this.maxInFlight = isEmbedded(db) ? 1 : POSTGRES_GROUPS_IN_FLIGHT
+  }
+
+  /**
+   * Inserts the payload (pending, counted on its creation day) if its project's month has room under the limit.
+   * Resolves after the commit; monthCount is undefined if the count could not be read after it. Rejects with what
+   * `check` or `alongside` threw, or with the database's error.
+   */
+  create(payload: Payload, creation: Creation): Promise<CreationResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ payload, month: creation.quota.month, limit: creation.quota.limit, creation, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing >= this.maxInFlight || this.waiting.length === 0) return
+    this.scheduled = true
+    // The rest of this turn's creations join the group.
+    setImmediate(() => {
+      this.scheduled = false
+      while (this.writing < this.maxInFlight && this.waiting.length > 0) {
+        const group = this.waiting.splice(0, MAX_GROUP)
+        this.writing++
+        void this.write(group).finally(() => {
+          this.writing--
+          this.schedule()
+        })
+      }
+    })
+  }
+
+  private async write(group: Waiting[], attempt = 1): Promise<void> {
+    let accepted: Waiting[]
+    try {
+      accepted = await this.insert(group)
+    } catch (error) {
+      if (hasCode(error, '40P01') && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
+      if (group.length > 1 && !isUnavailableError(error)) {
+        // One creation's refusal (a taken externalId) or bad row must not fail the others: each is written again on
+        // its own. When the database is away, it is away for all of them.
+        for (const one of group) await this.write([one])
+        return
+      }
+      for (const one of group) one.reject(error)
+      return
+    }
+    const counts = new Map<string, number | undefined>()
+    for (const one of accepted) {
+      const key = monthKey(one)
+      if (counts.has(key)) continue
+      counts.set(key, await usageRepository.monthlyCount(this.db, one.payload.projectId, one.month).catch(() => undefined))
+    }
+    const created = new Set(accepted)
+    for (const one of group) one.resolve(created.has(one) ? { created: true, monthCount: counts.get(monthKey(one)) } : { created: false })
+  }
+
+  /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
+  private async insert(group: Waiting[]): Promise<Waiting[]> {
+    const shard = pickShard(this.db)
+    if (await this.insertInOneStatement(group, shard)) return group
+    const byMonth = new Map<string, Waiting[]>()
+    for (const one of group) {
+      const key = `${monthKey(one)}\u0000${one.limit}`
+      byMonth.set(key, [...(byMonth.get(key) ?? []), one])
+    }
+    return this.db.transaction().execute(async (tx) => {
+      for (const one of group) await one.creation.check?.(tx)
+      const fitting = new Set<Waiting>()
+      // In one order of projects, so that groups written at once lock their counter rows in the same order.
+      for (const key of [...byMonth.keys()].sort()) {
+        const creations = byMonth.get(key) ?? []
+        const first = creations[0]!
+        const quota = { projectId: first.payload.projectId, month: first.month, limit: first.limit }
+        const fit = await usageRepository.reserveMonthlyPayloads(tx, quota, creations.length, shard)
+        for (const one of creations.slice(0, fit)) fitting.add(one)
+      }
+      const accepted = group.filter((one) => fitting.has(one))
+      const inserted = await payloadsRepository.insertMany(
+        tx,
+        accepted.map((one) => one.payload),
+      )
+      if (inserted < accepted.length) {
+        if (group.length > 1) throw new PartialInsert('a payload of the group was not inserted')
+        await group[0]!.creation.check?.(tx)
+        throw new Error('the payload was not inserted, and its check found nothing in the way')
+      }
+      for (const one of accepted) await one.creation.alongside?.(tx)
+      const perDay = new Map<string, { projectId: string; day: string; count: number }>()
+      for (const { payload } of accepted) {
+        const day = utcDay(payload.createdAtMs)
+        const key = `${payload.projectId}\u0000${day}`
+        const entry = perDay.get(key) ?? { projectId: payload.projectId, day, count: 0 }
+        entry.count++
+        perDay.set(key, entry)
+      }
+      for (const key of [...perDay.keys()].sort()) {
+        const { projectId, day, count } = perDay.get(key)!
+        await usageRepository.addDailyCount(tx, { projectId, day, status: 'pending', walletAdapter: '' }, count, shard)
+      }
+      return accepted
+    })
+  }
+
+  /**
+   * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
+   * project and day, with no check or work alongside (no externalId, no idempotency key), whose shard has quota for all
+   * of it. The shard's count, the rows and the daily count are written only if the count fits (`where exists`).
+   * Returns false, having written nothing, when the group is not such a group or the shard is short of quota: then the
+   * transaction does it.
+   */
+  private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
+    if (isEmbedded(this.db)) return false
+    const first = group[0]!
+    const day = utcDay(first.payload.createdAtMs)
+    const alone = group.every(
+      (one) =>
+        one.payload.projectId === first.payload.projectId &&
+        one.month === first.month &&
+        one.limit === first.limit &&
+        utcDay(one.payload.createdAtMs) === day &&
+        one.payload.externalId === null &&
+        !one.creation.check &&
+        !one.creation.alongside,
+    )
+    if (!alone) return false
+    const projectId = first.payload.projectId
+    const count = group.length
+    const rows = sql.join(
+      group.map((one) => {
+        const row = newPayloadRow(one.payload) as Record<string, unknown>
+        return sql`(${sql.join(PAYLOAD_COLUMNS.map((column) => (BIGINT_COLUMNS.has(column) ? sql`${row[column]}::bigint` : sql`${row[column]}::text`)))})`
+      }),
+    )
+    const columns = sql.join(PAYLOAD_COLUMNS.map((column) => sql.ref(column)))
+    const result = await sql<{ counted: number }>`
+      with counted as (
+        update usage_shards set used = used + ${count}
+        where project_id = ${projectId} and month = ${first.month} and shard = ${shard} and used + ${count} <= granted
+          and (select payload_count from project_usage where project_id = ${projectId} and month = ${first.month}) <= ${first.limit}
+        returning used
+      ), inserted as (
+        insert into payloads (${columns}) select * from (values ${rows}) as v where exists (select 1 from counted)
+      ), daily as (
+        insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
+        select ${projectId}::text, ${day}::text, 'pending', '', ${count}::bigint, ${shard}::int where exists (select 1 from counted)
+        on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
+      )
+      select count(*)::int as counted from counted`.execute(this.db)
+    return result.rows[0]?.counted === 1
+  }
+}
+
+/** The payload columns a creation writes, in one order for the one-statement insert. */
+const PAYLOAD_COLUMNS = Object.keys(newPayloadRow({} as Payload)) as (keyof ReturnType<typeof newPayloadRow>)[]
+const BIGINT_COLUMNS = new Set(['expires_at', 'created_at'])
+
+const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
+
+function hasCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
+}

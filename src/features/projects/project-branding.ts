@@ -1,0 +1,99 @@
+// What the signing page shows of a project beyond its name: a display name, a website proven to be the project's,
+// and a logo. Pure rules: normalising a website, the proof a website publishes, recognising an image. See docs/pages.md.
+import { createHash, randomBytes } from 'node:crypto'
+import type { FieldError } from '../../platform/errors.js'
+
+/** Where a website publishes its proof, under its origin (RFC 8615 well-known URI). */
+export const WEBSITE_PROOF_PATH = '/.well-known/countersign-verification.txt'
+/** The line the proof file holds; several lines may stand in one file (several projects on one site). */
+export const WEBSITE_PROOF_PREFIX = 'countersign-verification='
+export const MAX_WEBSITE_URL_CHARS = 2048
+
+/** A new proof token, made when a website is set: 128 random bits. */
+export function newWebsiteToken(): string {
+  return randomBytes(16).toString('base64url')
+}
+
+/** The proof line a website must publish for `token`. */
+export function websiteProofLine(token: string): string {
+  return `${WEBSITE_PROOF_PREFIX}${token}`
+}
+
+/** True when the proof file's text holds the project's line (surrounding white space and other lines ignored). */
+export function proofMatches(fileText: string, token: string): boolean {
+  const expected = websiteProofLine(token)
+  return fileText.split(/\r?\n/).some((line) => line.trim() === expected)
+}
+
+/**
+ * The website as the service keeps it: the origin of an absolute URL (scheme, host and port; a path is dropped,
+ * because what a user can check is which site it is). https only, unless `allowHttp` (local development and tests:
+ * WEBHOOK_ALLOW_PRIVATE_TARGETS).
+ */
+export function normalizeWebsite(value: string, allowHttp: boolean): { origin: string } | { error: FieldError } {
+  const field = 'websiteUrl'
+  const text = value.trim()
+  if (text.length > MAX_WEBSITE_URL_CHARS) return { error: { field, message: `must be at most ${MAX_WEBSITE_URL_CHARS} characters` } }
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return { error: { field, message: 'must be an absolute URL such as https://shop.example' } }
+  }
+  if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) {
+    return { error: { field, message: allowHttp ? 'must use https or http' : 'must use https' } }
+  }
+  if (url.username !== '' || url.password !== '') return { error: { field, message: 'must not contain a user name or password' } }
+  return { origin: url.origin }
+}
+
+/** The origin as a person reads it: the host (and a port other than the default), without the https scheme. */
+export function displayOrigin(origin: string): string {
+  const url = new URL(origin)
+  return url.protocol === 'https:' ? url.host : `${url.protocol}//${url.host}`
+}
+
+export const MAX_LOGO_BYTES = 100 * 1024
+export const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const
+export type LogoType = (typeof LOGO_TYPES)[number]
+
+/**
+ * The image type the bytes themselves declare (their signature), or undefined. SVG is not accepted: it can carry
+ * script and links, and it is the one common logo format that is a document rather than a picture.
+ */
+export function sniffImageType(bytes: Uint8Array): LogoType | undefined {
+  const starts = (...signature: number[]) => signature.every((byte, index) => bytes[index] === byte)
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png'
+  if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg'
+  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) {
+    return 'image/webp'
+  }
+  return undefined
+}
+
+/**
+ * A logo sent as a data URL (`data:image/png;base64,...`, what a browser's FileReader gives), checked: base64, at
+ * most MAX_LOGO_BYTES, and bytes whose signature matches the declared type.
+ */
+export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buffer; sha256: string } | { error: FieldError } {
+  const field = 'image'
+  const match = /^data:([a-z0-9.+/-]+);base64,([A-Za-z0-9+/]*={0,2})$/i.exec(dataUrl)
+  if (match === null) return { error: { field, message: 'must be a base64 data URL: data:image/png;base64,...' } }
+  const declared = (match[1] as string).toLowerCase()
+  if (!(LOGO_TYPES as readonly string[]).includes(declared)) {
+    return { error: { field, message: `must be a PNG, JPEG or WebP image, not ${declared}` } }
+  }
+  const bytes = Buffer.from(match[2] as string, 'base64')
+  if (bytes.length === 0) return { error: { field, message: 'is empty' } }
+  if (bytes.length > MAX_LOGO_BYTES)
+    return { error: { field, message: `must be at most ${MAX_LOGO_BYTES / 1024} KB (this one is ${Math.ceil(bytes.length / 1024)} KB)` } }
+  const actual = sniffImageType(bytes)
+  if (actual === undefined) return { error: { field, message: 'is not a PNG, JPEG or WebP image' } }
+  if (actual !== declared) return { error: { field, message: `is declared ${declared} but its bytes are ${actual}` } }
+  return { contentType: actual, bytes, sha256: createHash('sha256').update(bytes).digest('hex') }
+}
+
+/** The public URL path of a project's logo; the hash makes each logo its own URL, cached for good. */
+export function logoPath(projectId: string, sha256: string): string {
+  return `/logos/${encodeURIComponent(projectId)}/${sha256}`
+}

@@ -1,0 +1,189 @@
+// The counters out of hot rows stay exact: monthly limits under concurrent creations on several instances (each with its
+// own connection pool and group commit), quota left in one shard usable by another, one usage warning, and analytics
+// equal to the payloads themselves after concurrent creations and transitions.
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { ServiceEvents } from '../../../src/events.js'
+import type { PayloadRequest } from '../../../src/features/payloads/payload-request.js'
+import { PayloadService } from '../../../src/features/payloads/service.js'
+import { analyticsRepository } from '../../../src/features/projects/analytics-repository.js'
+import { DEFAULT_PLAN_LIMITS } from '../../../src/features/projects/plans.js'
+import { ProjectService } from '../../../src/features/projects/service.js'
+import { COUNTER_SHARDS, usageRepository } from '../../../src/features/projects/usage-repository.js'
+import { ManualClock, utcMonth } from '../../../src/platform/clock.js'
+import { openStorage, type Storage } from '../../../src/platform/db/database.js'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+import { paymentTransaction } from '../../support/fixtures.js'
+
+const NOW = Date.UTC(2026, 4, 14, 12, 0, 0)
+const MONTH = utcMonth(NOW)
+const SIGN: PayloadRequest = { type: 'sign', transaction: paymentTransaction() }
+
+forEachDatabase('usage counters', (dialect) => {
+  // PostgreSQL runs three instances, each its own pool; SQLite is one process's database.
+  const instanceCount = dialect === 'postgres' ? 3 : 1
+  let database: TestDatabase
+  const storages: Storage[] = []
+  const clock = new ManualClock(NOW)
+  /** Warnings emitted by the instances' payload services since the last call to services(). */
+  let warned = 0
+  const services = (monthlyPayloads: number) => {
+    warned = 0
+    return storages.map((storage) => {
+      const events = new ServiceEvents()
+      events.onTransaction('usage.warning', async () => void warned++)
+      return new PayloadService({
+        db: storage.db,
+        clock,
+        events,
+        publicUrl: 'http://countersign.test',
+        network: 'testnet',
+        limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
+      })
+    })
+  }
+  const db = () => storages[0]!.db
+  const newProject = async () => (await new ProjectService(db(), clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
+
+  /** Fires `count` creations at once, spread over the instances; returns how many were created and how many refused. */
+  async function createAtOnce(instances: PayloadService[], projectId: string, count: number) {
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) => instances[i % instances.length]!.create({ projectId, plan: 'pro' }, SIGN)),
+    )
+    for (const r of results) {
+      if (r.status === 'rejected') assert.equal((r.reason as { statusCode?: number }).statusCode, 403, String(r.reason))
+    }
+    return {
+      created: results.filter((r) => r.status === 'fulfilled').length,
+      refused: results.filter((r) => r.status === 'rejected').length,
+    }
+  }
+
+  const payloadRows = async (projectId: string) =>
+    Number(
+      (
+        await db()
+          .selectFrom('payloads')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('project_id', '=', projectId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    for (let i = 0; i < instanceCount; i++) storages.push(openStorage(database.url))
+  })
+  after(async () => {
+    await Promise.all(storages.map((s) => s.close()))
+    await database?.drop()
+  })
+
+  it('of many concurrent creations at the limit on every instance, exactly the limit is created', async () => {
+    for (const limit of [37, 1000]) {
+      const projectId = await newProject()
+      const instances = services(limit)
+      const { created, refused } = await createAtOnce(instances, projectId, limit + 150)
+      assert.equal(created, limit)
+      assert.equal(refused, 150)
+      assert.equal(await payloadRows(projectId), limit)
+      assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), limit)
+      // Full: another round on every instance creates nothing.
+      assert.deepEqual(await createAtOnce(instances, projectId, 2 * instances.length), { created: 0, refused: 2 * instances.length })
+      assert.equal(await payloadRows(projectId), limit)
+    }
+  })
+
+  it('counts in shards within the quota granted to them, and a shard takes what another left over at the end of the month', async () => {
+    const projectId = await newProject()
+    const quota = { projectId, month: MONTH, limit: 6400 }
+    const reserve = (count: number, shard: number) =>
+      db()
+        .transaction()
+        .execute((tx) => usageRepository.reserveMonthlyPayloads(tx, quota, count, shard))
+    // Shard 0 takes a block bigger than its one payload: a share of the month, so the next ones need no grant.
+    assert.equal(await reserve(1, 0), 1)
+    const grants = () =>
+      db().selectFrom('usage_shards').select(['shard', 'granted', 'used']).where('project_id', '=', projectId).orderBy('shard').execute()
+    const [first] = await grants()
+    assert.ok(first!.granted > 1 && first!.granted < 6400, `block of ${first!.granted}`)
+    // The last shard asks for all the rest: the month's remaining quota plus shard 0's unused part.
+    const last = COUNTER_SHARDS - 1
+    assert.equal(await reserve(6399, last), 6399)
+    assert.equal(await reserve(1, 0), 0)
+    assert.equal(await reserve(1, 3), 0)
+    const rows = await grants()
+    assert.equal(
+      rows.reduce((sum, row) => sum + Number(row.used), 0),
+      6400,
+    )
+    assert.ok(rows.every((row) => Number(row.used) <= Number(row.granted)))
+    const month = await db()
+      .selectFrom('project_usage')
+      .select('payload_count')
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow()
+    assert.equal(Number(month.payload_count), 6400)
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 6400)
+  })
+
+  it('applies a lower limit at once although the shards hold quota granted under the higher one, and a higher one again', async () => {
+    const projectId = await newProject()
+    assert.deepEqual(await createAtOnce(services(6400), projectId, 50), { created: 50, refused: 0 })
+    const granted = await db()
+      .selectFrom('project_usage')
+      .select('payload_count')
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow()
+    assert.ok(Number(granted.payload_count) > 50, `blocks of more than one payload were granted (${granted.payload_count})`)
+    // The plan changed: a limit below the month's count refuses every creation, on every instance.
+    assert.deepEqual(await createAtOnce(services(30), projectId, 12), { created: 0, refused: 12 })
+    // Raised to 60: exactly 10 more.
+    assert.deepEqual(await createAtOnce(services(60), projectId, 25), { created: 10, refused: 15 })
+    assert.equal(await payloadRows(projectId), 60)
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 60)
+  })
+
+  it('records one usage warning when concurrent creations on several instances cross 80% together', async () => {
+    const projectId = await newProject()
+    const instances = services(10)
+    assert.deepEqual(await createAtOnce(instances, projectId, 8), { created: 8, refused: 0 })
+    const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
+    assert.equal(warnings.length, 1)
+    assert.equal(warned, 1)
+    assert.equal(Number(warnings[0]!.payload_count), 8)
+  })
+
+  it('keeps analytics equal to the payloads after concurrent creations and transitions on every instance', async () => {
+    const projectId = await newProject()
+    const instances = services(1_000_000)
+    const created = await Promise.all(
+      Array.from({ length: 90 }, (_, i) => instances[i % instances.length]!.create({ projectId, plan: 'pro' }, SIGN)),
+    )
+    await Promise.all(
+      created.map((payload, i) => {
+        const instance = instances[(i + 1) % instances.length]!
+        if (i % 3 === 0) return instance.reject(payload.uuid, 'xaman')
+        if (i % 3 === 1)
+          return instance.resolveSigned(payload.uuid, {
+            walletAdapter: i % 2 ? 'gem' : 'crossmark',
+            signerAddress: 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe',
+          })
+        return i % 2 ? instance.cancel(projectId, payload.uuid) : Promise.resolve()
+      }),
+    )
+    const actual = await db()
+      .selectFrom('payloads')
+      .select((eb) => ['status', eb.fn.coalesce('wallet_adapter', eb.val('')).as('wallet'), eb.fn.countAll<number>().as('n')])
+      .where('project_id', '=', projectId)
+      .groupBy(['status', 'wallet'])
+      .execute()
+    const day = new Date(NOW).toISOString().slice(0, 10)
+    const counted = (await analyticsRepository.dailyCounts(db(), projectId, day, day)).filter((row) => Number(row.count) !== 0)
+    const key = (status: string, wallet: string) => `${status}/${wallet}`
+    assert.deepEqual(
+      new Map(counted.map((row) => [key(row.status, row.walletAdapter), Number(row.count)])),
+      new Map(actual.map((row) => [key(row.status, String(row.wallet)), Number(row.n)])),
+    )
+  })
+})
