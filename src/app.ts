@@ -25,11 +25,12 @@ import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
 import { apiKeyScope, payloadDeliveryRoutes, sessionScope, webhookRoutes } from './features/webhooks/routes.js'
-import { badRequest } from './platform/errors.js'
+import { badRequest, unprocessable } from './platform/errors.js'
 import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { idempotencyHooks } from './platform/http/idempotency.js'
+import { MAX_JSON_NESTING, nestsDeeperThan } from './platform/http/json-nesting.js'
 import type { Metrics } from './platform/http/metrics.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
@@ -207,6 +208,12 @@ function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined)
+    if (nestsDeeperThan(body as string, MAX_JSON_NESTING)) {
+      return done(
+        unprocessable([{ field: 'body', message: `must not nest objects and arrays more than ${MAX_JSON_NESTING} levels deep` }]),
+        undefined,
+      )
+    }
     try {
       done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }))
     } catch {
