@@ -114,20 +114,23 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         // The same blob sent again is refused by the ledger: it was applied already.
         rippled.setSubmitResult('tefPAST_SEQ')
 
-        const streamed: string[] = []
-        const unsubscribe = restarted.ctx.liveEvents.subscribe(uuid, (view) => {
-          if (view) streamed.push(view.status)
-        })
         // Two instances recover at once: one takes the claim over, asks the node once and resolves the payload once.
+        // Without Redis each instance's live stream hears its own changes: both listen, the resolving one tells.
         const other = await startService(config, { listen: false, workers: false, logger: createLogger('silent'), clock })
+        const streamed: string[] = []
+        const listen = (view: { status: string } | null) => {
+          if (view) streamed.push(view.status)
+        }
+        const unsubscribe = [restarted.ctx.liveEvents.subscribe(uuid, listen), other.ctx.liveEvents.subscribe(uuid, listen)]
         try {
           await Promise.all([restarted.ctx.signing.submissions.recoverLapsed(), other.ctx.signing.submissions.recoverLapsed()])
+          await until(() => streamed.includes('signed'), 'the live stream hears of the move to signed')
         } finally {
+          for (const stop of unsubscribe) stop()
           await other.stop()
         }
+        assert.deepEqual(streamed, ['signed'])
         assert.equal(rippled.requests.filter((request) => request.command === 'tx' && request.transaction === signed.hash).length, 1)
-        await until(() => streamed.includes('signed'), 'the live stream hears of the move to signed')
-        unsubscribe()
         const recovered = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow()
         assert.equal(recovered.status, 'signed')
         assert.equal(recovered.tx_hash, signed.hash)
