@@ -27,12 +27,13 @@ import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
 import { apiKeyScope, payloadDeliveryRoutes, sessionScope, webhookRoutes } from './features/webhooks/routes.js'
 import { DELIVERY_BODY_SCHEMAS, DeliveryView, WebhookView } from './features/webhooks/schemas.js'
-import { badRequest } from './platform/errors.js'
+import { badRequest, unprocessable } from './platform/errors.js'
 import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerCookies } from './platform/http/cookies.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
 import { idempotencyHooks } from './platform/http/idempotency.js'
+import { MAX_JSON_NESTING, nestsDeeperThan } from './platform/http/json-nesting.js'
 import type { Metrics } from './platform/http/metrics.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { registerPageSecurityHeaders } from './platform/http/security-headers.js'
@@ -219,6 +220,12 @@ function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined)
+    if (nestsDeeperThan(body as string, MAX_JSON_NESTING)) {
+      return done(
+        unprocessable([{ field: 'body', message: `must not nest objects and arrays more than ${MAX_JSON_NESTING} levels deep` }]),
+        undefined,
+      )
+    }
     try {
       done(null, secureJson.parse(body as string, undefined, { protoAction: 'error', constructorAction: 'error' }))
     } catch {

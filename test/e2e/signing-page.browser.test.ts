@@ -260,7 +260,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page
       .getByTestId('final-result')
       .filter({ hasText: 'Final result: it succeeded (tesSUCCESS, ledger 1005)' })
-      .waitFor({ timeout: 10_000 })
+      .waitFor({ timeout: 30_000 }) // the service follows once a second, the page asks every 2 s; a loaded machine is slower
     assert.equal(await page.title(), 'The transaction was signed and submitted · \u2068Example Shop\u2069')
     await shoot(page, 'signing-submitted.png')
   })

@@ -1,6 +1,6 @@
-// Run as a child process by the follow crash test: starts the service with its workers on DATABASE_URL and
-// XRPL_NODE_URL, approves the signAndSubmit payload PAYLOAD_UUID with SIGNED_BLOB, prints the answer's status, and
-// leaves its transaction follower running until it is killed.
+// Run as a child process by the crash tests (follow-crash, submit-crash): starts the service with its workers on
+// DATABASE_URL and XRPL_NODE_URL, approves the signAndSubmit payload PAYLOAD_UUID with SIGNED_BLOB, prints the
+// answer's status, and leaves its transaction follower running until it is killed.
 import { loadConfig } from '../../src/config.js'
 import { startService } from '../../src/main.js'
 import { createLogger } from '../../src/platform/logger.js'

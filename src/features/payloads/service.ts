@@ -199,6 +199,15 @@ export class PayloadService {
     return this.resolveByWallet(uuid, { status: 'signed', resolvedAtMs: this.options.clock.now(), signed })
   }
 
+  /**
+   * A submission recovered after the instance that made it died (submission-recovery.ts): pending -> signed, with the
+   * same events as resolveSigned, if the payload had not expired when the transaction was submitted. Undefined when
+   * the payload is no longer pending, or had expired by then.
+   */
+  async resolveRecoveredSubmission(uuid: string, signed: SignedResolution, submittedAtMs: number): Promise<Payload | undefined> {
+    return this.transition(uuid, { status: 'signed', resolvedAtMs: this.options.clock.now(), signed }, submittedAtMs)
+  }
+
   /** The user rejected in the wallet: pending -> rejected, before expiry only. */
   async reject(uuid: string, walletAdapter: string | undefined): Promise<Payload> {
     return this.resolveByWallet(uuid, { status: 'rejected', resolvedAtMs: this.options.clock.now(), rejectedBy: walletAdapter })

@@ -10,6 +10,7 @@ import { approve, reject } from './approve/approve.js'
 import type { SigningDeps } from './deps.js'
 import { readSignRequest } from './read-request.js'
 import type { SignView } from './schemas.js'
+import { SubmissionRecovery } from './submission-recovery.js'
 import { transactionDefaults } from './transaction-defaults.js'
 import type { WalletAdapterName } from './view.js'
 import { XamanOutcomes } from './xaman/outcome-worker.js'
@@ -25,8 +26,12 @@ export class SigningService {
   /** Learns the outcome of Xaman sign requests; the xaman-outcomes worker runs it (main.ts). */
   readonly xamanOutcomes: XamanOutcomes
 
+  /** Resolves submissions whose instance stopped before the node's answer; the transaction-follower worker runs it. */
+  readonly submissions: SubmissionRecovery
+
   constructor(private readonly deps: SigningServiceOptions) {
     this.xamanOutcomes = new XamanOutcomes(deps)
+    this.submissions = new SubmissionRecovery(deps)
   }
 
   get xamanEnabled(): boolean {

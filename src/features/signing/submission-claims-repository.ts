@@ -1,23 +1,52 @@
 // Claims on submitting a signAndSubmit payload's transaction: one signed blob at a time per payload, across instances.
+// A claim is also the submission's intent: it holds what resolves the payload as signed, so that a submission whose
+// instance died after the node accepted the blob is recovered (submission-recovery.ts) instead of lost.
 import type { DbOrTx } from '../../platform/db/database.js'
+
+/** What a submission resolves its payload with, written before the blob goes to the node. */
+export interface SubmissionIntent {
+  payloadUuid: string
+  txHash: string
+  txBlob: string
+  signerAddress: string
+  walletAdapter: string
+  proofKey: string
+  submittedAtMs: number
+}
+
+/** A claim whose holder's lease lapsed; the intent is null on claims taken before intents were recorded. */
+export interface LapsedClaim {
+  payloadUuid: string
+  txHash: string
+  leaseExpiresAtMs: number
+  intent: SubmissionIntent | null
+}
 
 export const submissionClaimsRepository = {
   /**
-   * Claims the payload's submission for `txHash` until `leaseExpiresAtMs`. Succeeds when no claim is held, when the
-   * held one has lapsed (its holder crashed), or when it is for the same transaction: submitting one signed blob twice
-   * is harmless, the ledger applies it once. Returns whether the claim is now held.
+   * Claims the payload's submission of `intent.txHash` until `leaseExpiresAtMs`, recording the intent. Succeeds when no
+   * claim is held, or when the held one is for the same transaction: submitting one signed blob twice is harmless, the
+   * ledger applies it once. A claim for another transaction is never taken over, even lapsed: its blob may have
+   * reached the ledger, and only the recovery, which asks the node, releases it.
    */
-  async claim(db: DbOrTx, claim: { payloadUuid: string; txHash: string; nowMs: number; leaseExpiresAtMs: number }): Promise<boolean> {
+  async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<boolean> {
+    const columns = {
+      tx_hash: intent.txHash,
+      lease_expires_at: leaseExpiresAtMs,
+      tx_blob: intent.txBlob,
+      signer_address: intent.signerAddress,
+      wallet_adapter: intent.walletAdapter,
+      proof_key: intent.proofKey,
+      submitted_at: intent.submittedAtMs,
+    }
     const row = await db
       .insertInto('submission_claims')
-      .values({ payload_uuid: claim.payloadUuid, tx_hash: claim.txHash, lease_expires_at: claim.leaseExpiresAtMs })
+      .values({ payload_uuid: intent.payloadUuid, ...columns })
       .onConflict((oc) =>
         oc
           .column('payload_uuid')
-          .doUpdateSet({ tx_hash: claim.txHash, lease_expires_at: claim.leaseExpiresAtMs })
-          .where((eb) =>
-            eb.or([eb('submission_claims.lease_expires_at', '<=', claim.nowMs), eb('submission_claims.tx_hash', '=', claim.txHash)]),
-          ),
+          .doUpdateSet(columns)
+          .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
       )
       .returning('payload_uuid')
       .executeTakeFirst()
@@ -26,5 +55,62 @@ export const submissionClaimsRepository = {
 
   async release(db: DbOrTx, payloadUuid: string, txHash: string): Promise<void> {
     await db.deleteFrom('submission_claims').where('payload_uuid', '=', payloadUuid).where('tx_hash', '=', txHash).execute()
+  },
+
+  /** Claims whose lease lapsed at `nowMs`: their holder died, or gave up without knowing whether the node took the blob. */
+  async findLapsed(db: DbOrTx, nowMs: number, limit: number): Promise<LapsedClaim[]> {
+    const rows = await db
+      .selectFrom('submission_claims')
+      .selectAll()
+      .where('lease_expires_at', '<=', nowMs)
+      .orderBy('lease_expires_at')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({
+      payloadUuid: row.payload_uuid,
+      txHash: row.tx_hash,
+      leaseExpiresAtMs: row.lease_expires_at,
+      intent:
+        row.tx_blob === null ||
+        row.signer_address === null ||
+        row.wallet_adapter === null ||
+        row.proof_key === null ||
+        row.submitted_at === null
+          ? null
+          : {
+              payloadUuid: row.payload_uuid,
+              txHash: row.tx_hash,
+              txBlob: row.tx_blob,
+              signerAddress: row.signer_address,
+              walletAdapter: row.wallet_adapter,
+              proofKey: row.proof_key,
+              submittedAtMs: row.submitted_at,
+            },
+    }))
+  },
+
+  /**
+   * Takes a lapsed claim over until `leaseExpiresAtMs` (compare-and-set on its lease: one instance wins). Returns the
+   * claim as now held, or undefined when another instance, or a new submission of the same blob, took it first.
+   */
+  async takeOver(db: DbOrTx, claim: LapsedClaim, leaseExpiresAtMs: number): Promise<LapsedClaim | undefined> {
+    const result = await db
+      .updateTable('submission_claims')
+      .set({ lease_expires_at: leaseExpiresAtMs })
+      .where('payload_uuid', '=', claim.payloadUuid)
+      .where('tx_hash', '=', claim.txHash)
+      .where('lease_expires_at', '=', claim.leaseExpiresAtMs)
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n ? { ...claim, leaseExpiresAtMs } : undefined
+  },
+
+  /** Ends a claim taken over, while it is still held as taken (a new submission of the same blob keeps its own). */
+  async releaseHeld(db: DbOrTx, claim: LapsedClaim): Promise<void> {
+    await db
+      .deleteFrom('submission_claims')
+      .where('payload_uuid', '=', claim.payloadUuid)
+      .where('tx_hash', '=', claim.txHash)
+      .where('lease_expires_at', '=', claim.leaseExpiresAtMs)
+      .execute()
   },
 }

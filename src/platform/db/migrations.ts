@@ -342,6 +342,16 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('payloads').addColumn('multisign_json', 'text').execute()
     },
   },
+  '0011_submission_intents': {
+    async up(db: Kysely<unknown>) {
+      // A submission claim becomes an intent: what resolves its payload as signed if the instance submitting it dies
+      // after the node accepted the blob. Null on claims taken before this migration.
+      for (const column of ['tx_blob', 'signer_address', 'wallet_adapter', 'proof_key']) {
+        await db.schema.alterTable('submission_claims').addColumn(column, 'text').execute()
+      }
+      await db.schema.alterTable('submission_claims').addColumn('submitted_at', 'bigint').execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -247,6 +247,12 @@ export interface SubmissionClaimsTable {
   payload_uuid: string
   tx_hash: string
   lease_expires_at: number
+  /** The intent: what resolves the payload as signed should its submitter die after the node accepted the blob. */
+  tx_blob: string | null
+  signer_address: string | null
+  wallet_adapter: string | null
+  proof_key: string | null
+  submitted_at: number | null
 }
 
 /** An Idempotency-Key of a project: claimed while its request runs, then the response that request gave. */

@@ -48,7 +48,7 @@ export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
       }
       throw error
     }
-    // A repeat of an idempotent request is not counted: the idempotency hook counts it once it knows.
+    // A request with an Idempotency-Key is counted by the idempotency hook, which lets go of its claim at a 429.
     if (!countsAfterIdempotencyCheck(request)) await countRequest(request, reply)
   }
 }

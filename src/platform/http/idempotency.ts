@@ -10,7 +10,7 @@ import { principalOf } from './api-key-auth.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route takes an Idempotency-Key: its rate counting waits until the key is known not to be a repeat. */
+    /** The route takes an Idempotency-Key: its rate counting waits until the key is checked (a failed claim is let go). */
     idempotent?: boolean
   }
   interface FastifyRequest {
@@ -50,11 +50,11 @@ export interface IdempotencyDeps {
   /** Seals stored responses (a webhook's creation response holds its secret): the service's secret box. */
   secretBox: { seal(plain: string): string; open(sealed: string): string }
   now: () => number
-  /** Counts the request against the project's rate (the API-key hook left it to this hook). */
+  /** Counts the request against the project's rate (the API-key hook left it to this hook): every request, repeats too. */
   countRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 }
 
-/** True when the API-key hook must leave the rate counting to the idempotency hook: a repeat is not counted. */
+/** True when the API-key hook must leave the rate counting to the idempotency hook, which lets go of the key at a 429. */
 export function countsAfterIdempotencyCheck(request: FastifyRequest): boolean {
   return request.routeOptions.config.idempotent === true && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
 }
@@ -117,6 +117,9 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
         'Idempotency-Key reused with a different request body',
       )
     }
+    // A repeat creates nothing, but it is a request like any other for the rate: uncounted, a loop of replays (or of
+    // 409s while the first runs) was a read endpoint outside every limit.
+    await deps.countRequest(request, reply)
     if (held.response_sealed === null || held.status_code === null) throw stillInFlight()
     reply
       .header(REPLAYED_HEADER, 'true')

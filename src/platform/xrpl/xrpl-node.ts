@@ -25,8 +25,11 @@ export type TransactionStatus =
   | ({ state: 'validated' } & ValidationResult)
   /** The validated ledger has passed the transaction's LastLedgerSequence without it: it can never be applied. */
   | { state: 'dropped'; validatedLedgerIndex: number }
-  /** Not (yet) in a validated ledger, and still possible. */
-  | { state: 'pending' }
+  /**
+   * Not (yet) in a validated ledger, and still possible. `known`: the node has it (in an open or closed ledger, not yet
+   * validated); false when the node has never heard of it.
+   */
+  | { state: 'pending'; known: boolean }
 
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
@@ -163,12 +166,12 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  /** The validation result, or null while the transaction is unknown or not yet in a validated ledger. */
-  const validatedTransaction = async (txHash: string): Promise<ValidationResult | null> => {
+  /** The validation result; 'known' while the node has the transaction but no validated ledger holds it; null when unknown. */
+  const lookUpTransaction = async (txHash: string): Promise<ValidationResult | 'known' | null> => {
     try {
       const response = await call((connected) => connected.request({ command: 'tx', transaction: txHash }))
       const { validated, meta, ledger_index: ledgerIndex } = response.result
-      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
+      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return 'known'
       return { transactionResult: meta.TransactionResult, ledgerIndex, deliveredAmount: deliveredAmountOf(meta) }
     } catch (error) {
       if (rippledErrorCode(error) === 'txnNotFound') return null
@@ -222,12 +225,12 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
       // missing from every ledger up to that index, including the last one it could enter.
       const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
-      const result = await validatedTransaction(txHash)
-      if (result !== null) return { state: 'validated', ...result }
+      const result = await lookUpTransaction(txHash)
+      if (result !== null && result !== 'known') return { state: 'validated', ...result }
       if (validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence) {
         return { state: 'dropped', validatedLedgerIndex: validatedBefore }
       }
-      return { state: 'pending' }
+      return { state: 'pending', known: result === 'known' }
     },
 
     async transactionDefaults(account) {

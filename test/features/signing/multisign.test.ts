@@ -5,7 +5,9 @@ import { after, before, describe, it } from 'node:test'
 import { decodeAccountID } from 'ripple-address-codec'
 import { decode } from 'ripple-binary-codec'
 import { hashes, Wallet } from 'xrpl'
+import { combineSignatures } from '../../../src/features/signing/multisign/combine.js'
 import { type RunningService, startService } from '../../../src/main.js'
+import { AppError } from '../../../src/platform/errors.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
@@ -229,6 +231,66 @@ forEachDatabase('multisigned requests', (dialect) => {
       assert.equal(view.status, 'pending')
       assert.deepEqual(signedBy(view), [alice.classicAddress])
       assert.equal(view.multisign.weight, 1)
+    })
+
+    it("does not resolve with a signer the ledger has since removed from the list: the quorum is the ledger's at completion", async () => {
+      const setup = accountWithSigners(2, [1, 1, 1])
+      const [alice, bob, carol] = setup.signers as [Wallet, Wallet, Wallet]
+      const uuid = await create(setup)
+      assert.equal((await approve(uuid, await signFor(uuid, alice))).statusCode, 200)
+
+      // Alice's key is compromised: the account's owners replace her on the ledger (same quorum, Dave instead of her).
+      const dave = Wallet.generate()
+      rippled.setAccount(setup.account.classicAddress, {
+        signerList: {
+          quorum: 2,
+          entries: [bob, carol, dave].map((signer) => ({ account: signer.classicAddress, weight: 1 })),
+        },
+      })
+      const second = await approve(uuid, await signFor(uuid, bob))
+      assert.equal(second.statusCode, 422, second.body)
+      assert.deepEqual(fields(second), ['signedTransaction.Signers'])
+      const view = await appView(uuid)
+      assert.equal(view.status, 'pending')
+      assert.equal(view.txBlob, null)
+    })
+
+    it('refuses a signer who adds a Flags field the others did not sign, so that the quorum never fails to combine', async () => {
+      const setup = accountWithSigners(2, [1, 1, 1])
+      const [alice, bob] = setup.signers as [Wallet, Wallet, Wallet]
+      const uuid = await create(setup)
+      // A wallet may add Flags to a single-signed transaction; multisigned, every signer must sign the same bytes.
+      for (const flags of [0, 0x80000000]) {
+        const odd = await approve(uuid, await signFor(uuid, alice, { Flags: flags }))
+        assert.equal(odd.statusCode, 422, odd.body)
+        assert.deepEqual(fields(odd), ['signedTransaction.Flags'])
+      }
+      assert.equal((await approve(uuid, await signFor(uuid, alice))).statusCode, 200)
+      const second = await approve(uuid, await signFor(uuid, bob))
+      assert.equal(second.statusCode, 200, second.body)
+      assert.equal(second.json().status, 'signed')
+    })
+
+    it('combines signatures that differ as a 422 (the completing one is taken back), never a 500', async () => {
+      const setup = accountWithSigners(2, [1, 1])
+      const [alice, bob] = setup.signers as [Wallet, Wallet]
+      const uuid = await create(setup)
+      const signer = (wallet: Wallet, signedBlob: string) => ({
+        account: wallet.classicAddress,
+        weight: 1,
+        signedBlob,
+        signedAtMs: 1,
+        rejectedAtMs: null,
+        walletAdapter: 'gemwallet',
+      })
+      const state = {
+        quorum: 2,
+        signers: [signer(alice, await signFor(uuid, alice, { Flags: 0 })), signer(bob, await signFor(uuid, bob))],
+      }
+      assert.throws(
+        () => combineSignatures(state),
+        (error: unknown) => error instanceof AppError && error.statusCode === 422,
+      )
     })
 
     it('counts concurrent signatures of different signers, none lost', async () => {

@@ -136,29 +136,40 @@ forEachDatabase('Idempotency-Key', (dialect) => {
     assert.equal(later.headers['idempotent-replayed'], 'true')
   })
 
-  it('counts only the original against the request rate and the monthly usage', async () => {
+  it('counts replays against the request rate, never the monthly usage: a loop of replays is cut off with 429', async () => {
     // The Free plan here allows 4 requests a minute.
     const { apiKey, projectId } = await t.createProject('free')
     const first = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-1')
     assert.equal(first.headers['x-ratelimit-remaining'], '3')
-    for (let i = 0; i < 6; i++) {
+    for (const remaining of ['2', '1', '0']) {
       const replay = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-1')
-      assert.equal(replay.statusCode, 201, `replay ${i}: ${replay.body}`)
+      assert.equal(replay.statusCode, 201, replay.body)
       assert.equal(replay.headers['idempotent-replayed'], 'true')
+      assert.equal(replay.headers['x-ratelimit-remaining'], remaining)
     }
-    const next = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-2')
-    assert.equal(next.statusCode, 201)
-    assert.equal(next.headers['x-ratelimit-remaining'], '2', 'the six replays were not counted')
-    assert.equal(await monthlyUsage(projectId), 2)
-    // Requests that are not repeats are counted as usual, and refused at the limit: the key is then left free.
+    // The attack: replaying one key in a loop, a request the rate limit never saw.
+    for (let i = 0; i < 20; i++) {
+      const flood = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-1')
+      assert.equal(flood.statusCode, 429, `replay ${i}: ${flood.body}`)
+    }
+    assert.equal((await post(apiKey, '/payloads', payloadBodies.connect, 'rate-2')).statusCode, 429)
+    assert.equal(await monthlyUsage(projectId), 1, 'replays create nothing and use nothing of the month')
+
+    // A minute later the kept response is still there, and requests that are not repeats are counted as usual.
+    t.clock.advance(60_000)
+    const later = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-1')
+    assert.equal(later.statusCode, 201)
+    assert.equal(later.json().uuid, first.json().uuid)
     assert.equal((await post(apiKey, '/payloads', payloadBodies.signMessage, 'rate-1')).statusCode, 422)
     assert.equal((await post(apiKey, '/payloads', payloadBodies.connect, 'rate-3')).statusCode, 201)
+    assert.equal((await post(apiKey, '/payloads', payloadBodies.connect, 'rate-3')).headers['x-ratelimit-remaining'], '0')
     const refused = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-4')
     assert.equal(refused.statusCode, 429)
     t.clock.advance(60_000)
     const retried = await post(apiKey, '/payloads', payloadBodies.connect, 'rate-4')
     assert.equal(retried.statusCode, 201)
-    assert.equal(retried.headers['idempotent-replayed'], undefined)
+    assert.equal(retried.headers['idempotent-replayed'], undefined, 'the refused request left its key free')
+    assert.equal(await monthlyUsage(projectId), 3)
   })
 
   it('keeps no failed response: a request that fails leaves the key free for its corrected retry', async () => {

@@ -130,4 +130,35 @@ forEachDatabase('input a database cannot take', (dialect) => {
       )
     }
   })
+
+  it('refuses a body nested thousands of levels deep (metadata, any field, with an Idempotency-Key) with 422, never a 500', async () => {
+    const nest = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`
+    const transaction = JSON.stringify(payloadBodies.sign.transaction)
+    const attacks = [
+      { url: '/api/v1/payloads', body: `{"type":"sign","transaction":${transaction},"options":{"metadata":{"a":${nest(5000)}}}}` },
+      { url: '/api/v1/payloads', body: `{"type":"sign","transaction":${transaction},"x":${nest(20000)}}`, key: 'deep-1' },
+      { url: '/api/v1/payloads', body: `{"type":"connect","options":{"metadata":{"a":${nest(40)}}}}` },
+      { url: '/api/v1/webhooks', body: `{"url":"http://127.0.0.1:9/hook","events":${nest(20000)}}`, key: 'deep-2' },
+    ]
+    for (const { url, body, key } of attacks) {
+      const response = await t.inject({
+        method: 'POST',
+        url,
+        headers: { ...bearer(apiKey), 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        payload: body,
+      })
+      assert.equal(response.statusCode, 422, `${url} ${body.slice(0, 80)}: ${response.body}`)
+      assert.deepEqual(response.json().details, [{ field: 'body', message: 'must not nest objects and arrays more than 32 levels deep' }])
+    }
+    const list = await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })
+    assert.deepEqual(list.json().payloads, [])
+    // Brackets inside strings open nothing, and real depth up to the limit is accepted.
+    const fine = await t.inject({
+      method: 'POST',
+      url: '/api/v1/payloads',
+      headers: bearer(apiKey),
+      payload: { type: 'connect', options: { metadata: { note: '[[[[{{{{'.repeat(200), a: JSON.parse(nest(28)) } } },
+    })
+    assert.equal(fine.statusCode, 201, fine.body)
+  })
 })

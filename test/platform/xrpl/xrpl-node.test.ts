@@ -184,9 +184,10 @@ describe('XrplNode against a rippled double', () => {
     const hash = signedPayment.hash
 
     it('is pending while the transaction is unknown or not yet validated, and the ledger has not passed LastLedgerSequence', async () => {
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', known: false })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: true }, 'in an open ledger')
     })
 
     it('is validated with the final result, the ledger and the delivered amount', async () => {
@@ -208,10 +209,14 @@ describe('XrplNode against a rippled double', () => {
 
     it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
       rippled.setValidatedLedgerIndex(1019)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
       rippled.setValidatedLedgerIndex(1020)
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' }, 'without LastLedgerSequence it is never dropped')
+      assert.deepEqual(
+        await node.transactionStatus(hash, null),
+        { state: 'pending', known: false },
+        'without LastLedgerSequence it is never dropped',
+      )
     })
 
     it('throws XrplNodeUnavailableError when the node is down', async () => {

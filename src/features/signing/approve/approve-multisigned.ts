@@ -8,9 +8,8 @@ import { combineSignatures } from '../multisign/combine.js'
 import { hasQuorum, type MultisignState, withoutSignature, withSignature } from '../multisign/model.js'
 import { verifyMultisignSignature } from '../multisign/verify-multisign-signature.js'
 import { transactionProofKey } from '../verify/proof-key.js'
-import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import { verifySignedTransaction } from '../verify/verify-signed-transaction.js'
-import { assertAllowedSigner, assertMasterKeyEnabled, type ProvenResolution } from './signer-rules.js'
+import { assertAllowedSigner, checkAuthority, type ProvenResolution } from './signer-rules.js'
 import { submitAndResolve } from './submit-transaction.js'
 
 /** A request left at its quorum but pending (a crash, a refused submission) is completed by the next approval. */
@@ -54,10 +53,9 @@ async function completeMultisigned(deps: SigningDeps, payload: Payload, walletAd
     proofKey: transactionProofKey(verified.transaction),
   }
   assertAllowedSigner(payload, signed.signerAddress)
-  // Each signer signed with its master key: it must still be enabled (with a node configured, which multisign needs).
-  for (const [index, signer] of verified.signerAccounts.entries()) {
-    await assertMasterKeyEnabled(deps, signer, `${SIGNED_FIELD}.Signers[${index}].SigningPubKey`)
-  }
+  // The signer list kept at creation may have changed on the ledger since (a signer removed, the quorum raised): the
+  // signers must reach the quorum of the list the ledger holds now, each with its master key still enabled.
+  await checkAuthority(deps, verified)
   await deps.payloads.assertProofUnused(signed.proofKey)
   if (payload.type === 'sign') return deps.payloads.resolveSigned(payload.uuid, signed)
   return submitAndResolve(deps, payload, verified, signed)

@@ -2,7 +2,9 @@
 // disabled on the ledger, and the proof used by no other payload; then the move to signed, which records the proof.
 import { unprocessable } from '../../../platform/errors.js'
 import type { Payload, SignedResolution } from '../../payloads/model.js'
-import { askNode, type SigningDeps } from '../deps.js'
+import { askNode, requireNode, type SigningDeps } from '../deps.js'
+import { SIGNED_FIELD } from '../verify/signed-blob.js'
+import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
 
 /** A resolution the signing operations make: always with the proof that resolves no other payload. */
 export type ProvenResolution = SignedResolution & { proofKey: string }
@@ -44,5 +46,47 @@ export async function assertMasterKeyEnabled(deps: Pick<SigningDeps, 'xrplNode'>
       [{ field, message: `is the master key of ${account}, which the account has disabled (lsfDisableMaster): it no longer signs for it` }],
       'The signing key does not speak for the account',
     )
+  }
+}
+
+/**
+ * The ledger's word where the blob alone cannot say whether the signature speaks for the Account: a RegularKey, a
+ * multisignature quorum, and (with a node configured) whether a master key that signed is still enabled.
+ */
+export async function checkAuthority(deps: SigningDeps, verified: VerifiedTransaction): Promise<void> {
+  const account = verified.signerAddress
+  if (verified.requiresRegularKeyCheck) {
+    const node = requireNode(deps, "check that the signing key is the account's RegularKey")
+    if (!(await askNode(() => node.isRegularKey(account, verified.signingPubKey), deps.logger))) {
+      throw unprocessable(
+        [
+          {
+            field: `${SIGNED_FIELD}.SigningPubKey`,
+            message: `is neither the master key nor the RegularKey of ${account} in the validated ledger`,
+          },
+        ],
+        'The signed transaction does not verify',
+      )
+    }
+  } else if (!verified.multisigned) {
+    await assertMasterKeyEnabled(deps, account, `${SIGNED_FIELD}.SigningPubKey`)
+  }
+  if (verified.multisigned) {
+    const node = requireNode(deps, "check the signers against the account's signer list")
+    if (!(await askNode(() => node.hasSignerQuorum(account, verified.signerAccounts), deps.logger))) {
+      throw unprocessable(
+        [
+          {
+            field: `${SIGNED_FIELD}.Signers`,
+            message: `${verified.signerAccounts.join(', ')} are not on the signer list of ${account} or do not reach its quorum`,
+          },
+        ],
+        'The signed transaction does not verify',
+      )
+    }
+    // Each signer signed with its master key (verifySignedTransaction): it must still be enabled.
+    for (const [index, signer] of verified.signerAccounts.entries()) {
+      await assertMasterKeyEnabled(deps, signer, `${SIGNED_FIELD}.Signers[${index}].SigningPubKey`)
+    }
   }
 }

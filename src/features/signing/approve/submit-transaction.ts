@@ -13,8 +13,9 @@ const SUBMISSION_LEASE_MS = 60_000
 
 /**
  * Submits the verified blob and resolves the payload when the ledger accepted it (tesSUCCESS, terQUEUED, tec: see
- * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances);
- * the same blob twice is harmless, the ledger applies it once. A refusal leaves the payload pending.
+ * isAcceptedEngineResult). One blob per payload is submitted at a time (a claim in the database, across instances,
+ * which records the intent before the blob leaves); the same blob twice is harmless, the ledger applies it once. A
+ * refusal leaves the payload pending.
  */
 export async function submitAndResolve(
   deps: SigningDeps,
@@ -24,15 +25,28 @@ export async function submitAndResolve(
 ): Promise<Payload> {
   const node = requireNode(deps, 'submit the transaction')
   const { db, clock, payloads } = deps
-  const claim = { payloadUuid: payload.uuid, txHash: verified.txHash }
   const nowMs = clock.now()
-  if (!(await submissionClaimsRepository.claim(db, { ...claim, nowMs, leaseExpiresAtMs: nowMs + SUBMISSION_LEASE_MS }))) {
+  const intent = {
+    payloadUuid: payload.uuid,
+    txHash: verified.txHash,
+    txBlob: verified.txBlob,
+    signerAddress: signed.signerAddress,
+    walletAdapter: signed.walletAdapter,
+    proofKey: signed.proofKey,
+    submittedAtMs: nowMs,
+  }
+  if (!(await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS))) {
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
+  // Until the node's answer is handled, the claim is the intent: if this process dies, the node cannot be reached or
+  // the move to signed fails, it stays, and once its lease lapses the recovery asks the node about the hash
+  // (submission-recovery.ts).
+  let handled = false
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
     if (!result.accepted) {
+      handled = true
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
       // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
       await payloads.assertActionable(payload.uuid)
@@ -44,8 +58,12 @@ export async function submitAndResolve(
       ])
     }
     try {
-      return await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+      const resolved = await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+      handled = true
+      return resolved
     } catch (error) {
+      // A payload resolved otherwise, or expired: nothing more to do with this submission.
+      if (error instanceof AppError) handled = true
       if (error instanceof AppError && error.statusCode === 410) {
         // The ledger took the transaction, but the payload expired while it was being submitted.
         deps.logger.error({ uuid: payload.uuid, txHash: verified.txHash }, 'transaction submitted as its payload expired')
@@ -53,6 +71,6 @@ export async function submitAndResolve(
       throw error
     }
   } finally {
-    await submissionClaimsRepository.release(db, claim.payloadUuid, claim.txHash)
+    if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
   }
 }

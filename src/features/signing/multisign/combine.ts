@@ -1,5 +1,6 @@
 // Combining the signatures of a multisigned request (kept apart from model.ts, which the pages load: xrpl stays out of them).
 import { multisign } from 'xrpl'
+import { unprocessable } from '../../../platform/errors.js'
 import type { MultisignState } from './model.js'
 
 /**
@@ -8,5 +9,14 @@ import type { MultisignState } from './model.js'
  */
 export function combineSignatures(state: MultisignState): string {
   const blobs = state.signers.flatMap((signer) => (signer.signedBlob === null ? [] : [signer.signedBlob]))
-  return multisign(blobs).toUpperCase()
+  try {
+    return multisign(blobs).toUpperCase()
+  } catch (error) {
+    // Each blob was verified against the request, so this should not happen; if it does, it is a 422 (the completing
+    // signature is taken back), never a 500 that every later approval of the request would repeat.
+    throw unprocessable(
+      [{ field: 'signedTransaction', message: `cannot be combined with the signatures collected: ${(error as Error).message}` }],
+      'The signatures cannot be combined',
+    )
+  }
 }

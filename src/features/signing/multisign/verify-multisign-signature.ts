@@ -39,5 +39,18 @@ export function verifyMultisignSignature(requested: Record<string, unknown>, sig
       'The signed transaction does not verify',
     )
   }
+  // A single signer's wallet may add Flags (0, or the tfFullyCanonicalSig bit); signers of one transaction must sign
+  // the same bytes, or their signatures could never be combined.
+  if (verified.transaction.Flags !== requested.Flags) {
+    throw unprocessable(
+      [
+        {
+          field: `${SIGNED_FIELD}.Flags`,
+          message: `must be ${requested.Flags === undefined ? 'absent' : requested.Flags}: every signer signs the transaction exactly as requested`,
+        },
+      ],
+      'The signed transaction does not verify',
+    )
+  }
   return { account: verified.signerAccounts[0] as string, signedBlob: verified.txBlob }
 }

@@ -1,0 +1,103 @@
+// Recovers signAndSubmit submissions whose instance died (or lost the node) between sending the blob and learning
+// the answer: the submission claim records the intent before the blob leaves; once its lease lapses, one instance
+// takes it over, asks the node about the hash, and resolves the payload as signed if the node has the transaction,
+// or releases the claim once it can never be applied, so that the user can sign again.
+import { decode } from 'ripple-binary-codec'
+import { AppError } from '../../platform/errors.js'
+import { type TransactionStatus, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import type { SigningDeps } from './deps.js'
+import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
+import { FOLLOW_INTERVAL_MS } from './transaction-follower.js'
+
+/** Longer than one look can take (two requests of at most 10 seconds each). */
+const LEASE_MS = 60_000
+/** After the node could not answer, or while none is configured. */
+const UNAVAILABLE_RETRY_MS = 5_000
+/**
+ * A transaction without LastLedgerSequence is never certain to be dropped: once the node has not heard of it for this
+ * long after its submission, its claim is released and the request can be signed again.
+ */
+export const RECOVER_WITHOUT_LAST_LEDGER_MS = 10 * 60_000
+const BATCH_SIZE = 50
+
+export class SubmissionRecovery {
+  constructor(private readonly deps: SigningDeps) {}
+
+  /** Takes over each lapsed submission claim and looks at it once; returns true when the batch was full. */
+  async recoverLapsed(): Promise<boolean> {
+    const { db, clock } = this.deps
+    const nowMs = clock.now()
+    const lapsed = await submissionClaimsRepository.findLapsed(db, nowMs, BATCH_SIZE)
+    for (const claim of lapsed) {
+      const held = await submissionClaimsRepository.takeOver(db, claim, nowMs + LEASE_MS)
+      if (held) await this.look(held)
+    }
+    return lapsed.length === BATCH_SIZE
+  }
+
+  private async look(claim: LapsedClaim): Promise<void> {
+    const { db, clock, logger } = this.deps
+    const { intent } = claim
+    // A claim taken before intents were recorded says too little to resolve anything: it only ever blocked.
+    if (intent === null) return submissionClaimsRepository.releaseHeld(db, claim)
+    const log = { uuid: intent.payloadUuid, txHash: intent.txHash }
+    const node = this.deps.xrplNode
+    if (node === undefined) {
+      await submissionClaimsRepository.takeOver(db, claim, clock.now() + UNAVAILABLE_RETRY_MS)
+      return
+    }
+    const { LastLedgerSequence } = decode(intent.txBlob) as { LastLedgerSequence?: number }
+    const lastLedgerSequence = LastLedgerSequence ?? null
+    let status: TransactionStatus
+    try {
+      status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
+    } catch (error) {
+      if (!(error instanceof XrplNodeUnavailableError)) throw error
+      logger.warn({ ...log, err: error }, 'could not look up a submission whose instance stopped; trying again')
+      await submissionClaimsRepository.takeOver(db, claim, clock.now() + UNAVAILABLE_RETRY_MS)
+      return
+    }
+    const nowMs = clock.now()
+    if (status.state === 'validated' || (status.state === 'pending' && status.known)) {
+      await this.resolve(intent)
+      await submissionClaimsRepository.releaseHeld(db, claim)
+      return
+    }
+    const givenUp =
+      status.state === 'dropped' || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + RECOVER_WITHOUT_LAST_LEDGER_MS)
+    if (givenUp) {
+      await submissionClaimsRepository.releaseHeld(db, claim)
+      logger.info(log, 'released a submission the ledger never took: the request is still pending')
+      return
+    }
+    await submissionClaimsRepository.takeOver(db, claim, nowMs + FOLLOW_INTERVAL_MS)
+  }
+
+  /** As the submission would have, had its answer arrived: the move to signed, its events, and the follow. */
+  private async resolve(intent: SubmissionIntent): Promise<void> {
+    const { payloads, logger } = this.deps
+    const log = { uuid: intent.payloadUuid, txHash: intent.txHash }
+    const signed = {
+      walletAdapter: intent.walletAdapter,
+      signerAddress: intent.signerAddress,
+      txHash: intent.txHash,
+      txBlob: intent.txBlob,
+      proofKey: intent.proofKey,
+    }
+    try {
+      const resolved = await payloads.resolveRecoveredSubmission(intent.payloadUuid, signed, intent.submittedAtMs)
+      if (resolved) {
+        logger.info(log, 'recovered a submitted transaction: the request is signed')
+        return
+      }
+      const payload = await payloads.getForSigning(intent.payloadUuid)
+      if (payload.status === 'signed' && payload.txHash === intent.txHash) return
+      // As when a submission's answer arrives too late (submit-transaction.ts): the ledger has a transaction the
+      // payload does not record.
+      logger.error({ ...log, status: payload.status }, 'transaction submitted as its payload expired or was resolved otherwise')
+    } catch (error) {
+      if (!(error instanceof AppError && error.statusCode === 409)) throw error
+      logger.error({ ...log, err: error }, 'recovered a submitted transaction whose proof resolved another payload')
+    }
+  }
+}
