@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { Wallet } from 'xrpl'
 import { projectsRepository } from '../../src/features/projects/repository.js'
+import { FOLLOW_INTERVAL_MS } from '../../src/features/signing/transaction-follower.js'
 import { checkAtBothWidths, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
@@ -257,10 +258,12 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('account-address').waitFor()
 
     rippled.setTransaction(hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS' })
+    // The follower asks the node again FOLLOW_INTERVAL_MS after its last look, on the service's (manual) clock.
+    t.clock.advance(FOLLOW_INTERVAL_MS)
     await page
       .getByTestId('final-result')
       .filter({ hasText: 'Final result: it succeeded (tesSUCCESS, ledger 1005)' })
-      .waitFor({ timeout: 30_000 }) // the service follows once a second, the page asks every 2 s; a loaded machine is slower
+      .waitFor({ timeout: 30_000 }) // the follower's worker polls once a second, the page asks every 2 s
     assert.equal(await page.title(), 'The transaction was signed and submitted · \u2068Example Shop\u2069')
     await shoot(page, 'signing-submitted.png')
   })
