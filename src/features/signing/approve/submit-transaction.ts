@@ -39,6 +39,14 @@ export async function submitAndResolve(
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
+  // A claim is released only after its payload has moved on, so a claim taken now may follow a submission that
+  // already resolved the payload while this approval was being verified: look again before the node sees a second blob.
+  try {
+    await payloads.assertActionable(payload.uuid)
+  } catch (error) {
+    await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
+    throw error
+  }
   // Until the node's answer is handled, the claim is the intent: if this process dies, the node cannot be reached or
   // the move to signed fails, it stays, and once its lease lapses the recovery asks the node about the hash
   // (submission-recovery.ts).
