@@ -317,10 +317,10 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
     },
     async (request) => {
       const { id } = request.params
-      const { status, type, q } = request.query
+      const { status, type, externalId, q } = request.query
       const page = pageOf(request.query)
       const search = q === undefined || q.trim() === '' ? undefined : q
-      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type, search })
+      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type, externalId, search })
       return { payloads: payloads.map(toPayloadView), ...page }
     },
   )

@@ -163,6 +163,20 @@ forEachDatabase('project endpoints', (dialect) => {
       assert.equal((await callApi('GET', '/payloads', spare.apiKey)).status, 200)
     })
 
+    it('filters the dashboard list by externalId, as GET /payloads does', async () => {
+      const project = await createProject(alice, 'By order')
+      const order = await (
+        await callApi('POST', '/payloads', project.apiKey, { ...payloadBodies.signMessage, options: { externalId: 'order-7' } })
+      ).json()
+      await callApi('POST', '/payloads', project.apiKey, { ...payloadBodies.signMessage, options: { externalId: 'order-8' } })
+      const list = await alice.get(`/api/v1/projects/${project.id}/payloads?externalId=order-7`)
+      assert.equal(list.status, 200)
+      assert.deepEqual(
+        list.body.payloads.map((payload: { uuid: string }) => payload.uuid),
+        [order.uuid],
+      )
+    })
+
     it('lists and shows payloads for the dashboard, with what was requested', async () => {
       const project = await createProject(alice, 'Payloads')
       const requested = {
