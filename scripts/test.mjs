@@ -7,7 +7,8 @@
 //   npm run test:quick              unit and in-process API tests on SQLite: the edit-test loop
 //
 // The in-process test files share a few processes (see grouped()); the files that start processes or a browser each
-// have their own, as do files named on the command line. TEST_CONCURRENCY sets how many processes run at once
+// have their own, as do files named on the command line. TEST_TIMEOUT_MS bounds each test (default 5 minutes).
+// TEST_CONCURRENCY sets how many processes run at once
 // (default 2, the cores of the CI machine). TEST_TIMINGS=1 adds the slowest processes to the last lines.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -117,7 +118,9 @@ const skipReasons = new Map()
 let summary
 // tsx/esm: TypeScript through the ES module loader alone; the CommonJS one, which nothing here needs, would add its
 // own hooks to every package loaded with require().
-const stream = run({ files, concurrency, execArgv: ['--import', 'tsx/esm'] })
+// A test that hangs (a browser that never answers) fails after this long instead of holding the whole run.
+const timeout = Number(process.env.TEST_TIMEOUT_MS ?? 5 * 60_000)
+const stream = run({ files, concurrency, timeout, execArgv: ['--import', 'tsx/esm'] })
 stream.on('test:pass', (data) => {
   if (data.skip === undefined || data.skip === false) return
   const reason = typeof data.skip === 'string' ? data.skip : 'skipped without a reason'
