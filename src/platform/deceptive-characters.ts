@@ -14,7 +14,7 @@ export function hasDeceptiveCharacters(text: string): boolean {
   return DECEPTIVE_CHARACTER.test(text)
 }
 
-/** The first such character as U+XXXX, for a message that names it; undefined when there is none. */
+/** The first such character as a code point in U+ notation (e.g. U+202E), for a message that names it; undefined when there is none. */
 export function firstDeceptiveCharacter(text: string): string | undefined {
   const found = DECEPTIVE_CHARACTER.exec(text)?.[0]
   return found === undefined ? undefined : `U+${(found.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`
