@@ -8,7 +8,7 @@ export interface BuiltFile {
   gzipBytes: number
 }
 
-export function buildWeb(options?: { outdir?: string; minify?: boolean }): Promise<{
+export function buildWeb(options?: { outdir?: string; minify?: boolean; shownAs?: string }): Promise<{
   /** The signing page's build (the dashboard is built apart). */
   metafile: Metafile
   outputs: BuiltFile[]

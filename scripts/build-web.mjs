@@ -21,10 +21,11 @@ const DASHBOARD_ENTRY_POINTS = [
 ]
 
 /**
- * @param {{ outdir?: string, minify?: boolean }} [options] outdir is relative to the repository root unless absolute.
+ * @param {{ outdir?: string, minify?: boolean, shownAs?: string }} [options] outdir is relative to the repository root unless
+ *   absolute; shownAs names it in the printed sizes (where it will be, when it is built elsewhere first).
  * @returns {Promise<{ metafile: import('esbuild').Metafile, outputs: Array<{ file: string, bytes: number, gzipBytes: number }>, firstLoad: string[], firstLoadGzipBytes: number, dashboardGzipBytes: number }>}
  */
-export async function buildWeb({ outdir = 'dist/web', minify = true } = {}) {
+export async function buildWeb({ outdir = 'dist/web', minify = true, shownAs = outdir } = {}) {
   const absoluteOutdir = path.resolve(root, outdir)
   // The pages' icon, as it is (both pages link it; a cached icon is revalidated like the entry files).
   await mkdir(absoluteOutdir, { recursive: true })
@@ -75,7 +76,7 @@ export async function buildWeb({ outdir = 'dist/web', minify = true } = {}) {
   const firstLoadGzipBytes = outputs.filter((output) => firstLoad.has(output.file)).reduce((sum, output) => sum + output.gzipBytes, 0)
   for (const output of outputs.sort((a, b) => a.file.localeCompare(b.file))) {
     console.log(
-      `${path.join(outdir, output.file).padEnd(48)} ${kilobytes(output.bytes).padStart(9)}  gzip ${kilobytes(output.gzipBytes).padStart(9)}`,
+      `${path.join(shownAs, output.file).padEnd(48)} ${kilobytes(output.bytes).padStart(9)}  gzip ${kilobytes(output.gzipBytes).padStart(9)}`,
     )
   }
   const dashboardGzipBytes = outputs

@@ -1,6 +1,9 @@
 // Builds what `npm start` runs: the server's TypeScript transpiled file by file into dist/ (type checking is
 // `npm run typecheck`), and the browser bundles into dist/web.
-import { readdirSync, rmSync } from 'node:fs'
+//
+// The build is written beside dist/ and then put in its place, so that a build never leaves dist/ half written
+// under a process that runs it: `npm start` while `npm test` runs the command line from dist/, or two builds at once.
+import { readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { buildWeb } from './build-web.mjs'
@@ -13,10 +16,12 @@ function sourceFiles(dir) {
   })
 }
 
-rmSync('dist', { recursive: true, force: true })
+const staging = `dist.building-${process.pid}`
+const previous = `dist.previous-${process.pid}`
+rmSync(staging, { recursive: true, force: true })
 await build({
   entryPoints: sourceFiles('src'),
-  outdir: 'dist',
+  outdir: staging,
   outbase: 'src',
   platform: 'node',
   format: 'esm',
@@ -24,4 +29,12 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 })
-await buildWeb({ outdir: 'dist/web' })
+await buildWeb({ outdir: join(staging, 'web'), shownAs: 'dist/web' })
+// Two renames: the old tree leaves and the new one arrives, then the old one is deleted.
+try {
+  renameSync('dist', previous)
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error
+}
+renameSync(staging, 'dist')
+rmSync(previous, { recursive: true, force: true })
