@@ -27,6 +27,9 @@ export interface Creation {
   alongside?: (tx: Tx) => Promise<void>
 }
 
+/** How a group of `count` creations was written: in one statement (PostgreSQL's common case) or in a transaction. */
+export type CreationsObserver = (way: 'one statement' | 'transaction', count: number) => void
+
 interface Waiting {
   payload: Payload
   month: string
@@ -52,7 +55,10 @@ export class PayloadCreations {
   private scheduled = false
   private readonly maxInFlight: number
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly observe: CreationsObserver = () => {},
+  ) {
     this.maxInFlight = isEmbedded(db) ? 1 : POSTGRES_GROUPS_IN_FLIGHT
   }
 
@@ -113,13 +119,16 @@ export class PayloadCreations {
   /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
   private async insert(group: Waiting[]): Promise<Waiting[]> {
     const shard = pickShard(this.db)
-    if (await this.insertInOneStatement(group, shard)) return group
+    if (await this.insertInOneStatement(group, shard)) {
+      this.observe('one statement', group.length)
+      return group
+    }
     const byMonth = new Map<string, Waiting[]>()
     for (const one of group) {
       const key = `${monthKey(one)}\u0000${one.limit}`
       byMonth.set(key, [...(byMonth.get(key) ?? []), one])
     }
-    return this.db.transaction().execute(async (tx) => {
+    const accepted = await this.db.transaction().execute(async (tx) => {
       for (const one of group) await one.creation.check?.(tx)
       const fitting = new Set<Waiting>()
       // In one order of projects, so that groups written at once lock their counter rows in the same order.
@@ -155,6 +164,8 @@ export class PayloadCreations {
       }
       return accepted
     })
+    this.observe('transaction', group.length)
+    return accepted
   }
 
   /**

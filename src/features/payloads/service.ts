@@ -11,7 +11,7 @@ import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
 import type { MultisignPreparer, PreparedMultisign } from '../signing/multisign/prepare.js'
 import { buildConnectChallenge, newChallengeNonce } from '../signing/verify/connect-challenge.js'
-import { PayloadCreations } from './creations.js'
+import { type CreationsObserver, PayloadCreations } from './creations.js'
 import {
   eventForStatus,
   type FinalOutcome,
@@ -47,6 +47,8 @@ export interface PayloadServiceOptions {
   prepareMultisign?: MultisignPreparer
   /** Recording the monthly usage warning failed after a creation's commit (the creation stands; the next one tries again). */
   onUsageWarningError?: (error: unknown) => void
+  /** Told how each group of creations was written (creations.ts): in one statement or in a transaction. */
+  onCreationsWritten?: CreationsObserver
 }
 
 /** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
@@ -65,7 +67,7 @@ export class PayloadService {
 
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
-    this.creations = new PayloadCreations(options.db)
+    this.creations = new PayloadCreations(options.db, options.onCreationsWritten)
   }
 
   /**
@@ -116,15 +118,16 @@ export class PayloadService {
     }
     const month = utcMonth(nowMs)
     const limit = limits.monthlyPayloads
+    const externalId = payload.externalId
     // Written with the other creations of the moment, in one transaction (creations.ts); the checks and `alongside` run
     // in it for this payload.
     const result = await this.creations.create(payload, {
       quota: { month, limit },
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
-      check: async (tx) => {
-        if (payload.externalId !== null) await this.assertExternalIdFree(tx, project.projectId, payload.externalId)
-      },
+      // Without an externalId there is nothing to check, and no check lets the creation go in one statement.
+      check:
+        externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
       alongside: alongside && ((tx) => alongside(tx, payload)),
     })
     if (!result.created) {

@@ -27,8 +27,11 @@ forEachDatabase('usage counters', (dialect) => {
   const clock = new ManualClock(NOW)
   /** Warnings emitted by the instances' payload services since the last call to services(). */
   let warned = 0
+  /** Creations written in one statement and in a transaction since the last call to services(). */
+  let written = { 'one statement': 0, transaction: 0 }
   const services = (monthlyPayloads: number) => {
     warned = 0
+    written = { 'one statement': 0, transaction: 0 }
     return storages.map((storage) => {
       const events = new ServiceEvents()
       events.onTransaction('usage.warning', async () => void warned++)
@@ -39,6 +42,7 @@ forEachDatabase('usage counters', (dialect) => {
         publicUrl: 'http://countersign.test',
         network: 'testnet',
         limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
+        onCreationsWritten: (way, count) => void (written[way] += count),
       })
     })
   }
@@ -92,6 +96,43 @@ forEachDatabase('usage counters', (dialect) => {
       assert.deepEqual(await createAtOnce(instances, projectId, 2 * instances.length), { created: 0, refused: 2 * instances.length })
       assert.equal(await payloadRows(projectId), limit)
     }
+  })
+
+  it('writes creations without an externalId in one statement on PostgreSQL, and the others in a transaction', async () => {
+    const projectId = await newProject()
+    const [instance] = services(1_000_000)
+    // The first creations on a shard take its block of quota in a transaction; later ones fit the shard's block.
+    for (let round = 0; round < 60; round++) {
+      await Promise.all(Array.from({ length: 10 }, () => instance!.create({ projectId, plan: 'pro' }, SIGN)))
+    }
+    const plain = written
+    if (dialect === 'postgres') assert.ok(plain['one statement'] >= 300, `written: ${JSON.stringify(plain)}`)
+    else assert.deepEqual(plain, { 'one statement': 0, transaction: 600 })
+    written = { 'one statement': 0, transaction: 0 }
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        instance!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId: `order-${i}` } }),
+      ),
+    )
+    assert.deepEqual(written, { 'one statement': 0, transaction: 10 })
+    assert.equal(await payloadRows(projectId), 610)
+  })
+
+  it('of creations in small waves on every instance up to the limit, exactly the limit is created', async () => {
+    // Small groups fit their shard's block, so on PostgreSQL most go in one statement: the limit holds on that path too.
+    const projectId = await newProject()
+    const instances = services(1000)
+    let created = 0
+    let refused = 0
+    while (refused < 30) {
+      const wave = await createAtOnce(instances, projectId, 10)
+      created += wave.created
+      refused += wave.refused
+    }
+    assert.equal(created, 1000)
+    assert.equal(await payloadRows(projectId), 1000)
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 1000)
+    if (dialect === 'postgres') assert.ok(written['one statement'] > 100, `written: ${JSON.stringify(written)}`)
   })
 
   it('counts in shards within the quota granted to them, and a shard takes what another left over at the end of the month', async () => {
