@@ -1,6 +1,7 @@
 // Floors for `npm run bench`: the least an authenticated, logged read or creation of a payload can cost on this
 // machine. Fastify, one pino line per request to a file, the API key's SHA-256 looked up in a map, and then
-// GET: one prepared SQLite point read of a payload row (WAL, the service's schema) and the JSON answer;
+// GET: one prepared SQLite point read of a payload row (WAL, the service's schema) and the JSON answer, over as many
+// payloads as the service's GET run reads (FLOOR_PAYLOADS, round-robin: the rows and pages read are the service's);
 // POST: ripple-binary-codec encoding the requested transaction (the validity rule of docs/api.md) and one SQLite insert.
 // No rate limits, schema validation, usage counting, metrics or expiry check: the service does all of that on top.
 // With FLOOR_DATABASE_URL set to a PostgreSQL database, the read and the insert are prepared statements on a pool of
@@ -14,9 +15,11 @@ import Fastify, { LogController } from 'fastify'
 import pg from 'pg'
 import { pino } from 'pino'
 import { encode } from 'ripple-binary-codec'
+import { floorUuid, floorUuidSql } from './floor-payloads.js'
 
 const apiKey = process.env.FLOOR_API_KEY ?? ''
-const uuid = process.env.FLOOR_UUID ?? ''
+/** The payloads read round-robin: `floorUuid(0)` to `floorUuid(FLOOR_PAYLOADS - 1)`. */
+const payloadCount = Number(process.env.FLOOR_PAYLOADS ?? '1')
 
 const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-floor-'))
 process.once('SIGTERM', () => {
@@ -30,12 +33,27 @@ const COLUMNS = `uuid text primary key, project_id text not null, type text not 
 type Row = Record<string, string | number | null>
 let select: (uuid: string, projectId: string) => Promise<Row | undefined>
 let insert: (values: unknown[]) => Promise<unknown>
+const SEED_COLUMNS = 'uuid, project_id, type, status, transaction_json, expires_at, created_at'
+const seedValues = (i: number) => [
+  floorUuid(i),
+  'proj_floor',
+  'sign',
+  'pending',
+  '{"TransactionType":"Payment"}',
+  Date.now() + 3_600_000,
+  Date.now(),
+]
 const postgresUrl = process.env.FLOOR_DATABASE_URL
 if (postgresUrl) {
   // As the service does: int8 (epoch milliseconds) read as numbers.
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
   const pool = new pg.Pool({ connectionString: postgresUrl, max: 10 })
   await pool.query(`create table if not exists floor_payloads (${COLUMNS})`)
+  await pool.query(
+    `insert into floor_payloads (${SEED_COLUMNS}) select ${floorUuidSql('i')}, 'proj_floor', 'sign', 'pending',
+     '{"TransactionType":"Payment"}', $1::bigint, $2::bigint from generate_series(0, $3::int - 1) as i on conflict do nothing`,
+    [Date.now() + 3_600_000, Date.now(), payloadCount],
+  )
   select = async (uuid, projectId) =>
     (
       await pool.query({
@@ -47,7 +65,7 @@ if (postgresUrl) {
   insert = (values) =>
     pool.query({
       name: 'floor-insert',
-      text: 'insert into floor_payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values ($1, $2, $3, $4, $5, $6, $7)',
+      text: `insert into floor_payloads (${SEED_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7)`,
       values,
     })
 } else {
@@ -56,13 +74,13 @@ if (postgresUrl) {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.exec(`create table floor_payloads (${COLUMNS})`)
   const selectStatement = sqlite.prepare('select * from floor_payloads where uuid = ? and project_id = ?')
-  const insertStatement = sqlite.prepare(
-    'insert into floor_payloads (uuid, project_id, type, status, transaction_json, expires_at, created_at) values (?, ?, ?, ?, ?, ?, ?)',
-  )
+  const insertStatement = sqlite.prepare(`insert into floor_payloads (${SEED_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?)`)
   select = async (uuid, projectId) => selectStatement.get(uuid, projectId) as Row | undefined
   insert = async (values) => insertStatement.run(values)
+  sqlite.transaction(() => {
+    for (let i = 0; i < payloadCount; i++) insertStatement.run(seedValues(i))
+  })()
 }
-await insert([uuid, 'proj_floor', 'sign', 'pending', '{"TransactionType":"Payment"}', Date.now() + 3_600_000, Date.now()])
 const keys = new Map([[createHash('sha256').update(apiKey).digest('hex'), 'proj_floor']])
 
 const logger = pino({ level: 'info' }, pino.destination({ dest: join(dir, 'log'), sync: false, minLength: 4096 }))

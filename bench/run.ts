@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { createTestDatabase, postgresSkip } from '../test/support/databases.js'
 import { benchAnalytics } from './analytics.js'
+import { floorUuid } from './floor-payloads.js'
 import { type Goal, goalsTable, type LoadResult, load, startProcess, stopProcess, table } from './http.js'
 import { benchMemory } from './memory.js'
 import { benchWebhooks, benchWebhooksPostgres } from './webhooks.js'
@@ -45,7 +46,7 @@ const POST_NAME = 'POST /api/v1/payloads'
 const GET_NAME = 'GET /api/v1/payloads/{uuid}'
 const FLOOR_GET_NAME = 'GET floor: log line, key hash, SQLite read'
 const FLOOR_POST_NAME = 'POST floor: log line, key hash, codec, SQLite insert'
-const FLOOR_ENV = { FLOOR_API_KEY: 'floor-bench-key', FLOOR_UUID: '5b1b7e4e-8d55-4d2a-9a0e-3f4c2b1a0d9e' }
+const FLOOR_ENV = { FLOOR_API_KEY: 'floor-bench-key', FLOOR_PAYLOADS: String(POLLED_PAYLOADS) }
 
 async function benchBareRoute(): Promise<Record<string, LoadResult>> {
   const bare = await startProcess(['--import', 'tsx', 'bench/bare-server.ts'], {}, /listening on (\d+)/)
@@ -75,7 +76,9 @@ async function benchFloor(databaseUrl?: string): Promise<LoadResult[]> {
   const base = `http://127.0.0.1:${floor.match[1]}/floor`
   const authorization = `Bearer ${FLOOR_ENV.FLOOR_API_KEY}`
   const post = { url: base, method: 'POST' as const, headers: { authorization, 'content-type': 'application/json' }, body: SIGN_BODY }
-  const get = { url: `${base}/${FLOOR_ENV.FLOOR_UUID}`, headers: { authorization } }
+  // As many payloads as the service's GET run reads, round-robin, as it reads them.
+  let next = 0
+  const get = { url: base, headers: { authorization }, nextPath: () => `/floor/${floorUuid(next++ % POLLED_PAYLOADS)}` }
   try {
     await load('warm-up', { ...post, seconds: 2, connections })
     const database = databaseUrl ? 'PostgreSQL' : 'SQLite'
