@@ -126,8 +126,7 @@ export class PayloadService {
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
       // Without an externalId there is nothing to check, and no check lets the creation go in one statement.
-      check:
-        externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
+      check: externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
       alongside: alongside && ((tx) => alongside(tx, payload)),
     })
     if (!result.created) {
@@ -327,17 +326,16 @@ export class PayloadService {
   }
 
   private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
-    const day = utcDay(payload.createdAtMs)
-    const shard = pickShard(tx)
-    await usageRepository.addDailyCount(tx, { projectId: payload.projectId, day, status: 'pending', walletAdapter: '' }, -1, shard)
-    await usageRepository.addDailyCount(
-      tx,
-      { projectId: payload.projectId, day, status: payload.status, walletAdapter: payload.walletAdapter ?? '' },
-      1,
-      shard,
-    )
     const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
     await this.options.events.emitInTransaction(tx, 'payload.changed', transition)
+    // Last, so that the shared counter rows are held for the commit's round trip only (usage-repository.ts).
+    const key = {
+      projectId: payload.projectId,
+      day: utcDay(payload.createdAtMs),
+      status: payload.status,
+      walletAdapter: payload.walletAdapter ?? '',
+    }
+    await usageRepository.moveFromPending(tx, key, pickShard(tx))
   }
 
   private emit(payload: Payload): void {

@@ -59,6 +59,22 @@ const addToDailyCount = new HotQuery(
       ),
 )
 
+// A transition's two changes in one statement: one from pending, one to its status (two rows, locked in one order:
+// the pending row's conflict target sorts first in every transition).
+const moveInDailyCounts = new HotQuery((db, p: { projectId: string; day: string; status: string; walletAdapter: string; shard: number }) =>
+  db
+    .insertInto('payload_daily_counts')
+    .values([
+      { project_id: p.projectId, day: p.day, status: 'pending', wallet_adapter: '', count: -1, shard: p.shard },
+      { project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: 1, shard: p.shard },
+    ])
+    .onConflict((oc) =>
+      oc.columns(['project_id', 'day', 'status', 'wallet_adapter', 'shard']).doUpdateSet((eb) => ({
+        count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
+      })),
+    ),
+)
+
 const monthlyUsed = new HotQuery((db, p: { projectId: string; month: string }) =>
   db
     .selectFrom('usage_shards')
@@ -206,5 +222,14 @@ export const usageRepository = {
     shard: number,
   ): Promise<void> {
     await addToDailyCount.execute(db, { ...key, delta, shard })
+  },
+
+  /**
+   * Moves one payload of `key.day` from pending to `key.status` in the daily counts, in one statement. A transition
+   * runs it last, just before its commit: the two counter rows stay locked until the commit, and transitions of a
+   * project that drew the same shard wait for each other for that long.
+   */
+  async moveFromPending(tx: Tx, key: { projectId: string; day: string; status: string; walletAdapter: string }, shard: number) {
+    await moveInDailyCounts.execute(tx, { ...key, shard })
   },
 }
