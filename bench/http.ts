@@ -13,6 +13,25 @@ export interface LoadResult {
   p99Ms: number
   non2xx: number
   errors: number
+  /** The share of the machine's processor time (all cores) in use during the run, whoever used it; Linux only. */
+  machineBusy?: number
+}
+
+/** The share of processor time in use between two readings of processorTicks(), or undefined. */
+export function busyBetween(before: ReturnType<typeof processorTicks>, after: ReturnType<typeof processorTicks>) {
+  return before && after ? (after.busy - before.busy) / (after.total - before.total) : undefined
+}
+
+/** Processor time used and in all, in ticks, from /proc/stat's first line (all cores); undefined off Linux. */
+export function processorTicks(): { busy: number; total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const total = fields.reduce((sum, value) => sum + value, 0)
+    // idle and iowait
+    return { busy: total - fields[3]! - fields[4]!, total }
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -73,6 +92,7 @@ export async function load(
   },
 ): Promise<LoadResult> {
   const nextPath = options.nextPath
+  const ticksBefore = processorTicks()
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -82,6 +102,7 @@ export async function load(
     ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? 10 }),
     connections: options.connections ?? 10,
   })
+  const ticksAfter = processorTicks()
   if (result.non2xx > 0) process.stderr.write(`${name}: non-2xx answers by status ${JSON.stringify(result.statusCodeStats)}\n`)
   return {
     name,
@@ -90,15 +111,20 @@ export async function load(
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    machineBusy: ticksBefore && ticksAfter ? (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.total - ticksBefore.total) : undefined,
   }
 }
 
 export function table(rows: LoadResult[], baseline?: Record<string, LoadResult>): string {
-  const lines = ['| endpoint | req/s | p50 ms | p99 ms | non-2xx | share of bare route |', '|---|---:|---:|---:|---:|---:|']
+  const lines = [
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | share of bare route | machine busy |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ]
   for (const row of rows) {
     const base = baseline?.[row.name]
     const share = base ? `${Math.round((100 * row.requestsPerSecond) / base.requestsPerSecond)}%` : ''
-    lines.push(`| ${row.name} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx + row.errors} | ${share} |`)
+    const busy = row.machineBusy === undefined ? '' : `${Math.round(100 * row.machineBusy)}%`
+    lines.push(`| ${row.name} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx + row.errors} | ${share} | ${busy} |`)
   }
   return lines.join('\n')
 }

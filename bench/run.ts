@@ -15,7 +15,7 @@ import pg from 'pg'
 import { createTestDatabase, postgresSkip } from '../test/support/databases.js'
 import { benchAnalytics } from './analytics.js'
 import { floorUuid } from './floor-payloads.js'
-import { type Goal, goalsTable, type LoadResult, load, startProcess, stopProcess, table } from './http.js'
+import { busyBetween, type Goal, goalsTable, type LoadResult, load, processorTicks, startProcess, stopProcess, table } from './http.js'
 import { benchMemory } from './memory.js'
 import { benchWebhooks, benchWebhooksPostgres } from './webhooks.js'
 
@@ -157,6 +157,8 @@ function combine(name: string, parts: LoadResult[]): LoadResult {
     p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
     non2xx: parts.reduce((sum, p) => sum + p.non2xx, 0),
     errors: parts.reduce((sum, p) => sum + p.errors, 0),
+    // The parts run at the same time: each saw the whole machine.
+    machineBusy: parts[0]?.machineBusy,
   }
 }
 
@@ -244,13 +246,16 @@ async function benchPayloadApi(): Promise<string> {
   if (postgres) {
     const scratch = await createTestDatabase('postgres')
     let pgbenchTps: number
+    let pgbenchBusy: number | undefined
     let floor: LoadResult[]
     try {
       const client = new pg.Client({ connectionString: scratch.url })
       await client.connect()
       await client.query('create table pgbench_payloads (like payloads including all)')
       await client.end()
+      const before = processorTicks()
       pgbenchTps = pgbenchPlainInsert(scratch.url)
+      pgbenchBusy = busyBetween(before, processorTicks())
       floor = await benchFloor(scratch.url)
     } finally {
       await scratch.drop()
@@ -270,7 +275,7 @@ async function benchPayloadApi(): Promise<string> {
       '',
       '### PostgreSQL floors in the same run',
       '',
-      `pgbench, plain one-row insert per transaction into a copy of the payloads table (its indexes, no foreign key), ${connections} clients, prepared: ${pgbenchTps} transactions/s.`,
+      `pgbench, plain one-row insert per transaction into a copy of the payloads table (its indexes, no foreign key), ${connections} clients, prepared: ${pgbenchTps} transactions/s${pgbenchBusy === undefined ? '' : ` (machine busy ${Math.round(100 * pgbenchBusy)}%)`}.`,
       '',
       table(floor),
     )
