@@ -15,12 +15,29 @@ export interface LoadResult {
   errors: number
   /** The share of the machine's processor time (all cores) in use during the run, whoever used it; Linux only. */
   machineBusy?: number
+  /** The server processes' processor time per answered request, in microseconds (serverPids given; Linux only). */
+  serverCpuUs?: number
 }
 
 /** The share of processor time in use between two readings of processorTicks(), or undefined. */
 export function busyBetween(before: ReturnType<typeof processorTicks>, after: ReturnType<typeof processorTicks>) {
   return before && after ? (after.busy - before.busy) / (after.total - before.total) : undefined
 }
+
+/** Processor time used by the processes so far, in ticks (utime + stime of /proc/<pid>/stat); undefined off Linux. */
+function processTicks(pids: number[]): number | undefined {
+  try {
+    return pids.reduce((sum, pid) => {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      return sum + Number(fields[11]) + Number(fields[12])
+    }, 0)
+  } catch {
+    return undefined
+  }
+}
+
+/** Clock ticks a second (USER_HZ), as /proc counts them. */
+const TICKS_PER_SECOND = 100
 
 /** Processor time used and in all, in ticks, from /proc/stat's first line (all cores); undefined off Linux. */
 export function processorTicks(): { busy: number; total: number } | undefined {
@@ -89,10 +106,13 @@ export async function load(
     connections?: number
     /** Each request's path in turn, instead of the URL's (e.g. to read many payloads round-robin). */
     nextPath?: () => string
+    /** The server processes whose processor time per request to report. */
+    serverPids?: number[]
   },
 ): Promise<LoadResult> {
   const nextPath = options.nextPath
   const ticksBefore = processorTicks()
+  const serverBefore = options.serverPids && processTicks(options.serverPids)
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -103,6 +123,7 @@ export async function load(
     connections: options.connections ?? 10,
   })
   const ticksAfter = processorTicks()
+  const serverAfter = options.serverPids && processTicks(options.serverPids)
   if (result.non2xx > 0) process.stderr.write(`${name}: non-2xx answers by status ${JSON.stringify(result.statusCodeStats)}\n`)
   return {
     name,
@@ -111,20 +132,27 @@ export async function load(
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
-    machineBusy: ticksBefore && ticksAfter ? (ticksAfter.busy - ticksBefore.busy) / (ticksAfter.total - ticksBefore.total) : undefined,
+    machineBusy: busyBetween(ticksBefore, ticksAfter),
+    serverCpuUs:
+      serverBefore !== undefined && serverAfter !== undefined && result.requests.total > 0
+        ? Math.round(((serverAfter - serverBefore) / TICKS_PER_SECOND / result.requests.total) * 1e6)
+        : undefined,
   }
 }
 
 export function table(rows: LoadResult[], baseline?: Record<string, LoadResult>): string {
   const lines = [
-    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | share of bare route | machine busy |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | share of bare route | server CPU µs/request | machine busy |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const row of rows) {
     const base = baseline?.[row.name]
     const share = base ? `${Math.round((100 * row.requestsPerSecond) / base.requestsPerSecond)}%` : ''
     const busy = row.machineBusy === undefined ? '' : `${Math.round(100 * row.machineBusy)}%`
-    lines.push(`| ${row.name} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx + row.errors} | ${share} | ${busy} |`)
+    const cpu = row.serverCpuUs === undefined ? '' : String(row.serverCpuUs)
+    lines.push(
+      `| ${row.name} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx + row.errors} | ${share} | ${cpu} | ${busy} |`,
+    )
   }
   return lines.join('\n')
 }

@@ -7,7 +7,7 @@
 //   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
-import { execFileSync } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -56,13 +56,14 @@ async function benchBareRoute(): Promise<Record<string, LoadResult>> {
     return {
       [POST_NAME]: await load('POST /bare', {
         url,
+        serverPids: pids(bare.child),
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: SIGN_BODY,
         seconds,
         connections,
       }),
-      [GET_NAME]: await load('GET /bare', { url, seconds, connections }),
+      [GET_NAME]: await load('GET /bare', { url, seconds, connections, serverPids: pids(bare.child) }),
     }
   } finally {
     await stopProcess(bare.child)
@@ -83,8 +84,8 @@ async function benchFloor(databaseUrl?: string): Promise<LoadResult[]> {
     await load('warm-up', { ...post, seconds: 2, connections })
     const database = databaseUrl ? 'PostgreSQL' : 'SQLite'
     return [
-      await load(FLOOR_POST_NAME.replace('SQLite', database), { ...post, seconds, connections }),
-      await load(FLOOR_GET_NAME.replace('SQLite', database), { ...get, seconds, connections }),
+      await load(FLOOR_POST_NAME.replace('SQLite', database), { ...post, seconds, connections, serverPids: pids(floor.child) }),
+      await load(FLOOR_GET_NAME.replace('SQLite', database), { ...get, seconds, connections, serverPids: pids(floor.child) }),
     ]
   } finally {
     await stopProcess(floor.child)
@@ -106,7 +107,10 @@ async function benchService(databaseUrl: string, instances: number): Promise<Loa
   const headers = { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }
   const perInstance = Math.max(1, Math.round(connections / instances))
   const together = async (name: string, request: (base: string) => Parameters<typeof load>[1]) => {
-    const parts = await Promise.all(bases.map((base) => load(name, { ...request(base), connections: perInstance })))
+    const serverPids = servers.flatMap((server) => pids(server.child))
+    const parts = await Promise.all(
+      bases.map((base, i) => load(name, { ...request(base), connections: perInstance, ...(i === 0 && { serverPids }) })),
+    )
     return combine(name, parts)
   }
   try {
@@ -157,10 +161,17 @@ function combine(name: string, parts: LoadResult[]): LoadResult {
     p99Ms: Math.max(...parts.map((p) => p.p99Ms)),
     non2xx: parts.reduce((sum, p) => sum + p.non2xx, 0),
     errors: parts.reduce((sum, p) => sum + p.errors, 0),
-    // The parts run at the same time: each saw the whole machine.
+    // The parts run at the same time: each saw the whole machine, and the first counts every server's processor time.
     machineBusy: parts[0]?.machineBusy,
+    serverCpuUs:
+      parts[0]?.serverCpuUs === undefined
+        ? undefined
+        : Math.round((parts[0].serverCpuUs * parts[0].requestsPerSecond) / parts.reduce((sum, p) => sum + p.requestsPerSecond, 0)),
   }
 }
+
+/** A started process's pid, as a list (none if it has none). */
+const pids = (child: ChildProcess) => (child.pid === undefined ? [] : [child.pid])
 
 /** pgbench's rate for a plain one-row insert per transaction, with the service's client count, on a scratch database. */
 function pgbenchPlainInsert(databaseUrl: string): number {
