@@ -4,9 +4,11 @@ import type { PayloadType } from '../../features/payloads/model.js'
 import { copyButton, grouped } from '../shared/copy.js'
 import { button, type Child, h, isolated, replaceChildren } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
+import { renderAsker } from './asker-view.js'
 import { expiredHeadline } from './format.js'
 import { httpUrl } from './http-url.js'
-import { copyableAddress, renderAsker, renderRequest } from './request-view.js'
+import { renderRequest } from './request-view.js'
+import { copyableAddress } from './transaction-view.js'
 
 /** Long enough to read the outcome (or to choose to stay) before the app takes over. */
 const REDIRECT_DELAY_MS = 5000
