@@ -20,7 +20,9 @@ import { liveStreamsFor } from './features/payloads/live/live-streams.js'
 import { payloadEventRoutes, signEventRoutes } from './features/payloads/live/routes.js'
 import { payloadRoutes } from './features/payloads/routes.js'
 import { PayloadView } from './features/payloads/schemas.js'
+import { apiKeyRoutes } from './features/projects/api-key-routes.js'
 import { logoRoutes } from './features/projects/logos.js'
+import { projectPayloadRoutes } from './features/projects/payload-routes.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
@@ -184,6 +186,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       )
       await dashboard.register(sessionRoutes)
       await dashboard.register(projectRoutes, { projects: ctx.accountProjects })
+      await dashboard.register(apiKeyRoutes, { projects: ctx.accountProjects })
+      await dashboard.register(projectPayloadRoutes, { projects: ctx.accountProjects })
       await dashboard.register(webhookRoutes, {
         webhooks: ctx.webhooks,
         scope: sessionScope(ctx.accountProjects),
