@@ -20,13 +20,17 @@ import { liveStreamsFor } from './features/payloads/live/live-streams.js'
 import { payloadEventRoutes, signEventRoutes } from './features/payloads/live/routes.js'
 import { payloadRoutes } from './features/payloads/routes.js'
 import { PayloadView } from './features/payloads/schemas.js'
+import { apiKeyRoutes } from './features/projects/api-key-routes.js'
 import { logoRoutes } from './features/projects/logos.js'
+import { projectPayloadRoutes } from './features/projects/payload-routes.js'
 import { projectRoutes } from './features/projects/routes.js'
 import { signPageRoutes } from './features/signing/page.js'
 import { signQrRoutes } from './features/signing/qr.js'
 import { signRequestHook, signRoutes } from './features/signing/routes.js'
-import { apiKeyScope, payloadDeliveryRoutes, sessionScope, webhookRoutes } from './features/webhooks/routes.js'
+import { payloadDeliveryRoutes } from './features/webhooks/payload-delivery-routes.js'
+import { webhookRoutes } from './features/webhooks/routes.js'
 import { DELIVERY_BODY_SCHEMAS, DeliveryView, WebhookView } from './features/webhooks/schemas.js'
+import { apiKeyScope, sessionScope } from './features/webhooks/scopes.js'
 import { badRequest, unprocessable } from './platform/errors.js'
 import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerCookies } from './platform/http/cookies.js'
@@ -184,6 +188,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       )
       await dashboard.register(sessionRoutes)
       await dashboard.register(projectRoutes, { projects: ctx.accountProjects })
+      await dashboard.register(apiKeyRoutes, { projects: ctx.accountProjects })
+      await dashboard.register(projectPayloadRoutes, { projects: ctx.accountProjects })
       await dashboard.register(webhookRoutes, {
         webhooks: ctx.webhooks,
         scope: sessionScope(ctx.accountProjects),

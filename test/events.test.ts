@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type CommittedEvents, ServiceEvents, WORKER_WAKE_EVENTS, wakeOnEvents } from '../src/events.js'
-import type { PayloadTransition } from '../src/features/payloads/service.js'
+import type { PayloadTransition } from '../src/features/payloads/transitions.js'
 import { RETRY_DELAYS_MS } from '../src/features/webhooks/dispatcher/retry-schedule.js'
 import { WebhookDispatcher } from '../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import type { Tx } from '../src/platform/db/database.js'

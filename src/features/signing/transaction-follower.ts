@@ -8,7 +8,8 @@ import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { FinalOutcome } from '../payloads/model.js'
-import type { PayloadService, PayloadTransition } from '../payloads/service.js'
+import type { PayloadService } from '../payloads/service.js'
+import type { PayloadTransition } from '../payloads/transitions.js'
 import { type TransactionFollow, transactionFollowsRepository } from './transaction-follows-repository.js'
 
 /** A ledger closes every 3 to 5 seconds: a look every 2 seconds sees each one. */

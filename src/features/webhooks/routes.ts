@@ -1,15 +1,9 @@
-// The webhook API (docs/interface.md §4, docs/webhooks.md): one plugin, registered under the API-key scope
-// (/api/v1/webhooks/..., for applications) and under the session scope (/api/v1/projects/{projectId}/webhooks/...,
-// for the dashboard). A scope says whose project a request acts for, and what its routes add to the OpenAPI document.
+// The webhook API (docs/interface.md §4, docs/webhooks.md): a project's webhooks and their deliveries, as one plugin
+// registered under each scope of scopes.ts, which says whose project a request acts for.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
-import { type TProperties, type TString, Type } from 'typebox'
-import { notFound } from '../../platform/errors.js'
-import { principalOf } from '../../platform/http/api-key-auth.js'
+import { type TProperties, Type } from 'typebox'
 import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
-import { ApiKeyQuery, errorResponses, PageQuery, pageOf, RefTo } from '../../platform/http/schemas.js'
-import { sessionOf } from '../../platform/http/session-auth.js'
-import type { AccountProjects } from '../projects/account-projects.js'
+import { errorResponses, PageQuery, pageOf, RefTo } from '../../platform/http/schemas.js'
 import { MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from './model.js'
 import {
   CreatedWebhook,
@@ -18,69 +12,14 @@ import {
   DeletedWebhook,
   DeliveryList,
   DeliveryView,
-  PayloadDeliveryList,
   ReplayBody,
   ReplayResult,
   RotatedSecret,
   WebhookList,
   WebhookView,
 } from './schemas.js'
-import type { ProjectScope, WebhookService } from './service.js'
-
-/** Where the webhook routes are registered, and for which project a request there acts. */
-export interface WebhookScope {
-  /** Path parameters of the prefix the routes are registered under: none, or the project's (`projectId`). */
-  params: { projectId?: TString }
-  /** Query parameters every route accepts besides its own: `api_key` under the API-key scope. */
-  query: TProperties
-  /** Statuses any route may answer besides its own: 401, and 429 (the project's rate) or 404 (not the account's project). */
-  errors: readonly (401 | 404 | 429)[]
-  tags: string[]
-  /** Ends every route's description in the OpenAPI document. */
-  note: string
-  /** Whether creations honour an Idempotency-Key (docs/api.md): under the API-key scope, whose hooks implement it. */
-  idempotent: boolean
-  /** The project the request acts for, with its plan (webhooks are a Pro feature). */
-  projectOf(request: FastifyRequest): ProjectScope | Promise<ProjectScope>
-}
-
-/** For applications: the API key's project. */
-export const apiKeyScope: WebhookScope = {
-  params: {},
-  query: ApiKeyQuery,
-  errors: [401, 429],
-  tags: ['webhooks'],
-  note: 'Webhooks are a Pro plan feature: a Free project gets 403 on every webhook endpoint.',
-  idempotent: true,
-  projectOf: principalOf,
-}
-
-/** For the dashboard, under the prefix /projects/:projectId: the signed-in account's own project (404 for any other). */
-export function sessionScope(projects: AccountProjects): WebhookScope {
-  return {
-    params: { projectId: Type.String({ description: 'Project id, proj_...' }) },
-    query: {},
-    errors: [401, 404],
-    tags: ['projects'],
-    note:
-      'Session-authenticated (the dashboard cookie); API keys are not accepted. Changes need an Origin equal to PUBLIC_URL. ' +
-      'Webhooks are a Pro plan feature: a Free project gets 403.',
-    idempotent: false,
-    projectOf: (request) => accountProject(projects, request, projectIdOf(request.params)),
-  }
-}
-
-/** The signed-in account's own project (404 otherwise) as the webhook service sees it: its id and plan. */
-async function accountProject(projects: AccountProjects, request: FastifyRequest, projectId: string): Promise<ProjectScope> {
-  const project = await projects.project(sessionOf(request).account.id, projectId)
-  return { projectId: project.id, plan: project.plan }
-}
-
-function projectIdOf(params: unknown): string {
-  if (typeof params === 'object' && params !== null && 'projectId' in params && typeof params.projectId === 'string')
-    return params.projectId
-  throw notFound('Project not found')
-}
+import type { WebhookScope } from './scopes.js'
+import type { WebhookService } from './service.js'
 
 export interface WebhookRoutesDeps {
   webhooks: WebhookService
@@ -289,40 +228,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesDeps> = async
     async (request) => {
       const { id } = request.params
       return toWebhookView(await webhooks.enable(await scope.projectOf(request), id))
-    },
-  )
-}
-
-export interface PayloadDeliveryRoutesDeps {
-  projects: AccountProjects
-  webhooks: WebhookService
-}
-
-const PayloadParams = Type.Object(
-  { id: Type.String({ description: 'Project id, proj_...' }), uuid: Type.String({ description: 'Payload UUID' }) },
-  { additionalProperties: false },
-)
-
-/** The dashboard's view of one payload's deliveries, to every webhook of the project (session scope). */
-export const payloadDeliveryRoutes: FastifyPluginAsyncTypebox<PayloadDeliveryRoutesDeps> = async (app, { projects, webhooks }) => {
-  const { note, tags } = sessionScope(projects)
-  app.get(
-    '/projects/:id/payloads/:uuid/deliveries',
-    {
-      schema: {
-        summary: "The webhook deliveries of a payload's events",
-        description: `Newest first, to every webhook of the project. ${note}`,
-        tags,
-        params: PayloadParams,
-        response: { 200: PayloadDeliveryList, ...errorResponses(401, 403, 404) },
-      },
-    },
-    async (request) => {
-      const { id, uuid } = request.params
-      // The payload must be the project's (404 otherwise), so that a uuid of another project reads as unknown.
-      const payload = await projects.payload(sessionOf(request).account.id, id, uuid)
-      const deliveries = await webhooks.listPayloadDeliveries(await accountProject(projects, request, id), payload.uuid)
-      return { deliveries: deliveries.map((delivery) => ({ ...toDeliveryView(delivery), webhookId: delivery.webhookId })) }
     },
   )
 }

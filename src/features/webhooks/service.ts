@@ -6,7 +6,7 @@ import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
 import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
-import type { PayloadTransition } from '../payloads/service.js'
+import type { PayloadTransition } from '../payloads/transitions.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import {

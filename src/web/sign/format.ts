@@ -153,6 +153,11 @@ export function expiredHeadline(expiresAtMs: number, noticedAtMs: number): strin
   return noticedAtMs < expiresAtMs - EXPIRY_TOLERANCE_MS ? 'This request was cancelled or expired' : 'This request expired'
 }
 
+/** "XRP Ledger mainnet", "XRP Ledger testnet": the network a request is for, as the page names it. */
+export function networkName(network: string): string {
+  return network === 'mainnet' ? 'XRP Ledger mainnet' : `XRP Ledger ${network}`
+}
+
 function hexToBytes(hex: string): number[] {
   const bytes: number[] = []
   for (let index = 0; index < hex.length; index += 2) bytes.push(Number.parseInt(hex.slice(index, index + 2), 16))

@@ -14,10 +14,9 @@ export interface Problem {
 /** walletLabel names the wallet that was asked to sign, when the failure came while approving. */
 export function describeFailure(error: unknown, walletLabel: string | undefined): Problem {
   if (!(error instanceof ApiError)) {
-    const message = error instanceof Error ? error.message : String(error)
     return {
       title: walletLabel === undefined ? 'Something went wrong' : `${walletLabel} did not sign`,
-      message,
+      message: messageOf(error),
       details: [],
       kind: 'wallet',
     }
@@ -48,6 +47,11 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
     default:
       return problem('Countersign could not take the answer', `${message}. You can try again.`, true)
   }
+}
+
+/** The message of anything thrown: an Error's own, or the value as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }
 
 /** A message as a sentence: a capital first letter and a full stop. */

@@ -1,4 +1,5 @@
-// Learns of status changes without a reload: the live event stream when the browser and server offer it, else polling.
+// Learns of status changes without a reload: the live event stream when the browser and server offer it, else polling;
+// and, once the request is answered, the rest of its outcome.
 import { fetchSignRequest, parseSignRequest, type SignRequest } from './api.js'
 
 export interface Watcher {
@@ -45,5 +46,31 @@ export function watchSignRequest(uuid: string, onUpdate: (request: SignRequest) 
       source?.close()
       clearTimeout(timer)
     },
+  }
+}
+
+/**
+ * After the request left pending: fetches it again for what only the outcome holds (the account and fee the wallet
+ * set, the explorer link) and, for signAndSubmit, until the ledger has validated the transaction, every
+ * `pollIntervalMs` for at most `waitMs`. A failed fetch is tried again at the next round.
+ */
+export async function followOutcome(
+  uuid: string,
+  onOutcome: (request: SignRequest) => void,
+  pollIntervalMs: number,
+  waitMs: number,
+): Promise<void> {
+  const startedMs = Date.now()
+  for (;;) {
+    try {
+      const { request } = await fetchSignRequest(uuid)
+      if (request.status === 'pending') return
+      onOutcome(request)
+      if (request.type !== 'signAndSubmit' || request.status !== 'signed' || request.submission?.validatedResult != null) return
+    } catch {
+      // The next round tries again.
+    }
+    if (Date.now() - startedMs > waitMs) return
+    await new Promise((resolve) => setTimeout(resolve, pollIntervalMs))
   }
 }

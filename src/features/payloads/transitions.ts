@@ -1,0 +1,128 @@
+// How a payload's change of state is recorded: one database transaction with what must happen alongside it (the proof
+// that resolved it, the 'payload.changed' event and its outbox rows, the daily rollup), then the event again after the
+// commit. Which changes are allowed, and when, is the service's (service.ts).
+import type { ServiceEvents } from '../../events.js'
+import type { Clock } from '../../platform/clock.js'
+import { utcDay } from '../../platform/clock.js'
+import type { Db, Tx } from '../../platform/db/database.js'
+import { conflict } from '../../platform/errors.js'
+import { pickShard, usageRepository } from '../projects/usage-repository.js'
+import type { MultisignState } from '../signing/multisign/model.js'
+import { eventForStatus, type FinalOutcome, type Payload, type PayloadEvent, type ResolvedStatus } from './model.js'
+import { payloadProofsRepository } from './proofs-repository.js'
+import { payloadsRepository, type TransitionChanges } from './repository.js'
+
+export const PROOF_ALREADY_USED_MESSAGE =
+  'This signature is already used by another request: a signature or signed transaction resolves one request only'
+
+export interface PayloadTransition {
+  payload: Payload
+  event: PayloadEvent
+}
+
+export interface PayloadTransitionsOptions {
+  db: Db
+  clock: Clock
+  /** 'payload.changed' in the transaction of each state change and after its commit. */
+  events: ServiceEvents
+}
+
+export class PayloadTransitions {
+  constructor(private readonly options: PayloadTransitionsOptions) {}
+
+  /**
+   * Moves a pending payload out of pending (before `notExpiredAtMs`, when given). Undefined when another transition
+   * got there first. A signed resolution's proof is recorded in the same transaction: a proof that already resolved
+   * another payload rolls the move back with a 409.
+   */
+  async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+    const moved = await this.options.db.transaction().execute(async (tx) => {
+      const payload = await payloadsRepository.transition(tx, uuid, changes, notExpiredAtMs)
+      if (!payload) return undefined
+      const proofKey = changes.signed?.proofKey
+      if (
+        proofKey !== undefined &&
+        !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
+      ) {
+        // Rolls the transition back: the proof resolved another payload first (on this instance or another).
+        throw conflict(PROOF_ALREADY_USED_MESSAGE)
+      }
+      await this.afterTransitionInTx(tx, payload)
+      return payload
+    })
+    if (moved) this.emit(moved)
+    return moved
+  }
+
+  /** The payload as it is now: expired first if it is pending past its expiry. */
+  async expireIfDue(payload: Payload): Promise<Payload> {
+    const nowMs = this.options.clock.now()
+    if (payload.status !== 'pending' || payload.expiresAtMs > nowMs) return payload
+    const moved = await this.transition(payload.uuid, { status: 'expired', resolvedAtMs: nowMs })
+    return moved ?? (await payloadsRepository.findByUuid(this.options.db, payload.uuid)) ?? payload
+  }
+
+  /** The background sweeper's step: expires up to `batchSize` overdue payloads; returns how many. */
+  async expireOverdue(batchSize: number): Promise<number> {
+    const nowMs = this.options.clock.now()
+    const expired = await this.options.db.transaction().execute(async (tx) => {
+      const moved = await payloadsRepository.expireOverdue(tx, nowMs, batchSize)
+      for (const payload of moved) await this.afterTransitionInTx(tx, payload)
+      return moved
+    })
+    for (const payload of expired) this.emit(payload)
+    return expired.length
+  }
+
+  /**
+   * One compare-and-set of what a pending multisigned request has collected: `next` replaces `expected` unless another
+   * change got there first or the request expired at `nowMs` (undefined then). `event`, when given, is emitted in the
+   * transaction; after the commit, 'payload.changed' is emitted either way.
+   */
+  async replaceMultisign(
+    uuid: string,
+    change: { expected: MultisignState; next: MultisignState; nowMs: number },
+    event?: 'payload.signature_added',
+  ): Promise<Payload | undefined> {
+    const { expected, next, nowMs } = change
+    const changed = await this.options.db.transaction().execute(async (tx) => {
+      const updated = await payloadsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
+      if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
+      return updated
+    })
+    if (changed) this.options.events.emitCommitted('payload.changed', { payload: changed, event: event ?? 'payload.signature_added' })
+    return changed
+  }
+
+  /**
+   * Records a signAndSubmit transaction's final outcome with its payload.finalized event, in `tx` (which also
+   * settles the follow). Returns the payload, or undefined when an outcome was already recorded.
+   */
+  async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
+    const payload = await payloadsRepository.recordOutcome(tx, uuid, final)
+    if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.finalized' })
+    return payload
+  }
+
+  /** After the commit of recordOutcome: live streams and the webhook dispatcher hear of it. */
+  announceOutcome(payload: Payload): void {
+    this.options.events.emitCommitted('payload.changed', { payload, event: 'payload.finalized' })
+  }
+
+  private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
+    const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
+    await this.options.events.emitInTransaction(tx, 'payload.changed', transition)
+    // Last, so that the shared counter rows are held for the commit's round trip only (usage-repository.ts).
+    const key = {
+      projectId: payload.projectId,
+      day: utcDay(payload.createdAtMs),
+      status: payload.status,
+      walletAdapter: payload.walletAdapter ?? '',
+    }
+    await usageRepository.moveFromPending(tx, key, pickShard(tx))
+  }
+
+  private emit(payload: Payload): void {
+    this.options.events.emitCommitted('payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
+  }
+}

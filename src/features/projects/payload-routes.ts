@@ -1,0 +1,82 @@
+// A project's payloads as the dashboard reads them (docs/interface.md §5), authenticated by the dashboard session:
+// the analytics of their statuses by day, the list, and one payload with what was requested.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorResponses, pageOf } from '../../platform/http/schemas.js'
+import { type Payload, toPayloadView } from '../payloads/model.js'
+import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
+import type { AccountProjects } from './account-projects.js'
+import { DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
+import { Analytics, AnalyticsQuery, PayloadDetail, ProjectParams, ProjectPayloadParams } from './schemas.js'
+import { accountOf, PROJECT_TAGS, SESSION_NOTE } from './session-scope.js'
+
+const toPayloadDetail = (payload: Payload): PayloadDetail => ({
+  ...toPayloadView(payload),
+  transaction: payload.transaction,
+  message: payload.message,
+  customInstructions: payload.customInstructions,
+  returnUrl: payload.returnUrl,
+})
+
+export interface ProjectPayloadRoutesDeps {
+  projects: AccountProjects
+}
+
+export const projectPayloadRoutes: FastifyPluginAsyncTypebox<ProjectPayloadRoutesDeps> = async (app, { projects }) => {
+  app.get(
+    '/projects/:id/analytics',
+    {
+      schema: {
+        summary: 'Usage analytics',
+        description: `Payloads created in the last 30 or 7 UTC days (ending today), by their current status. ${SESSION_NOTE}`,
+        tags: PROJECT_TAGS,
+        params: ProjectParams,
+        querystring: AnalyticsQuery,
+        response: { 200: Analytics, ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      const { period = DEFAULT_ANALYTICS_PERIOD } = request.query
+      return projects.analytics(accountOf(request), id, period)
+    },
+  )
+
+  app.get(
+    '/projects/:id/payloads',
+    {
+      schema: {
+        summary: "List the project's payloads, newest first",
+        description: `The dashboard's view of GET /payloads. ${SESSION_NOTE}`,
+        tags: PROJECT_TAGS,
+        params: ProjectParams,
+        querystring: ProjectPayloadListQuery,
+        response: { 200: PayloadList, ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params
+      const { status, type, externalId, q } = request.query
+      const page = pageOf(request.query)
+      const search = q === undefined || q.trim() === '' ? undefined : q
+      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type, externalId, search })
+      return { payloads: payloads.map(toPayloadView), ...page }
+    },
+  )
+
+  app.get(
+    '/projects/:id/payloads/:uuid',
+    {
+      schema: {
+        summary: 'A payload with what was requested',
+        description: `The payload as GET /payloads/{uuid} shows it, plus the request's transaction, message, customInstructions and returnUrl. ${SESSION_NOTE}`,
+        tags: PROJECT_TAGS,
+        params: ProjectPayloadParams,
+        response: { 200: PayloadDetail, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const { id, uuid } = request.params
+      return toPayloadDetail(await projects.payload(accountOf(request), id, uuid))
+    },
+  )
+}

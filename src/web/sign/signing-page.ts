@@ -1,0 +1,239 @@
+// The signing page while the request is pending: what is asked, the wallets, Approve and Reject, and the status as it
+// changes (the live watcher, the countdown); then the outcome (outcome-view.ts), from the answer or from the server.
+import type { PayloadType } from '../../features/payloads/model.js'
+import type { Clock } from '../../platform/clock.js'
+import { button, h, replaceChildren } from '../shared/dom.js'
+import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
+import { renderAsker } from './asker-view.js'
+import { Countdown } from './countdown.js'
+import { MultisignProgress } from './multisign-progress.js'
+import { OutcomeView, outcomeHeadline } from './outcome-view.js'
+import { renderPhoneQr } from './phone-qr.js'
+import { describeFailure } from './problems.js'
+import { renderRequest } from './request-view.js'
+import { followOutcome, type Watcher, watchSignRequest } from './status-watch.js'
+import { type WalletChoice, WalletPicker } from './wallet-picker.js'
+
+const POLL_INTERVAL_MS = 2000
+/** How long the page keeps asking for the final result of a submitted transaction (the service follows it 10 minutes). */
+const FINAL_RESULT_WAIT_MS = 10 * 60_000
+
+const TITLE_ACTIONS: Record<PayloadType, string> = {
+  connect: 'Connect your wallet',
+  sign: 'Sign a transaction',
+  signAndSubmit: 'Sign and submit a transaction',
+  signMessage: 'Sign a message',
+}
+
+export class SigningPage {
+  private readonly expiresAtMs: number
+  private readonly wallets: WalletPicker
+  private busy = false
+  /** An approve or reject call is on its way: its answer, not the status watcher, settles the page. */
+  private posting = false
+  private settled = false
+  /** The wallet whose own servers the service is waiting on (Xaman): approving with it again would start over. */
+  private awaitingService: WalletChoice | undefined
+  private watcher: Watcher | undefined
+  private readonly countdown: Countdown
+  private outcome: OutcomeView | undefined
+  private readonly status = h('p', { className: 'status', testId: 'status', attrs: { role: 'status' } }, 'Waiting for your approval')
+  private readonly problem = h('div', { className: 'problem', testId: 'error', attrs: { role: 'alert', hidden: '' } })
+  private readonly approveButton = button('Approve', { className: 'primary', testId: 'approve' }, () => void this.approve())
+  private readonly rejectButton = button('Reject', { className: 'secondary', testId: 'reject' }, () => void this.reject())
+  /** A multisigned request: the quorum's progress, and which signer a rejection is for. */
+  private readonly multisign: MultisignProgress | undefined
+
+  constructor(
+    private readonly root: HTMLElement,
+    private request: SignRequest,
+    private readonly clock: Clock,
+  ) {
+    this.expiresAtMs = Date.parse(request.expiresAt)
+    this.multisign = request.multisign === undefined ? undefined : new MultisignProgress(request.multisign)
+    this.countdown = new Countdown(this.expiresAtMs, clock, () => this.onTimeUp())
+    this.wallets = new WalletPicker(request, {
+      currentRequest: () => this.request,
+      onChosen: () => {
+        this.hideProblem()
+        this.refreshControls()
+      },
+      onChecked: () => this.refreshControls(),
+    })
+  }
+
+  start(): void {
+    // FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE around the project's name: a title cannot hold a <bdi>.
+    document.title = `${TITLE_ACTIONS[this.request.type]} · \u2068${this.request.project.name}\u2069`
+    if (this.request.status !== 'pending') {
+      this.settle(this.request)
+      return
+    }
+    replaceChildren(
+      this.root,
+      renderAsker(this.request),
+      renderPhoneQr(`${location.origin}${location.pathname}`),
+      h('div', { className: 'state' }, this.status, this.countdown.element),
+      renderRequest(this.request),
+      this.multisign?.element,
+      this.wallets.render(),
+      this.problem,
+      h('div', { className: 'actions', testId: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
+    )
+    this.refreshControls()
+    this.countdown.start()
+    this.watcher = watchSignRequest(this.request.uuid, (request) => this.onUpdate(request), POLL_INTERVAL_MS)
+    this.wallets.detectAll()
+  }
+
+  private async approve(): Promise<void> {
+    const choice = this.wallets.chosen
+    if (choice === undefined || this.busy) return
+    this.hideProblem()
+    this.setBusy(true, `Waiting for ${choice.adapter.label}…`)
+    try {
+      const approval = await choice.adapter.approve(this.request)
+      if (this.settled) return
+      if (approval.kind === 'awaitingService') {
+        this.awaitingService = choice
+        this.setBusy(false, `Waiting for you to sign in ${approval.waitingFor}`)
+        return
+      }
+      this.setBusy(true, 'Checking the signature…')
+      this.finish(await this.post(() => approveSignRequest(this.request.uuid, approval.body)))
+    } catch (error) {
+      this.setBusy(false, 'Waiting for your approval')
+      this.showFailure(error, choice.adapter.label)
+    }
+  }
+
+  private async reject(): Promise<void> {
+    if (this.busy) return
+    this.hideProblem()
+    this.setBusy(true, 'Rejecting…')
+    try {
+      const signerAccount = this.multisign?.rejectAs.value
+      this.finish(await this.post(() => rejectSignRequest(this.request.uuid, this.wallets.chosen?.adapter.id, signerAccount)))
+    } catch (error) {
+      this.setBusy(false, 'Waiting for your approval')
+      this.showFailure(error, undefined)
+    }
+  }
+
+  private async post(call: () => Promise<Resolution>): Promise<Resolution> {
+    this.posting = true
+    try {
+      return await call()
+    } finally {
+      this.posting = false
+    }
+  }
+
+  private onUpdate(request: SignRequest): void {
+    if (this.settled || this.posting) return
+    this.request = request
+    if (request.multisign !== undefined) this.multisign?.update(request.multisign)
+    if (request.status !== 'pending') this.settle(request)
+  }
+
+  /** The countdown reached zero: the page settles as expired, unless an answer is on its way. */
+  private onTimeUp(): boolean {
+    if (this.posting) return false
+    this.settle({ ...this.request, status: 'expired' })
+    return true
+  }
+
+  /** Shows the answer of approve or reject, then the full outcome as the service now has it. */
+  private finish(resolution: Resolution): void {
+    if (this.settled) return
+    if (resolution.status === 'pending') {
+      // A multisigned request took this signer's answer; the page stays for the other signers.
+      if (resolution.multisign !== undefined) this.multisign?.update(resolution.multisign)
+      this.setBusy(false, 'Your answer is recorded: waiting for the other signers')
+      return
+    }
+    const request: SignRequest = { ...this.request, ...resolution }
+    this.showOutcome(request, resolution.status === 'rejected' ? 'You rejected this request' : undefined)
+    void this.followOutcome()
+  }
+
+  /** Shows a status learnt from the server (or the countdown), for a request no longer pending. */
+  private settle(request: SignRequest): void {
+    if (this.settled) return
+    this.request = request
+    this.showOutcome(request, undefined)
+    if (request.status === 'signed') void this.followOutcome()
+  }
+
+  /**
+   * Fetches the outcome again: the account and fee the wallet set, the explorer link and, for signAndSubmit, the
+   * final result once the ledger has validated the transaction (asked every 2 seconds until then).
+   */
+  private followOutcome(): Promise<void> {
+    return followOutcome(
+      this.request.uuid,
+      (request) => {
+        this.request = request
+        this.outcome?.update(request)
+      },
+      POLL_INTERVAL_MS,
+      FINAL_RESULT_WAIT_MS,
+    )
+  }
+
+  private showOutcome(request: SignRequest, headlineOverride: string | undefined): void {
+    if (request.status === 'pending') return
+    this.settled = true
+    this.watcher?.stop()
+    this.countdown.stop()
+    const headline = headlineOverride ?? outcomeHeadline(request, this.expiresAtMs, this.clock.now())
+    this.outcome = new OutcomeView(this.root, request, headline)
+  }
+
+  private showFailure(error: unknown, walletLabel: string | undefined): void {
+    const problem = describeFailure(error, walletLabel)
+    this.problem.dataset.kind = problem.kind
+    replaceChildren(
+      this.problem,
+      h('strong', {}, problem.title),
+      h('p', {}, problem.message),
+      problem.details.length > 0 &&
+        h(
+          'ul',
+          { testId: 'error-details' },
+          ...problem.details.map((detail) => h('li', {}, h('code', {}, detail.field), `: ${detail.message}`)),
+        ),
+    )
+    this.problem.hidden = false
+    // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
+    if (problem.kind === '409' || problem.kind === '410') void this.refresh()
+  }
+
+  private hideProblem(): void {
+    this.problem.hidden = true
+  }
+
+  /** After a 409 or 410 the page fetches the real status once, without waiting for the watcher. */
+  private async refresh(): Promise<void> {
+    try {
+      this.onUpdate((await fetchSignRequest(this.request.uuid)).request)
+    } catch {
+      // The watcher keeps trying.
+    }
+  }
+
+  private setBusy(busy: boolean, statusText: string): void {
+    this.busy = busy
+    this.status.replaceChildren(statusText)
+    this.status.classList.toggle('status-busy', busy)
+    this.refreshControls()
+  }
+
+  private refreshControls(): void {
+    const choice = this.wallets.chosen
+    this.approveButton.replaceChildren(choice === undefined ? 'Approve' : `Approve with ${choice.adapter.label}`)
+    this.approveButton.disabled = this.busy || choice?.availability?.available !== true || choice === this.awaitingService
+    this.rejectButton.disabled = this.busy
+    this.wallets.setDisabled(this.busy)
+  }
+}
