@@ -1,5 +1,6 @@
-// Sends webhook deliveries from the outbox: claims due ones under a lease, sends them concurrently within a global cap
-// and a per-webhook cap (send-delivery.ts), and has each outcome recorded (attempt-recorder.ts).
+// Sends webhook deliveries from the outbox: claims due ones under a lease (delivery-lease.ts), sends them concurrently
+// within a global cap and a per-webhook cap (send-delivery.ts), never on a claim about to lapse, and has each outcome
+// recorded (attempt-recorder.ts).
 import type { Logger } from 'pino'
 import type { Config } from '../../../config.js'
 import type { ServiceEvents } from '../../../events.js'
@@ -11,6 +12,7 @@ import { DELIVERY_TIMEOUT_MS, type WebhookDelivery } from '../model.js'
 import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { AttemptRecorder } from './attempt-recorder.js'
+import { DeliveryLease } from './delivery-lease.js'
 import { sendDelivery } from './send-delivery.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
@@ -28,20 +30,6 @@ const MAX_CONCURRENT_SENDS_PER_WEBHOOK = 32
  * its short local queue: what is claimed is sent, not handed back.
  */
 const CLAIM_BATCH_SIZE = 32
-
-/**
- * A webhook with this many deliveries sending or waiting here, in units of its slots, is left out of further claims.
- * Its waiting deliveries are then sent within a few timeouts of their claim, well inside the lease.
- */
-const MAX_HELD_PER_WEBHOOK_IN_SLOTS = 2
-
-/**
- * How long a claim holds. A delivery waits at most about three timeouts for a slot of its webhook (two slots' worth
- * held, and one claim beyond), then takes one more to send: the lease is longer than that, so a live dispatcher's claim
- * is never taken over; a dead one's is, after this.
- */
-const LEASE_MS = 60_000
-const LEASE_IN_TIMEOUTS = 6
 
 export interface DispatcherContext {
   config: Pick<Config, 'webhookAllowPrivateTargets'>
@@ -78,7 +66,7 @@ interface Lane {
 }
 
 export class WebhookDispatcher {
-  /** Sends, and records of their outcomes, not finished yet: what settled() waits for. */
+  /** Sends, records of their outcomes, and hand-backs not finished yet: what settled() waits for. */
   private readonly inFlight = new Set<Promise<void>>()
   private readonly lanes = new Map<string, Lane>()
   private waitingCount = 0
@@ -86,40 +74,44 @@ export class WebhookDispatcher {
   /** The last claim may have been cut short by this process's caps: a finished send should prompt another. */
   private heldBack = false
   private readonly recorder: AttemptRecorder
+  private readonly lease: DeliveryLease
   private readonly timeoutMs: number
-  private readonly leaseMs: number
   private readonly maxHeldDeliveries: number
   private readonly maxConcurrentSendsPerWebhook: number
+  private readonly maxHeldPerWebhook: number
 
   constructor(
     private readonly ctx: DispatcherContext,
     private readonly options: WebhookDispatcherOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
-    this.leaseMs = Math.max(LEASE_MS, LEASE_IN_TIMEOUTS * this.timeoutMs)
+    this.lease = new DeliveryLease(this.timeoutMs)
     this.recorder = new AttemptRecorder(ctx, options.random ?? Math.random)
     this.maxHeldDeliveries = options.maxHeldDeliveries ?? MAX_HELD_DELIVERIES
     this.maxConcurrentSendsPerWebhook = options.maxConcurrentSendsPerWebhook ?? MAX_CONCURRENT_SENDS_PER_WEBHOOK
+    this.maxHeldPerWebhook = DeliveryLease.maxHeldPerWebhook(this.maxConcurrentSendsPerWebhook)
   }
 
   /**
-   * Claims due deliveries, as many as this process may still hold, and starts sending them as their webhooks' slots
-   * allow; it does not wait for the sends. Returns true when it claimed a full batch, so that more may be due now.
+   * Claims due deliveries, as many as this process may still hold and can start within their lease, and starts
+   * sending them as their webhooks' slots allow; it does not wait for the sends. Returns true when it claimed a full
+   * batch, so that more may be due now.
    */
   async dispatchDue(): Promise<boolean> {
     if (this.stopping) return false
     let sending = 0
     for (const lane of this.lanes.values()) sending += lane.sending
-    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldDeliveries - sending - this.waitingCount)
+    // One claim may fall on a single webhook: it is never more than a webhook may hold.
+    const limit = Math.min(CLAIM_BATCH_SIZE, this.maxHeldPerWebhook, this.maxHeldDeliveries - sending - this.waitingCount)
     if (limit <= 0) {
       this.heldBack = true
       return false
     }
     const { db, dialect } = this.ctx.storage
     const nowMs = this.ctx.clock.now()
-    const leaseExpiresAtMs = nowMs + this.leaseMs
-    const maxHeld = MAX_HELD_PER_WEBHOOK_IN_SLOTS * this.maxConcurrentSendsPerWebhook
-    const busy = [...this.lanes].filter(([, lane]) => lane.sending + lane.waiting.length >= maxHeld).map(([id]) => id)
+    const leaseExpiresAtMs = nowMs + this.lease.leaseMs
+    // A webhook without room for a whole claim is left out of it, so that all it gets can start within the lease.
+    const busy = [...this.lanes].filter(([, lane]) => lane.sending + lane.waiting.length + limit > this.maxHeldPerWebhook).map(([id]) => id)
     this.heldBack = busy.length > 0
     const claimed = await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs, limit, excludeWebhookIds: busy })
     if (claimed.length === 0) return false
@@ -145,7 +137,7 @@ export class WebhookDispatcher {
     return this.heldBack
   }
 
-  /** Resolves once every delivery claimed so far has been sent and recorded. */
+  /** Resolves once every delivery claimed so far has been sent and recorded, or handed back. */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight)
   }
@@ -155,9 +147,7 @@ export class WebhookDispatcher {
     this.stopping = true
     const waiting = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0))
     this.waitingCount = 0
-    await this.forEachLease(waiting, (ids, leaseExpiresAtMs) =>
-      webhookDeliveriesRepository.release(this.ctx.storage.db, ids, leaseExpiresAtMs),
-    )
+    this.handBack(waiting)
     await this.settled()
   }
 
@@ -170,14 +160,29 @@ export class WebhookDispatcher {
     return lane
   }
 
+  /**
+   * Starts the webhook's waiting deliveries as far as its slots allow. A claim with too little of its lease left for a
+   * send (the process fell behind) is handed back unsent instead: once its lease has run out another instance may
+   * already have taken it over and be sending it.
+   */
   private startWaiting(webhookId: string): void {
     const lane = this.lanes.get(webhookId)
     if (!lane) return
+    const lapsing: ClaimedDelivery[] = []
     while (!this.stopping && lane.sending < this.maxConcurrentSendsPerWebhook && lane.waiting.length > 0) {
+      const claim = lane.waiting.shift() as ClaimedDelivery
       this.waitingCount -= 1
-      this.start(lane, lane.waiting.shift() as ClaimedDelivery)
+      if (this.lease.allowsSend(claim.delivery, this.ctx.clock.now())) this.start(lane, claim)
+      else lapsing.push(claim)
     }
     if (lane.sending === 0 && lane.waiting.length === 0) this.lanes.delete(webhookId)
+    if (lapsing.length > 0) {
+      this.ctx.logger.warn(
+        { webhookId, deliveries: lapsing.length },
+        'handed back claimed webhook deliveries unsent: their lease ran out, or was about to, before a slot was free',
+      )
+      this.handBack(lapsing)
+    }
   }
 
   private start(lane: Lane, { delivery, target }: ClaimedDelivery): void {
@@ -223,6 +228,21 @@ export class WebhookDispatcher {
     await this.forEachLease(waiting, (ids, leaseExpiresAtMs) =>
       webhookDeliveriesRepository.cancelClaimed(this.ctx.storage.db, ids, leaseExpiresAtMs, nowMs),
     )
+  }
+
+  /**
+   * Makes claimed deliveries due again at once, for whichever instance claims next, where this process's claim still
+   * holds; where another instance took one over, it is left to it. Among the work settled() waits for.
+   */
+  private handBack(claims: ClaimedDelivery[]): void {
+    if (claims.length === 0) return
+    const released = this.forEachLease(claims, (ids, leaseExpiresAtMs) =>
+      webhookDeliveriesRepository.release(this.ctx.storage.db, ids, leaseExpiresAtMs),
+    ).catch((error: unknown) => {
+      this.ctx.logger.warn({ err: error }, 'could not hand back claimed webhook deliveries; they are taken over once their lease expires')
+    })
+    const tracked = released.finally(() => this.inFlight.delete(tracked))
+    this.inFlight.add(tracked)
   }
 
   /** Applies `change` to claimed deliveries, grouped by the lease of the claim that took them. */
