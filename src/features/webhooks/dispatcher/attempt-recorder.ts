@@ -1,6 +1,7 @@
 // Records what became of each attempt (attemptOutcome decides it): a success, a retry on the schedule, a failure with
 // its alert, or a disabled webhook. Every record is conditional on the dispatcher's claim (outbox.ts, claimHolds): a
 // result that comes back after another instance took the delivery over changes nothing.
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import type { ServiceEvents } from '../../../events.js'
 import type { Clock } from '../../../platform/clock.js'
@@ -17,6 +18,12 @@ import { attemptOutcome, FAILING_TOO_LONG_REASON, failingTooLong } from './attem
  * the receiver already has the delivery, and its slot is free once the response is in.
  */
 const SUCCESS_RECORD_COALESCE_MS = 10
+
+/**
+ * A record that failed (no database connection free within the pool's timeout, under load) is tried again after this,
+ * as long as the claim holds. A success that is never recorded is sent again by whoever takes the delivery over.
+ */
+const RECORD_RETRY_DELAY_MS = 1_000
 
 export interface RecorderContext {
   storage: Storage
@@ -43,6 +50,7 @@ interface PendingSuccess {
 
 export class AttemptRecorder {
   private successes: PendingSuccess[] = []
+  private stopping = false
 
   constructor(
     private readonly ctx: RecorderContext,
@@ -64,11 +72,13 @@ export class AttemptRecorder {
     const { projectId, webhookId } = target
 
     if (outcome.kind === 'disable-webhook') {
-      await db.transaction().execute(async (tx) => {
-        if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return
-        await webhooksRepository.disable(tx, webhookId, nowMs, outcome.reason)
-        await webhookDeliveriesRepository.cancelPendingForWebhook(tx, webhookId, nowMs)
-      })
+      await this.whileClaimHolds(delivery, () =>
+        db.transaction().execute(async (tx) => {
+          if (!(await webhookDeliveriesRepository.complete(tx, claim, failed))) return
+          await webhooksRepository.disable(tx, webhookId, nowMs, outcome.reason)
+          await webhookDeliveriesRepository.cancelPendingForWebhook(tx, webhookId, nowMs)
+        }),
+      )
       // The receiver asked to stop: what waits for it is not sent, even when another instance recorded this attempt.
       this.ctx.logger.warn({ webhookId, projectId }, 'webhook disabled: its receiver answered 410 Gone')
       return { kind: 'other', webhookDisabled: true }
@@ -92,11 +102,13 @@ export class AttemptRecorder {
           }
         : null
     // The attempt, its alert and the webhook's run of failures are recorded together.
-    const recorded = await db.transaction().execute(async (tx) => {
-      if (!(await webhookDeliveriesRepository.complete(tx, claim, recordedOutcome))) return false
-      if (failure !== null) await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
-      return { disabled: await this.disableIfFailingTooLong(tx, target, nowMs, lastError) }
-    })
+    const recorded = await this.whileClaimHolds(delivery, () =>
+      db.transaction().execute(async (tx) => {
+        if (!(await webhookDeliveriesRepository.complete(tx, claim, recordedOutcome))) return false
+        if (failure !== null) await this.ctx.events.emitInTransaction(tx, 'delivery.failed', failure)
+        return { disabled: await this.disableIfFailingTooLong(tx, target, nowMs, lastError) }
+      }),
+    )
     if (recorded === false) return { kind: 'other', webhookDisabled: false }
     if (failure !== null) this.ctx.events.emitCommitted('delivery.failed', failure)
     if (recorded.disabled) {
@@ -104,6 +116,11 @@ export class AttemptRecorder {
       this.ctx.events.emitCommitted('webhook.disabled', recorded.disabled)
     }
     return { kind: 'other', webhookDisabled: recorded.disabled !== null }
+  }
+
+  /** From now on a record that fails is not tried again: the service is stopping. */
+  stop(): void {
+    this.stopping = true
   }
 
   /**
@@ -118,17 +135,50 @@ export class AttemptRecorder {
   }
 
   private async flushSuccesses(): Promise<void> {
-    const batch = this.successes
+    let batch = this.successes
     this.successes = []
-    try {
-      const items = batch.map(({ delivery, statusCode }) => ({ claim: claimOf(delivery), statusCode }))
-      await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, items, this.ctx.clock.now())
-      const recovered = new Set(batch.filter((success) => success.endsFailures).map((success) => success.delivery.webhookId))
-      await webhooksRepository.clearFailing(this.ctx.storage.db, [...recovered])
-      for (const success of batch) success.recorded()
-    } catch (error) {
-      for (const success of batch) success.failed(error)
+    for (;;) {
+      try {
+        const items = batch.map(({ delivery, statusCode }) => ({ claim: claimOf(delivery), statusCode }))
+        await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, items, this.ctx.clock.now())
+        const recovered = new Set(batch.filter((success) => success.endsFailures).map((success) => success.delivery.webhookId))
+        await webhooksRepository.clearFailing(this.ctx.storage.db, [...recovered])
+        for (const success of batch) success.recorded()
+        return
+      } catch (error) {
+        // Both writes are conditional or idempotent: trying the batch again cannot record anything twice.
+        const lapsed = batch.filter((success) => !this.mayRetry(success.delivery))
+        for (const success of lapsed) success.failed(error)
+        batch = batch.filter((success) => !lapsed.includes(success))
+        if (batch.length === 0) return
+        this.logRetry(error, batch.length)
+        await sleep(RECORD_RETRY_DELAY_MS)
+      }
     }
+  }
+
+  /**
+   * Runs a conditional record, and runs it again after a failure while the claim holds: a repeat of one that did commit
+   * finds the claim gone and changes nothing.
+   */
+  private async whileClaimHolds<T>(delivery: WebhookDelivery, write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        return await write()
+      } catch (error) {
+        if (!this.mayRetry(delivery)) throw error
+        this.logRetry(error, 1)
+        await sleep(RECORD_RETRY_DELAY_MS)
+      }
+    }
+  }
+
+  private mayRetry(delivery: WebhookDelivery): boolean {
+    return !this.stopping && delivery.leaseExpiresAtMs !== null && this.ctx.clock.now() < delivery.leaseExpiresAtMs
+  }
+
+  private logRetry(error: unknown, deliveries: number): void {
+    this.ctx.logger.warn({ err: error, deliveries }, 'could not record webhook delivery attempts; trying again while their claims hold')
   }
 
   /**

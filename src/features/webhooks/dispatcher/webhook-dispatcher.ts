@@ -145,6 +145,7 @@ export class WebhookDispatcher {
   /** Stops claiming, hands back the deliveries still waiting for a slot, and waits for the sends in flight. */
   async stop(): Promise<void> {
     this.stopping = true
+    this.recorder.stop()
     const waiting = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0))
     this.waitingCount = 0
     this.handBack(waiting)

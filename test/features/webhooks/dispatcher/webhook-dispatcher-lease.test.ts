@@ -1,8 +1,10 @@
-// An overloaded dispatcher against its lease: claims that wait past it, and results that come back after it. Another instance's dispatcher may take over a lapsed claim, so what the first one does late
+// An overloaded dispatcher against its lease: claims that wait past it, results that come back after it, and records
+// that fail for a while. Another instance's dispatcher may take over a lapsed claim, so what the first one does late
 // must neither reach the receiver a second time nor overwrite the new owner's record.
 import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { after, afterEach, before, it } from 'node:test'
+import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely'
 import { WebhookDispatcher } from '../../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { forEachDatabase } from '../../../support/databases.js'
 import { createPayload } from '../../../support/payloads.js'
@@ -12,6 +14,27 @@ import { deliveryRows, dispatchAll, registerWebhook } from '../../../support/web
 
 /** The lease of a claim with the default 10-second timeout (delivery-lease.ts). */
 const LEASE_MS = 60_000
+
+/** Fails the next `count` UPDATE statements before they reach the database, as a pool with no connection free does. */
+class FailingUpdates implements KyselyPlugin {
+  private failuresLeft = 0
+
+  failNext(count: number): void {
+    this.failuresLeft = count
+  }
+
+  transformQuery({ node }: PluginTransformQueryArgs) {
+    if (node.kind === 'UpdateQueryNode' && this.failuresLeft > 0) {
+      this.failuresLeft -= 1
+      throw new Error('timeout exceeded when trying to connect')
+    }
+    return node
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs) {
+    return result
+  }
+}
 
 forEachDatabase('webhook dispatcher: an overloaded instance and its lease', (dialect) => {
   let t: TestService
@@ -154,4 +177,42 @@ forEachDatabase('webhook dispatcher: an overloaded instance and its lease', (dia
       assert.deepEqual([row?.state, row?.attempts, row?.last_status_code, row?.last_error], ['succeeded', 1, 201, null])
     })
   }
+
+  it('records a success again when its record fails for a while, so that no one sends the delivery a second time', async () => {
+    const webhook = await webhookWithRejectedPayloads(1)
+    const failing = new FailingUpdates()
+    const { storage } = t.service.ctx
+    const pressed = new WebhookDispatcher(
+      { ...t.service.ctx, storage: { ...storage, db: storage.db.withPlugin(failing) } },
+      { random: () => 0.5 },
+    )
+    await pressed.dispatchDue()
+    // The delivery is on its way; the next two writes fail, as under load when no database connection comes free.
+    failing.failNext(2)
+    await pressed.settled()
+    assert.equal(receiver.requests.length, 1)
+    const [row] = await deliveryRows(t, webhook.id)
+    assert.deepEqual([row?.state, row?.attempts, row?.last_status_code], ['succeeded', 1, 204])
+
+    // Had the success been lost, the delivery would be taken over and sent again once the lease ran out.
+    t.clock.advance(LEASE_MS)
+    await dispatchAll(dispatcher())
+    assert.equal(receiver.requests.length, 1)
+  })
+
+  it('records a failed attempt again when its record fails for a while, so that its retry keeps to the schedule', async () => {
+    const webhook = await webhookWithRejectedPayloads(1)
+    receiver.respondWith(answer(500))
+    const failing = new FailingUpdates()
+    const { storage } = t.service.ctx
+    const pressed = new WebhookDispatcher(
+      { ...t.service.ctx, storage: { ...storage, db: storage.db.withPlugin(failing) } },
+      { random: () => 0.5 },
+    )
+    await pressed.dispatchDue()
+    failing.failNext(1)
+    await pressed.settled()
+    const [row] = await deliveryRows(t, webhook.id)
+    assert.deepEqual([row?.state, row?.attempts, row?.last_status_code, row?.next_attempt_at], ['pending', 1, 500, t.clock.now() + 10_000])
+  })
 })
