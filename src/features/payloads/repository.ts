@@ -1,8 +1,8 @@
 // Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
 // two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
 import type { Insertable, Selectable } from 'kysely'
-import type { DbOrTx } from '../../platform/db/database.js'
-import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
+import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type {
@@ -183,8 +183,8 @@ export const payloadsRepository = {
    * another on the connection (no round trips to save there). Returns how many were inserted: fewer when some
    * externalId was taken (by another payload of the project, or by another of these).
    */
-  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<number> {
-    if (payloads.length === 1 || isEmbedded(db)) {
+  async insertMany(db: DbOrTx, dialect: Dialect, payloads: Payload[]): Promise<number> {
+    if (payloads.length === 1 || dialect === 'sqlite') {
       let inserted = 0
       for (const payload of payloads) if (await payloadsRepository.insert(db, payload)) inserted++
       return inserted

@@ -4,7 +4,7 @@
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { utcDay } from '../../platform/clock.js'
-import type { Db, Tx } from '../../platform/db/database.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict } from '../../platform/errors.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { MultisignState } from '../signing/multisign/model.js'
@@ -22,6 +22,7 @@ export interface PayloadTransition {
 
 export interface PayloadTransitionsOptions {
   db: Db
+  dialect: Dialect
   clock: Clock
   /** 'payload.changed' in the transaction of each state change and after its commit. */
   events: ServiceEvents
@@ -119,7 +120,7 @@ export class PayloadTransitions {
       status: payload.status,
       walletAdapter: payload.walletAdapter ?? '',
     }
-    await usageRepository.moveFromPending(tx, key, pickShard(tx))
+    await usageRepository.moveFromPending(tx, key, pickShard(this.options.dialect))
   }
 
   private emit(payload: Payload): void {

@@ -128,8 +128,3 @@ function runOnSqlite<Row>(sqlite: SqliteConnection, sql: string, values: unknown
   statement.run(values)
   return []
 }
-
-/** Whether `db` is the embedded SQLite database (one writer: no row contention to spread). */
-export function isEmbedded(db: DbOrTx): boolean {
-  return sqliteConnections.has(db.getExecutor().adapter)
-}

@@ -22,7 +22,7 @@ forEachDatabase('hot queries', (dialect) => {
   before(async () => {
     database = await createTestDatabase(dialect)
     storage = openStorage(database.url)
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
   })
   after(async () => {
     await storage.close()
