@@ -12,9 +12,10 @@ import { type CreatingProject, PayloadCreator } from './create-payload.js'
 import type { CreationsObserver } from './creations.js'
 import { type FinalOutcome, type Payload, type SignedResolution, signingUrl } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { payloadsRepository } from './repository.js'
 import type { CreatePayloadRequest, PayloadPage } from './schemas.js'
 import { PayloadTransitions, PROOF_ALREADY_USED_MESSAGE } from './transitions.js'
+import type { TransitionChanges } from './transitions-repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
