@@ -265,7 +265,7 @@ async function createLoginLink(ctx: ServiceContext): Promise<string> {
 async function withContext(config: Config, task: (ctx: ReturnType<typeof createContext>) => Promise<void>): Promise<number> {
   const storage = openStorage(config.databaseUrl)
   try {
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
     const serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
     await task(createContext({ config, storage, clock: systemClock, logger: createLogger('warn'), serverSecret }))
     return 0

@@ -81,6 +81,7 @@ export function createContext(options: ContextOptions): ServiceContext {
   const xrplNode = config.xrplNodeUrl ? createXrplNode(config.xrplNodeUrl) : undefined
   const payloads = new PayloadService({
     db,
+    dialect: storage.dialect,
     clock,
     events,
     publicUrl: config.publicUrl,

@@ -44,7 +44,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const storage = openStorage(config.databaseUrl)
   let serverSecret: string
   try {
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
     serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(

@@ -97,7 +97,7 @@ function migratedPostgresTemplate(): Promise<string> {
         await admin.query(`CREATE DATABASE ${building}`)
         const storage = openStorage(postgresUrl(building))
         try {
-          await migrateToLatest(storage.db)
+          await migrateToLatest(storage)
         } finally {
           await storage.close()
         }
@@ -123,7 +123,7 @@ async function migratedSqliteTemplate(): Promise<string> {
   try {
     const storage = openStorage(`sqlite:${join(dir, 'template.db')}`)
     try {
-      await migrateToLatest(storage.db)
+      await migrateToLatest(storage)
     } finally {
       // Closing the last connection checkpoints the write-ahead log into the file: the file alone is the database.
       await storage.close()

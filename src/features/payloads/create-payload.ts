@@ -29,7 +29,7 @@ export class PayloadCreator {
 
   constructor(private readonly options: PayloadServiceOptions) {
     this.challengeDomain = new URL(options.publicUrl).host
-    this.creations = new PayloadCreations(options.db, options.onCreationsWritten)
+    this.creations = new PayloadCreations(options.db, options.dialect, options.onCreationsWritten)
   }
 
   /**

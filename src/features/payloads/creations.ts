@@ -6,8 +6,7 @@
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { sql } from 'kysely'
 import { utcDay } from '../../platform/clock.js'
-import type { Db, Tx } from '../../platform/db/database.js'
-import { isEmbedded } from '../../platform/db/hot-query.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { isUnavailableError } from '../../platform/db/unavailable.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
@@ -57,9 +56,10 @@ export class PayloadCreations {
 
   constructor(
     private readonly db: Db,
+    private readonly dialect: Dialect,
     private readonly observe: CreationsObserver = () => {},
   ) {
-    this.maxInFlight = isEmbedded(db) ? 1 : POSTGRES_GROUPS_IN_FLIGHT
+    this.maxInFlight = dialect === 'sqlite' ? 1 : POSTGRES_GROUPS_IN_FLIGHT
   }
 
   /**
@@ -118,7 +118,7 @@ export class PayloadCreations {
 
   /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
   private async insert(group: Waiting[]): Promise<Waiting[]> {
-    const shard = pickShard(this.db)
+    const shard = pickShard(this.dialect)
     if (await this.insertInOneStatement(group, shard)) {
       this.observe('one statement', group.length)
       return group
@@ -136,12 +136,13 @@ export class PayloadCreations {
         const creations = byMonth.get(key) ?? []
         const first = creations[0]!
         const quota = { projectId: first.payload.projectId, month: first.month, limit: first.limit }
-        const fit = await usageRepository.reserveMonthlyPayloads(tx, quota, creations.length, shard)
+        const fit = await usageRepository.reserveMonthlyPayloads(tx, this.dialect, quota, creations.length, shard)
         for (const one of creations.slice(0, fit)) fitting.add(one)
       }
       const accepted = group.filter((one) => fitting.has(one))
       const inserted = await payloadsRepository.insertMany(
         tx,
+        this.dialect,
         accepted.map((one) => one.payload),
       )
       if (inserted < accepted.length) {
@@ -176,7 +177,7 @@ export class PayloadCreations {
    * transaction does it.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
-    if (isEmbedded(this.db)) return false
+    if (this.dialect === 'sqlite') return false
     const first = group[0]!
     const day = utcDay(first.payload.createdAtMs)
     const alone = group.every(

@@ -1,20 +1,11 @@
-// Payload rows. Every move out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of
-// two racing transitions exactly one wins, on SQLite and on PostgreSQL alike.
+// Payload rows: how a payload maps to its row, writing new ones, and reading them. Moves of a payload once written are
+// in transitions-repository.ts.
 import type { Insertable, Selectable } from 'kysely'
-import type { DbOrTx } from '../../platform/db/database.js'
-import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
+import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
-import type {
-  DeliveredAmount,
-  FinalOutcome,
-  Payload,
-  PayloadStatus,
-  PayloadType,
-  ResolvedStatus,
-  SignedResolution,
-  SubmissionOutcome,
-} from './model.js'
+import type { DeliveredAmount, Payload, PayloadStatus, PayloadType, SubmissionOutcome } from './model.js'
 import type { PayloadPage } from './schemas.js'
 
 type PayloadRow = Selectable<PayloadsTable>
@@ -49,14 +40,6 @@ export function rowToPayload(row: PayloadRow): Payload {
     externalId: row.external_id,
     metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
   }
-}
-
-/** A page of a project's payloads, optionally filtered. */
-export interface TransitionChanges {
-  status: ResolvedStatus
-  resolvedAtMs: number
-  signed?: SignedResolution
-  rejectedBy?: string
 }
 
 type NewPayloadRow = Pick<
@@ -102,43 +85,7 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
     .returning('uuid'),
 )
-/**
- * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
- * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition.
- */
-const resolvePending = new HotQuery(
-  (
-    db,
-    p: Required<Pick<PayloadsTable, ResolutionColumn>> & {
-      status: ResolvedStatus
-      resolved_at: number
-      uuid: string
-      notExpiredAtMs: number
-    },
-  ) =>
-    db
-      .updateTable('payloads')
-      .set({
-        status: p.status,
-        resolved_at: p.resolved_at,
-        wallet_adapter: p.wallet_adapter,
-        signer_address: p.signer_address,
-        tx_hash: p.tx_hash,
-        tx_blob: p.tx_blob,
-        public_key: p.public_key,
-        signature: p.signature,
-        submit_engine_result: p.submit_engine_result,
-      })
-      .where('uuid', '=', p.uuid)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', p.notExpiredAtMs)
-      .returningAll(),
-)
-type ResolutionColumn = 'wallet_adapter' | 'signer_address' | 'tx_hash' | 'tx_blob' | 'public_key' | 'signature' | 'submit_engine_result'
 const selectPayload = new HotQuery((db, p: { uuid: string }) => db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid))
-const selectProjectPayload = new HotQuery((db, p: { uuid: string; projectId: string }) =>
-  db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid).where('project_id', '=', p.projectId),
-)
 
 export function newPayloadRow(payload: Payload): NewPayloadRow {
   return {
@@ -183,8 +130,8 @@ export const payloadsRepository = {
    * another on the connection (no round trips to save there). Returns how many were inserted: fewer when some
    * externalId was taken (by another payload of the project, or by another of these).
    */
-  async insertMany(db: DbOrTx, payloads: Payload[]): Promise<number> {
-    if (payloads.length === 1 || isEmbedded(db)) {
+  async insertMany(db: DbOrTx, dialect: Dialect, payloads: Payload[]): Promise<number> {
+    if (payloads.length === 1 || dialect === 'sqlite') {
       let inserted = 0
       for (const payload of payloads) if (await payloadsRepository.insert(db, payload)) inserted++
       return inserted
@@ -209,35 +156,20 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  /**
-   * Replaces a pending multisigned payload's state if it is still `expected` (compare-and-set: of two racing
-   * signatures one wins, the other reads again). Undefined when the state moved, or the payload was resolved or expired.
-   */
-  async replaceMultisign(
-    db: DbOrTx,
-    uuid: string,
-    change: { expected: MultisignState; next: MultisignState; notExpiredAtMs: number },
-  ): Promise<Payload | undefined> {
-    const row = await db
-      .updateTable('payloads')
-      .set({ multisign_json: JSON.stringify(change.next) })
-      .where('uuid', '=', uuid)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', change.notExpiredAtMs)
-      .where('multisign_json', '=', JSON.stringify(change.expected))
-      .returningAll()
-      .executeTakeFirst()
-    return row && rowToPayload(row)
-  },
-
   async findByUuid(db: DbOrTx, uuid: string): Promise<Payload | undefined> {
     const row = await selectPayload.executeTakeFirst(db, { uuid })
     return row && rowToPayload(row)
   },
 
+  /**
+   * The payload if it belongs to the project: read by its uuid alone, the project compared here. As a prepared
+   * statement on PostgreSQL, `uuid = $1 and project_id = $2` got a plan that read the project's index (every payload
+   * of the project) on a table not yet analyzed, and kept it until autovacuum's first ANALYZE: 0.5 to 3.8 ms a read on
+   * a fresh database as the table grew, against 0.1 ms by the primary key (docs/performance.md, "Hot queries").
+   */
   async findForProject(db: DbOrTx, projectId: string, uuid: string): Promise<Payload | undefined> {
-    const row = await selectProjectPayload.executeTakeFirst(db, { uuid, projectId })
-    return row && rowToPayload(row)
+    const payload = await payloadsRepository.findByUuid(db, uuid)
+    return payload?.projectId === projectId ? payload : undefined
   },
 
   async listForProject(db: DbOrTx, projectId: string, page: PayloadPage): Promise<Payload[]> {
@@ -256,64 +188,5 @@ export const payloadsRepository = {
     }
     const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
     return rows.map(rowToPayload)
-  },
-
-  /**
-   * Moves a pending payload to a resolved status. `notExpiredAtMs` makes the move conditional on the
-   * payload not having expired yet (a wallet acting at the last instant loses to the clock).
-   * Returns the updated payload, or undefined when another transition got there first.
-   */
-  async transition(db: DbOrTx, uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
-    const signed = changes.signed
-    const row = await resolvePending.executeTakeFirst(db, {
-      uuid,
-      notExpiredAtMs: notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
-      status: changes.status,
-      resolved_at: changes.resolvedAtMs,
-      wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,
-      signer_address: signed?.signerAddress ?? null,
-      tx_hash: signed?.txHash ?? null,
-      tx_blob: signed?.txBlob ?? null,
-      public_key: signed?.publicKey ?? null,
-      signature: signed?.signature ?? null,
-      submit_engine_result: signed?.submitEngineResult ?? null,
-    })
-    return row && rowToPayload(row)
-  },
-
-  /** Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. */
-  async expireOverdue(db: DbOrTx, nowMs: number, limit: number): Promise<Payload[]> {
-    const overdue = db
-      .selectFrom('payloads')
-      .select('uuid')
-      .where('status', '=', 'pending')
-      .where('expires_at', '<=', nowMs)
-      .orderBy('expires_at')
-      .limit(limit)
-    const rows = await db
-      .updateTable('payloads')
-      .set({ status: 'expired', resolved_at: nowMs })
-      .where('uuid', 'in', overdue)
-      .where('status', '=', 'pending')
-      .returningAll()
-      .execute()
-    return rows.map(rowToPayload)
-  },
-
-  /** Records a signAndSubmit transaction's final outcome, once: returns the payload, or undefined when one was already recorded. */
-  async recordOutcome(db: DbOrTx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
-    const row = await db
-      .updateTable('payloads')
-      .set({
-        outcome: final.outcome,
-        validated_result: final.transactionResult,
-        validated_ledger_index: final.ledgerIndex,
-        delivered_amount: final.deliveredAmount === null ? null : JSON.stringify(final.deliveredAmount),
-      })
-      .where('uuid', '=', uuid)
-      .where('outcome', 'is', null)
-      .returningAll()
-      .executeTakeFirst()
-    return row && rowToPayload(row)
   },
 }

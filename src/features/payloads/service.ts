@@ -3,7 +3,7 @@
 // one database transaction with what must happen alongside it, is transitions.ts.
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
-import type { Db, Tx } from '../../platform/db/database.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict, gone, notFound } from '../../platform/errors.js'
 import type { PlanLimits, PlanName } from '../projects/plans.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
@@ -12,14 +12,16 @@ import { type CreatingProject, PayloadCreator } from './create-payload.js'
 import type { CreationsObserver } from './creations.js'
 import { type FinalOutcome, type Payload, type SignedResolution, signingUrl } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { payloadsRepository } from './repository.js'
 import type { CreatePayloadRequest, PayloadPage } from './schemas.js'
 import { PayloadTransitions, PROOF_ALREADY_USED_MESSAGE } from './transitions.js'
+import type { TransitionChanges } from './transitions-repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
 export interface PayloadServiceOptions {
   db: Db
+  dialect: Dialect
   clock: Clock
   /** 'payload.changed' in the transaction of each state change and after its commit; 'usage.warning' in a creation's. */
   events: ServiceEvents

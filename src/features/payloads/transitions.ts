@@ -4,13 +4,14 @@
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { utcDay } from '../../platform/clock.js'
-import type { Db, Tx } from '../../platform/db/database.js'
+import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict } from '../../platform/errors.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import { eventForStatus, type FinalOutcome, type Payload, type PayloadEvent, type ResolvedStatus } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
-import { payloadsRepository, type TransitionChanges } from './repository.js'
+import { payloadsRepository } from './repository.js'
+import { payloadTransitionsRepository, type TransitionChanges } from './transitions-repository.js'
 
 export const PROOF_ALREADY_USED_MESSAGE =
   'This signature is already used by another request: a signature or signed transaction resolves one request only'
@@ -22,6 +23,7 @@ export interface PayloadTransition {
 
 export interface PayloadTransitionsOptions {
   db: Db
+  dialect: Dialect
   clock: Clock
   /** 'payload.changed' in the transaction of each state change and after its commit. */
   events: ServiceEvents
@@ -37,7 +39,7 @@ export class PayloadTransitions {
    */
   async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
     const moved = await this.options.db.transaction().execute(async (tx) => {
-      const payload = await payloadsRepository.transition(tx, uuid, changes, notExpiredAtMs)
+      const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, notExpiredAtMs)
       if (!payload) return undefined
       const proofKey = changes.signed?.proofKey
       if (
@@ -66,7 +68,7 @@ export class PayloadTransitions {
   async expireOverdue(batchSize: number): Promise<number> {
     const nowMs = this.options.clock.now()
     const expired = await this.options.db.transaction().execute(async (tx) => {
-      const moved = await payloadsRepository.expireOverdue(tx, nowMs, batchSize)
+      const moved = await payloadTransitionsRepository.expireOverdue(tx, nowMs, batchSize)
       for (const payload of moved) await this.afterTransitionInTx(tx, payload)
       return moved
     })
@@ -86,7 +88,7 @@ export class PayloadTransitions {
   ): Promise<Payload | undefined> {
     const { expected, next, nowMs } = change
     const changed = await this.options.db.transaction().execute(async (tx) => {
-      const updated = await payloadsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
+      const updated = await payloadTransitionsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
       if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
       return updated
     })
@@ -99,7 +101,7 @@ export class PayloadTransitions {
    * settles the follow). Returns the payload, or undefined when an outcome was already recorded.
    */
   async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
-    const payload = await payloadsRepository.recordOutcome(tx, uuid, final)
+    const payload = await payloadTransitionsRepository.recordOutcome(tx, uuid, final)
     if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.finalized' })
     return payload
   }
@@ -119,7 +121,7 @@ export class PayloadTransitions {
       status: payload.status,
       walletAdapter: payload.walletAdapter ?? '',
     }
-    await usageRepository.moveFromPending(tx, key, pickShard(tx))
+    await usageRepository.moveFromPending(tx, key, pickShard(this.options.dialect))
   }
 
   private emit(payload: Payload): void {

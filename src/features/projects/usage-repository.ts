@@ -10,8 +10,8 @@
 //   when every shard is full.
 // - The daily counts: each transaction adds to its shard's row; analytics sums the shards.
 import { sql } from 'kysely'
-import type { DbOrTx, Tx } from '../../platform/db/database.js'
-import { HotQuery, isEmbedded } from '../../platform/db/hot-query.js'
+import type { DbOrTx, Dialect, Tx } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
 
 /** Counter shards per project on PostgreSQL: more than the transactions one project has in flight, few to sum. */
 export const COUNTER_SHARDS = 16
@@ -19,8 +19,8 @@ export const COUNTER_SHARDS = 16
 const MAX_BLOCK = 1000
 
 /** A shard for the next transaction's counters: any on PostgreSQL, where each spreads the load; 0 on SQLite. */
-export function pickShard(db: DbOrTx): number {
-  return isEmbedded(db) ? 0 : Math.floor(Math.random() * COUNTER_SHARDS)
+export function pickShard(dialect: Dialect): number {
+  return dialect === 'sqlite' ? 0 : Math.floor(Math.random() * COUNTER_SHARDS)
 }
 
 // The common case, one statement: the shard has quota left for all `count`, and the month's grants are within the
@@ -95,13 +95,20 @@ export const usageRepository = {
    * the limit. Runs in the transaction that creates the payloads, so that the count commits or rolls back with them.
    * A transaction reserving for several projects must do so in one order of projects (rows are locked as they go).
    */
-  async reserveMonthlyPayloads(tx: Tx, quota: { projectId: string; month: string; limit: number }, count: number, shard: number) {
+  async reserveMonthlyPayloads(
+    tx: Tx,
+    dialect: Dialect,
+    quota: { projectId: string; month: string; limit: number },
+    count: number,
+    shard: number,
+  ) {
     if (count <= 0 || quota.limit <= 0) return 0
     const { projectId, month, limit } = quota
     if (await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count, limit })) return count
     // Out of quota in this shard: take a block from the month, under the month's row lock (every grant and every
     // move between shards of this month waits for it, so they run one at a time and see each other's counts).
-    const lock = !isEmbedded(tx)
+    // SQLite has one writer and no row locks (nor FOR UPDATE).
+    const lock = dialect === 'postgres'
     await tx
       .insertInto('project_usage')
       .values({ project_id: projectId, month, payload_count: 0 })

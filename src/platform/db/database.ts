@@ -2,10 +2,11 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, type Transaction } from 'kysely'
+import { Kysely, type Transaction } from 'kysely'
 import pg from 'pg'
-import { registerPostgresPool, registerSqliteConnection, type SqliteConnection } from './hot-query.js'
+import { PostgresStorageDialect } from './postgres-dialect.js'
 import type { Database } from './schema.js'
+import { SqliteStorageDialect } from './sqlite-dialect.js'
 
 export type Db = Kysely<Database>
 export type Tx = Transaction<Database>
@@ -14,6 +15,7 @@ export type Dialect = 'sqlite' | 'postgres'
 
 export interface Storage {
   db: Db
+  /** Which database: the embedded one has one connection and one writer, PostgreSQL a pool and row locks. */
   dialect: Dialect
   close(): Promise<void>
 }
@@ -34,9 +36,7 @@ function openSqlite(path: string): Storage {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const connection = withStatementCache(sqlite)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) })
-  registerSqliteConnection(db, connection)
+  const db = new Kysely<Database>({ dialect: new SqliteStorageDialect(sqlite) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }
 
@@ -54,40 +54,12 @@ function createPrivately(path: string): void {
   }
 }
 
-const STATEMENT_CACHE_SIZE = 500
-
-/**
- * Kysely prepares every query anew; better-sqlite3 statements are reusable, and the service runs a small set of
- * query shapes, so each SQL text is prepared once and kept. Kysely needs only prepare() and close() of the
- * database (hot queries also ask whether a transaction is open). Should the shapes ever outgrow the cache, it
- * starts afresh.
- */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase & SqliteConnection {
-  const statements = new Map<string, SQLite.Statement>()
-  return {
-    prepare(sql: string) {
-      let statement = statements.get(sql)
-      if (!statement) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
-        statement = sqlite.prepare(sql)
-        statements.set(sql, statement)
-      }
-      return statement
-    },
-    close: () => sqlite.close(),
-    get inTransaction() {
-      return sqlite.inTransaction
-    },
-  }
-}
-
 function openPostgres(url: string): Storage {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 })
   // A client losing its connection (a database restart) must not crash the process: idle clients report through
   // the pool, checked-out ones through their own 'error' event; the query in flight fails and answers 503.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  registerPostgresPool(db, pool)
+  const db = new Kysely<Database>({ dialect: new PostgresStorageDialect(pool) })
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }

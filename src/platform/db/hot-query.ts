@@ -1,135 +1,132 @@
-// Queries on the request path, compiled once instead of built on every call. Kysely builds and compiles a query
-// from its operation tree each time it runs, which costs several times what SQLite takes to answer a point read;
-// a hot query is built once per dialect with a marker in place of each parameter, and later calls only fill in
-// the values. On the embedded SQLite database the compiled statement also runs synchronously on the connection,
-// which skips Kysely's connection hand-over: inside a transaction (which holds the one connection), or outside
-// one when no transaction holds it. On PostgreSQL, outside a transaction, it is a prepared statement on the pool.
-import type SQLite from 'better-sqlite3'
-import { type Compilable, CompiledQuery, type DialectAdapter } from 'kysely'
-import type { Db, DbOrTx } from './database.js'
+// Queries on the request path, compiled once instead of built on every call. Kysely builds a query's operation tree
+// and compiles it to SQL each time it runs; a hot query is built once, with a marker in place of each parameter, and
+// compiled once per database by its driver, so that later calls only fill in the values.
+//
+// Where they pay, measured in-process on 2026-11-23 (docs/performance.md, "Hot queries"): µs per statement, median,
+// hot against built by Kysely on every call. SQLite: a payload read 11 against 17, a transition's move 15 against 37,
+// the month's quota count 9 against 50, the webhook subscribers 21 against 48. PostgreSQL, where a hot query is also
+// a named prepared statement: a payload read 165 against 248, a transition's move 246 against 384, the quota count 179
+// against 384. Every hot query pays on both databases; measure a new one before it joins them, and keep to lookups by
+// a unique key and inserts: a prepared statement's generic plan comes from the statistics of its first runs, and a
+// query that could use another index may keep a bad plan (payloads/repository.ts, findForProject).
+//
+// A hot query runs through Kysely (`db.executeQuery`): on the transaction's connection inside a transaction, on a
+// connection of the pool outside one. The drivers that openStorage gives Kysely (sqlite-dialect.ts,
+// postgres-dialect.ts) recognise a HotQueryCall and compile its template with their dialect's compiler, once: on
+// SQLite the statement is prepared once and kept; on PostgreSQL it is a named prepared statement, parsed and planned
+// once per pooled connection (Kysely sends an unnamed one, parsed and planned every time), inside a transaction as
+// outside one. Kysely's executor and connection hand-over cost about 2.5 µs a statement on SQLite over running it on
+// the connection directly, which is what hot queries did before they went through Kysely's driver interface.
+import {
+  type Compilable,
+  type CompiledQuery,
+  createQueryId,
+  type Kysely,
+  type QueryCompiler,
+  type QueryId,
+  type RootOperationNode,
+} from 'kysely'
+import type { Database } from './schema.js'
 
 const MARKER_PREFIX = '\u0000hot-query-parameter:'
 
-/** An embedded database's one connection, with its statements prepared once per SQL text. */
-export interface SqliteConnection {
-  prepare(sql: string): SQLite.Statement
-  readonly inTransaction: boolean
-}
-
-/** Keyed by the dialect's adapter, which a database shares with its transactions. */
-const sqliteConnections = new WeakMap<DialectAdapter, SqliteConnection>()
-
-/** A PostgreSQL pool's one method hot queries use: a named query is parsed and planned once per connection. */
-export interface PostgresPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>
-}
-
-const postgresPools = new WeakMap<DialectAdapter, PostgresPool>()
-
-/** Lets hot queries on `db` outside a transaction run as prepared statements on `pool`. Called by openStorage. */
-export function registerPostgresPool(db: Db, pool: PostgresPool): void {
-  postgresPools.set(db.getExecutor().adapter, pool)
-}
-
-let hotQueries = 0
-
-/** Lets hot queries on `db` and its transactions run synchronously on `connection`. Called by openStorage. */
-export function registerSqliteConnection(db: Db, connection: SqliteConnection): void {
-  sqliteConnections.set(db.getExecutor().adapter, connection)
-}
-
-interface Compiled {
-  sql: string
-  /** For each positional parameter: the name of the value to put there, or a constant the builder wrote. */
-  slots: Array<{ name: string } | { constant: unknown }>
+/** A hot query's operation tree, with a marker in place of each parameter: built once, the same for every dialect. */
+export interface HotTemplate {
+  readonly node: RootOperationNode
+  readonly queryId: QueryId
 }
 
 /**
  * A query built by `build` from named parameters. `build` must read each parameter by name and pass it straight
  * through as a value (a comparison operand, an inserted or updated value), never inspect or spread it: it is
  * called once, with markers in place of the values. Unlike Kysely, which leaves an undefined column out, a
- * parameter left undefined is bound as NULL; keep parameters required. Compiled SQL is kept per dialect adapter,
- * which a database shares with its transactions and with `withPlugin`/`withSchema` copies: do not run a hot query
- * on such a copy. As with Kysely, a transaction is used only inside its callback: on SQLite a hot query cannot tell a
- * finished transaction from a live one while another transaction holds the connection.
+ * parameter left undefined is bound as NULL; keep parameters required. The template is built on the first database
+ * the query runs on, and plugins of a `withPlugin` copy would be built into it: do not run a hot query on such a copy.
  */
 export class HotQuery<Params extends Record<string, unknown>, Row> {
-  /** Keyed by the dialect's adapter, which a database and its transactions share. */
-  private readonly compiled = new WeakMap<DialectAdapter, Compiled>()
-  /** The prepared statement's name on PostgreSQL connections. */
-  private readonly name = `hot-query-${++hotQueries}`
+  #template: HotTemplate | undefined
 
-  constructor(private readonly build: (db: DbOrTx, params: Params) => Compilable<Row>) {}
+  constructor(private readonly build: (db: Kysely<Database>, params: Params) => Compilable<Row>) {}
 
   /** The rows the query returns (none for a statement without RETURNING). */
-  async execute(db: DbOrTx, params: Params): Promise<Row[]> {
-    const adapter = db.getExecutor().adapter
-    const { sql, slots } = this.compiledFor(adapter, db)
-    const values = slots.map((slot) => ('name' in slot ? params[slot.name] : slot.constant))
-    const sqlite = sqliteConnections.get(adapter)
-    if (sqlite && db.isTransaction) {
-      // A transaction holds the one connection until it ends, so its statements may run on it directly. Kysely refuses
-      // a transaction used after it ended; so does this, as the connection may by then be another caller's.
-      if (!sqlite.inTransaction) throw new Error('Transaction is already committed or rolled back')
-      return runOnSqlite(sqlite, sql, values)
-    }
-    // Outside a transaction, directly only while no transaction holds the connection (its statements would otherwise
-    // take this one in).
-    if (sqlite && !sqlite.inTransaction) return runOnSqlite(sqlite, sql, values)
-    // On PostgreSQL outside a transaction: prepared once per pooled connection, then only bound and executed (Kysely
-    // sends an unnamed statement, parsed and planned every time).
-    const pool = db.isTransaction ? undefined : postgresPools.get(adapter)
-    if (pool) return (await pool.query({ name: this.name, text: sql, values })).rows as Row[]
-    // Waiting for another transaction, or on PostgreSQL: through Kysely, on the transaction's connection or the pool's.
-    return (await db.executeQuery<Row>(CompiledQuery.raw(sql, values))).rows
+  async execute(db: Kysely<Database>, params: Params): Promise<Row[]> {
+    this.#template ??= buildTemplate(db, this.build)
+    return (await db.executeQuery<Row>(new HotQueryCall(this.#template, params))).rows
   }
 
-  async executeTakeFirst(db: DbOrTx, params: Params): Promise<Row | undefined> {
+  async executeTakeFirst(db: Kysely<Database>, params: Params): Promise<Row | undefined> {
     return (await this.execute(db, params))[0]
-  }
-
-  // getExecutor() is public in Kysely's types though documented as internal; the tests on both databases would catch
-  // a release that changed it.
-  private compiledFor(adapter: DialectAdapter, db: DbOrTx): Compiled {
-    let compiled = this.compiled.get(adapter)
-    if (!compiled) {
-      compiled = compileWithMarkers(db, this.build)
-      this.compiled.set(adapter, compiled)
-    }
-    return compiled
   }
 }
 
-function compileWithMarkers<Params extends Record<string, unknown>, Row>(
-  db: DbOrTx,
-  build: (db: DbOrTx, params: Params) => Compilable<Row>,
-): Compiled {
-  const seen = new Set<string>()
+/**
+ * One execution of a hot query, as `db.executeQuery` carries it to the driver: the template and this call's values.
+ * Its SQL depends on the dialect, which only the driver knows, so it has none of its own: `sql` is a sentence that
+ * both databases refuse as a syntax error, should a driver that does not know hot queries ever be given one.
+ */
+export class HotQueryCall<Row = unknown> implements CompiledQuery<Row> {
+  constructor(
+    readonly template: HotTemplate,
+    readonly params: Readonly<Record<string, unknown>>,
+  ) {}
+
+  get query(): RootOperationNode {
+    return this.template.node
+  }
+
+  get queryId(): QueryId {
+    return this.template.queryId
+  }
+
+  get sql(): string {
+    return 'hot query: run only by the drivers of src/platform/db'
+  }
+
+  get parameters(): readonly unknown[] {
+    return []
+  }
+}
+
+/** A hot query compiled for one dialect: its SQL, and the values of a call in the order of its placeholders. */
+export interface CompiledHotQuery {
+  readonly sql: string
+  values(params: Readonly<Record<string, unknown>>): unknown[]
+}
+
+/** Compiles a hot query's template with a dialect's compiler. Called by each driver once per template. */
+export function compileHotQuery(template: HotTemplate, compiler: QueryCompiler): CompiledHotQuery {
+  const { sql, parameters } = compiler.compileQuery(template.node, template.queryId)
+  // For each placeholder: the name of the value to put there, or a constant the builder wrote.
+  const slots = parameters.map((value): { name: string } | { constant: unknown } => {
+    const name = markedName(value)
+    return name === undefined ? { constant: value } : { name }
+  })
+  return {
+    sql,
+    values: (params) => slots.map((slot) => ('name' in slot ? params[slot.name] : slot.constant)),
+  }
+}
+
+function buildTemplate<Params extends Record<string, unknown>, Row>(
+  db: Kysely<Database>,
+  build: (db: Kysely<Database>, params: Params) => Compilable<Row>,
+): HotTemplate {
+  const read = new Set<string>()
   const markers = new Proxy({} as Params, {
     get: (_target, name) => {
       if (typeof name !== 'string') return undefined
-      seen.add(name)
+      read.add(name)
       return `${MARKER_PREFIX}${name}`
     },
   })
-  const query = build(db, markers).compile()
-  const slots = query.parameters.map((value) =>
-    typeof value === 'string' && value.startsWith(MARKER_PREFIX) ? { name: value.slice(MARKER_PREFIX.length) } : { constant: value },
-  )
-  const placed = new Set(slots.flatMap((slot) => ('name' in slot ? [slot.name] : [])))
-  const lost = [...seen].filter((name) => !placed.has(name))
+  // Compiled here only to check the markers: the operation tree is what each driver compiles for its dialect.
+  const { query, parameters } = build(db, markers).compile()
+  const placed = new Set(parameters.map(markedName))
+  const lost = [...read].filter((name) => !placed.has(name))
   if (lost.length > 0) throw new Error(`Hot query parameters ${lost.join(', ')} are not passed through as values`)
-  return { sql: query.sql, slots }
+  return { node: query, queryId: createQueryId() }
 }
 
-function runOnSqlite<Row>(sqlite: SqliteConnection, sql: string, values: unknown[]): Row[] {
-  const statement = sqlite.prepare(sql)
-  if (statement.reader) return statement.all(values) as Row[]
-  statement.run(values)
-  return []
-}
-
-/** Whether `db` is the embedded SQLite database (one writer: no row contention to spread). */
-export function isEmbedded(db: DbOrTx): boolean {
-  return sqliteConnections.has(db.getExecutor().adapter)
+function markedName(value: unknown): string | undefined {
+  return typeof value === 'string' && value.startsWith(MARKER_PREFIX) ? value.slice(MARKER_PREFIX.length) : undefined
 }

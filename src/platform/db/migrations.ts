@@ -1,9 +1,15 @@
 // The one set of migrations, for SQLite and PostgreSQL alike. Run at start and by `countersign migrate`.
 // Add new migrations at the end with the next number; never edit one that has shipped.
-import { type Kysely, SqliteAdapter, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration'
+import type { Dialect, Storage } from './database.js'
 
-const migrations: Record<string, Migration> = {
+/** A migration is told which database it runs on, for the few changes SQLite makes differently. */
+interface StorageMigration {
+  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>
+}
+
+const migrations: Record<string, StorageMigration> = {
   '0001_initial': {
     async up(db: Kysely<unknown>) {
       await db.schema
@@ -277,7 +283,7 @@ const migrations: Record<string, Migration> = {
   // `used` counts the payloads; the daily counts gain a shard to their key. project_usage.payload_count becomes the
   // quota granted to the shards so far. Existing counts move to shard 0, fully used.
   '0007_perf': {
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, dialect: Dialect) {
       await db.schema
         .createTable('usage_shards')
         .addColumn('project_id', 'text', (c) => c.notNull().references('projects.id'))
@@ -290,7 +296,7 @@ const migrations: Record<string, Migration> = {
       await sql`insert into usage_shards (project_id, month, shard, granted, used)
         select project_id, month, 0, payload_count, payload_count from project_usage`.execute(db)
 
-      if (db.getExecutor().adapter instanceof SqliteAdapter) {
+      if (dialect === 'sqlite') {
         // SQLite cannot change a primary key: the table is built anew under its name.
         await db.schema
           .createTable('payload_daily_counts_sharded')
@@ -355,14 +361,17 @@ const migrations: Record<string, Migration> = {
 }
 
 class InCodeMigrationProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+
   async getMigrations(): Promise<Record<string, Migration>> {
-    return migrations
+    return Object.fromEntries(
+      Object.entries(migrations).map(([name, migration]) => [name, { up: (db: Kysely<unknown>) => migration.up(db, this.dialect) }]),
+    )
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new InCodeMigrationProvider() })
+export async function migrateToLatest(storage: Pick<Storage, 'db' | 'dialect'>): Promise<string[]> {
+  const migrator = new Migrator({ db: storage.db, provider: new InCodeMigrationProvider(storage.dialect) })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

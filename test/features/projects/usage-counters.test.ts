@@ -37,6 +37,7 @@ forEachDatabase('usage counters', (dialect) => {
       events.onTransaction('usage.warning', async () => void warned++)
       return new PayloadService({
         db: storage.db,
+        dialect: storage.dialect,
         clock,
         events,
         publicUrl: 'http://countersign.test',
@@ -143,7 +144,7 @@ forEachDatabase('usage counters', (dialect) => {
     const reserve = (count: number, shard: number) =>
       db()
         .transaction()
-        .execute((tx) => usageRepository.reserveMonthlyPayloads(tx, quota, count, shard))
+        .execute((tx) => usageRepository.reserveMonthlyPayloads(tx, dialect, quota, count, shard))
     // Shard 0 takes a block bigger than its one payload: a share of the month, so the next ones need no grant.
     assert.equal(await reserve(1, 0), 1)
     const grants = () =>

@@ -1,7 +1,8 @@
-// Hot queries: compiled once, the same answers as Kysely's own execution, and on SQLite never run inside
-// another caller's open transaction.
+// Hot queries: compiled once, the same answers as Kysely's own execution, part of the transaction they run in, on
+// SQLite never run inside another caller's open transaction, and on PostgreSQL prepared once per connection.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { sql } from 'kysely'
 import { openStorage, type Storage, type Tx } from '../../../src/platform/db/database.js'
 import { HotQuery } from '../../../src/platform/db/hot-query.js'
 import { migrateToLatest } from '../../../src/platform/db/migrations.js'
@@ -22,7 +23,7 @@ forEachDatabase('hot queries', (dialect) => {
   before(async () => {
     database = await createTestDatabase(dialect)
     storage = openStorage(database.url)
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
   })
   after(async () => {
     await storage.close()
@@ -51,6 +52,24 @@ forEachDatabase('hot queries', (dialect) => {
       /roll back/,
     )
     assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'gamma' }), undefined)
+  })
+
+  it("sees its transaction's uncommitted writes, its own and Kysely's, and a rollback undoes them", async () => {
+    await insertProject.execute(storage.db, { id: 'proj_e', name: 'epsilon' })
+    await assert.rejects(
+      storage.db.transaction().execute(async (tx) => {
+        assert.deepEqual(await renameProject.execute(tx, { id: 'proj_e', name: 'epsilon-2' }), [{ name: 'epsilon-2' }])
+        const seenByKysely = await tx.selectFrom('projects').select('name').where('id', '=', 'proj_e').executeTakeFirst()
+        assert.deepEqual(seenByKysely, { name: 'epsilon-2' })
+        await tx.insertInto('projects').values({ id: 'proj_f', name: 'zeta', plan: 'free', created_at: 1 }).execute()
+        assert.deepEqual(await projectByName.executeTakeFirst(tx, { name: 'zeta' }), { id: 'proj_f', plan: 'free' })
+        throw new Error('roll back')
+      }),
+      /roll back/,
+    )
+    assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'epsilon' }), { id: 'proj_e', plan: 'free' })
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'epsilon-2' }), undefined)
+    assert.equal(await projectByName.executeTakeFirst(storage.db, { name: 'zeta' }), undefined)
   })
 
   it('refuses a transaction used after it ended', async () => {
@@ -96,6 +115,28 @@ forEachDatabase('hot queries', (dialect) => {
     await transaction
     assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'delta' }), { id: 'proj_d', plan: 'free' })
   })
+
+  // On SQLite a statement is prepared once by the connection's cache, which keeps no count to read.
+  if (dialect === 'postgres') {
+    it('is prepared once per connection on PostgreSQL, inside a transaction and outside one', async () => {
+      // Statements prepared on this connection by that hot query, and how many times each ran.
+      const preparedByName = sql<{ count: number; executions: number }>`
+        select count(*)::int as count, coalesce(sum(generic_plans + custom_plans), 0)::int as executions
+        from pg_prepared_statements where name like 'hot-query-%' and statement like '%where "name" = $1'`
+      await storage.db.connection().execute(async (connection) => {
+        const before = (await preparedByName.execute(connection)).rows[0]!
+        await projectByName.execute(connection, { name: 'alpha-2' })
+        await projectByName.execute(connection, { name: 'beta' })
+        assert.deepEqual((await preparedByName.execute(connection)).rows, [{ count: 1, executions: before.executions + 2 }])
+      })
+      await storage.db.transaction().execute(async (tx) => {
+        const before = (await preparedByName.execute(tx)).rows[0]!
+        await projectByName.execute(tx, { name: 'beta' })
+        const after = (await preparedByName.execute(tx)).rows[0]!
+        assert.deepEqual(after, { count: 1, executions: before.executions + 1 })
+      })
+    })
+  }
 
   it('refuses a builder that does not pass a parameter through as a value', async () => {
     const inspecting = new HotQuery((db, p: { limit: number }) =>

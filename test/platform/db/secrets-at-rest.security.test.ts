@@ -177,7 +177,7 @@ describe('the SQLite database on disk', () => {
   it('is created 0600 (and its -wal and -shm files), in a data directory created 0700', async () => {
     const path = join(directory, 'data', 'nested', 'countersign.db')
     const storage = openStorage(`sqlite:${path}`)
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
     try {
       assert.equal(mode(join(directory, 'data')).toString(8), '700')
       assert.equal(mode(join(directory, 'data', 'nested')).toString(8), '700')
@@ -192,7 +192,7 @@ describe('the SQLite database on disk', () => {
     writeFileSync(path, '')
     chmodSync(path, 0o644)
     const storage = openStorage(`sqlite:${path}`)
-    await migrateToLatest(storage.db)
+    await migrateToLatest(storage)
     await storage.close()
     assert.equal(mode(path).toString(8), '600')
   })
