@@ -36,7 +36,7 @@ import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerCookies } from './platform/http/cookies.js'
 import { registerErrorHandling } from './platform/http/errors.js'
 import { registerHealthRoutes } from './platform/http/health.js'
-import { idempotencyHooks } from './platform/http/idempotency.js'
+import { countsAfterIdempotencyCheck, idempotencyHooks } from './platform/http/idempotency.js'
 import { MAX_JSON_NESTING, nestsDeeperThan } from './platform/http/json-nesting.js'
 import type { Metrics } from './platform/http/metrics.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
@@ -124,7 +124,12 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
       api.addHook(
         'onRequest',
-        apiKeyAuthHook({ authenticator: ctx.authenticator, authFailuresPerMinute: ctx.config.authFailuresPerMinute, ...rate }),
+        apiKeyAuthHook({
+          authenticator: ctx.authenticator,
+          authFailuresPerMinute: ctx.config.authFailuresPerMinute,
+          countedLater: countsAfterIdempotencyCheck,
+          ...rate,
+        }),
       )
       const idempotency = idempotencyHooks({
         db: ctx.storage.db,

@@ -7,7 +7,6 @@ import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js'
 import { clientAddressKey } from '../ip-address.js'
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
-import { countsAfterIdempotencyCheck } from './idempotency.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,6 +27,11 @@ export interface ApiKeyAuthDeps {
 export interface ApiKeyAuthHookDeps extends ApiKeyAuthDeps {
   /** Failed authentications a client address may make per minute; past them, 429 before any key is looked up. */
   authFailuresPerMinute: number
+  /**
+   * Whether a later hook counts this request's rate instead (the Idempotency-Key hook, which lets go of the key at a
+   * 429: idempotency.ts, countsAfterIdempotencyCheck).
+   */
+  countedLater: (request: FastifyRequest) => boolean
 }
 
 export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
@@ -49,7 +53,7 @@ export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
       throw error
     }
     // A request with an Idempotency-Key is counted by the idempotency hook, which lets go of its claim at a 429.
-    if (!countsAfterIdempotencyCheck(request)) await countRequest(request, reply)
+    if (!deps.countedLater(request)) await countRequest(request, reply)
   }
 }
 
