@@ -1,10 +1,12 @@
 // Redis connections that open on first use: a process that never needs Redis (a CLI command) never connects, and
 // so never waits on a connection at exit.
-import { Redis, type RedisOptions } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
+import { loadOnDemand } from './load-on-demand.js'
 
 /** A client that connects on its first command, or on connectedWithin(). */
 export function lazyRedis(redisUrl: string, options: RedisOptions = {}): Redis {
-  return new Redis(redisUrl, { ...options, lazyConnect: true })
+  const ioredis = loadOnDemand<typeof import('ioredis')>('ioredis')
+  return new ioredis.Redis(redisUrl, { ...options, lazyConnect: true })
 }
 
 /**

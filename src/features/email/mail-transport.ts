@@ -1,6 +1,6 @@
 // Outgoing mail over SMTP_URL. Without it there is no transport: the caller keeps the mail in the database and logs it.
-import { createTransport } from 'nodemailer'
 import type { BaseLogger } from 'pino'
+import { loadOnDemand } from '../../platform/load-on-demand.js'
 
 export interface OutgoingMail {
   to: string
@@ -27,6 +27,7 @@ const SOCKET_TIMEOUT_MS = 30_000
  */
 export function createMailTransport(smtpUrl: string | undefined, logger: Pick<BaseLogger, 'info'>): MailTransport | undefined {
   if (smtpUrl === undefined) return undefined
+  const { createTransport } = loadOnDemand<typeof import('nodemailer')>('nodemailer')
   const transporter = createTransport({
     url: smtpUrl,
     connectionTimeout: CONNECTION_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 // The rules of POST /payloads that a JSON schema cannot say (docs/interface.md §4 and §8, docs/api.md).
-import { isValidClassicAddress } from 'xrpl'
+import { isValidClassicAddress } from 'ripple-address-codec'
 import type { FieldError } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import { couldPassAsConnectChallenge } from '../signing/verify/connect-challenge.js'

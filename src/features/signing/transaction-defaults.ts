@@ -1,5 +1,5 @@
 // GET /api/v1/sign/{uuid}/account/{address}: what a Ledger device needs to complete the requested transaction.
-import { isValidClassicAddress } from 'xrpl'
+import { isValidClassicAddress } from 'ripple-address-codec'
 import { unprocessable } from '../../platform/errors.js'
 import type { TransactionDefaults } from '../../platform/xrpl/xrpl-node.js'
 import { askNode, requireNode, type SigningDeps } from './deps.js'

@@ -40,6 +40,11 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve(exhausted ? window.resetAtMs : undefined)
   }
 
+  /** How many keys' windows are held (ended ones included until the next pruning). */
+  get heldKeys(): number {
+    return this.windows.size
+  }
+
   close(): Promise<void> {
     this.windows.clear()
     return Promise.resolve()

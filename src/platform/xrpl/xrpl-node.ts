@@ -1,6 +1,10 @@
 // The service's connection to an XRPL node (XRPL_NODE_URL): submission, account lookups (master key, RegularKey,
 // signer list), and the checks that follow a transaction to its final outcome.
-import { type AccountInfoResponse, Client, deriveAddress, RippledError, type ServerInfoResponse } from 'xrpl'
+import type { AccountInfoResponse, Client, ServerInfoResponse } from 'xrpl'
+import { loadOnDemand } from '../load-on-demand.js'
+
+/** xrpl.js is loaded with the first node created: a service without XRPL_NODE_URL never loads it. */
+const xrpl = () => loadOnDemand<typeof import('xrpl')>('xrpl')
 
 export interface SubmitResult {
   engineResult: string
@@ -103,7 +107,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   /** Aborted by close(): refuses new requests. */
   const closing = new AbortController()
   // One client, created here and connected on first use; the constructor rejects a URL that is not ws(s)://.
-  const client = new Client(url, { timeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs })
+  const client = new (xrpl().Client)(url, { timeout: requestTimeoutMs, connectionTimeout: requestTimeoutMs })
   // After an unexpected close, xrpl.js schedules its own reconnect, which would later close a connection opened
   // meanwhile by the next request. Cancelling it (right after the close handler has scheduled it) leaves
   // reconnection to connectedClient, which connects again on the next request.
@@ -130,7 +134,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     try {
       return await send(connected)
     } catch (error) {
-      if (error instanceof RippledError) throw error
+      if (error instanceof xrpl().RippledError) throw error
       throw unavailable(error)
     }
   }
@@ -188,7 +192,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
         // transaction, not an outage.
-        if (error instanceof RippledError && rippledErrorCode(error) === 'invalidTransaction') {
+        if (error instanceof xrpl().RippledError && rippledErrorCode(error) === 'invalidTransaction') {
           return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false }
         }
         throw asUnavailable(error)
@@ -197,7 +201,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
 
     async isRegularKey(account, signingPubKey) {
       const response = await accountInfo(account, false)
-      return response?.result.account_data.RegularKey === deriveAddress(signingPubKey)
+      return response?.result.account_data.RegularKey === xrpl().deriveAddress(signingPubKey)
     },
 
     async hasSignerQuorum(account, signerAccounts) {
@@ -274,7 +278,7 @@ function deliveredAmountOf(meta: object): DeliveredAmount | null {
 }
 
 function rippledErrorCode(error: unknown): string | undefined {
-  if (!(error instanceof RippledError)) return undefined
+  if (!(error instanceof xrpl().RippledError)) return undefined
   const data = error.data as { error?: unknown } | undefined
   return typeof data?.error === 'string' ? data.error : undefined
 }

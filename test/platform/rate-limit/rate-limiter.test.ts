@@ -101,6 +101,31 @@ rateLimiterBehaviour('RedisRateLimiter', redisSkip, () => ({
   pass: (ms) => sleep(ms),
 }))
 
+describe('MemoryRateLimiter memory', () => {
+  it('holds a bounded number of keys however many have passed through it: a poll gate key per payload read', async () => {
+    const clock = new ManualClock()
+    const limiter = new MemoryRateLimiter(clock)
+    let mostHeld = 0
+    // 300,000 payloads read once each, 2,000 a second, behind a 1-second poll gate.
+    for (let read = 0; read < 300_000; read++) {
+      if (read % 2_000 === 0) clock.advance(1_000)
+      assert.equal((await limiter.consume(`poll:proj_a:payload-${read}`, 1, 1_000)).allowed, true)
+      mostHeld = Math.max(mostHeld, limiter.heldKeys)
+    }
+    assert.ok(mostHeld <= 10_000, `at most 10,000 keys held at once (held ${mostHeld})`)
+    await limiter.close()
+  })
+
+  it('keeps every key whose window is still open, however many there are', async () => {
+    const clock = new ManualClock()
+    const limiter = new MemoryRateLimiter(clock)
+    for (let key = 0; key < 25_000; key++) await limiter.consume(`rate:proj_${key}`, 1, 60_000)
+    assert.equal(limiter.heldKeys, 25_000)
+    assert.equal((await limiter.consume('rate:proj_0', 1, 60_000)).allowed, false, 'the first key is still counted')
+    await limiter.close()
+  })
+})
+
 describe('seconds until a window resets', () => {
   it('rounds up to whole seconds, and is 0 once the reset has passed (X-RateLimit-Reset)', () => {
     assert.equal(secondsUntil(10_000, 0), 10)

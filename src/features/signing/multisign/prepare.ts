@@ -1,6 +1,6 @@
 // Creating a multisigned request (options.multisign): the account's SignerList comes from the ledger, and the
 // transaction is completed here (Sequence, Fee) so that every signer signs the very same bytes.
-import { isValidClassicAddress } from 'xrpl'
+import { isValidClassicAddress } from 'ripple-address-codec'
 import { badGateway, unprocessable } from '../../../platform/errors.js'
 import { type XrplNode, XrplNodeUnavailableError } from '../../../platform/xrpl/xrpl-node.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState, newMultisignState } from './model.js'

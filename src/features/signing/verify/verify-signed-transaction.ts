@@ -1,6 +1,7 @@
 // Verifies a wallet's signed transaction blob against the transaction a payload requested (sign, signAndSubmit).
+import { sha512 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js'
 import { encodeForMultisigning } from 'ripple-binary-codec'
-import { hashes } from 'xrpl'
 import { type FieldError, unprocessable } from '../../../platform/errors.js'
 import {
   addressOfPublicKey,
@@ -83,7 +84,7 @@ export function verifySignedTransaction(requested: Record<string, unknown>, sign
   return {
     transaction,
     txBlob,
-    txHash: hashes.hashSignedTx(txBlob),
+    txHash: transactionHash(txBlob),
     signerAddress: account as string,
     signingPubKey: singleKey,
     multisigned,
@@ -138,4 +139,12 @@ function verifiesForSigner(transaction: Record<string, unknown>, signerAccount: 
     return false
   }
   return verifySignatureHex(signingData, signature, publicKey)
+}
+
+/** The ledger's prefix of a transaction ID: 'TXN' and a zero byte. */
+const TRANSACTION_ID_PREFIX = Uint8Array.of(0x54, 0x58, 0x4e, 0x00)
+
+/** A signed transaction's hash, as the ledger computes it: the first half of SHA-512 over the prefix and the blob. */
+function transactionHash(txBlob: string): string {
+  return bytesToHex(sha512(concatBytes(TRANSACTION_ID_PREFIX, hexToBytes(txBlob))).subarray(0, 32)).toUpperCase()
 }
