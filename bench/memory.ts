@@ -1,6 +1,7 @@
 // Memory after a million payloads: one service process on embedded SQLite (LOG_LEVEL=info, every worker running) is
 // sent 1,000,000 creations and then 1,000,000 reads, each payload read once (each poll gate key used once),
-// and its resident set size is read from /proc. Slow (minutes): `npm run bench -- --memory` or `--only=memory`;
+// and its resident set size is read from /proc. The service is started as operators start it, `countersign serve`
+// (bin/countersign.js, with its Node options), in the process the benchmark spawned. Slow (minutes): `npm run bench -- --memory` or `--only=memory`;
 // BENCH_MEMORY_PAYLOADS sets another count.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -37,7 +38,7 @@ export async function benchMemory(): Promise<{ text: string; goal: Goal }> {
         env: { ...process.env, ...env },
       }).toString(),
     ) as { apiKey: string }
-    const server = await startProcess(['dist/cli.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/)
+    const server = await startProcess(['bin/countersign.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/)
     try {
       const pid = server.child.pid!
       const base = `http://127.0.0.1:${server.match[1]}/api/v1/payloads`

@@ -101,7 +101,7 @@ async function benchService(databaseUrl: string, instances: number): Promise<Loa
     }).toString(),
   )
   const servers = await Promise.all(
-    Array.from({ length: instances }, () => startProcess(['dist/cli.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/)),
+    Array.from({ length: instances }, () => startProcess(['bin/countersign.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/)),
   )
   const bases = servers.map((s) => `http://127.0.0.1:${s.match[1]}/api/v1`)
   const headers = { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }

@@ -169,7 +169,7 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
       }).toString(),
     ) as { apiKey: string }
     for (let i = 0; i < POSTGRES_INSTANCES; i++) {
-      servers.push(await startProcess(['dist/cli.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/))
+      servers.push(await startProcess(['bin/countersign.js', 'serve'], env, /listening on http:\/\/127\.0\.0\.1:(\d+)/))
     }
     const bases = servers.map((server) => `http://127.0.0.1:${server.match[1]}/api/v1`)
     const headers = { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }

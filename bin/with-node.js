@@ -62,7 +62,10 @@ function unsupportedSentence() {
   return `countersign: Countersign needs Node.js ${lines}, but this is Node.js ${process.versions.node} and ${why}; install Node.js 24 from https://nodejs.org and run it again.`
 }
 
-/** Runs `script` with `args` on the chosen Node.js: in this process when it is the one running, else in a child. */
+/**
+ * Runs `script` with `args` on the chosen Node.js: in this process when it is the one running and no node options are
+ * given, else by replacing this process (process.execve, Node.js 22.15 and later), else in a child.
+ */
 export async function runOnSupportedNode(script, args, nodeOptions = []) {
   const node = chooseNode()
   if (node === undefined) {
@@ -75,6 +78,8 @@ export async function runOnSupportedNode(script, args, nodeOptions = []) {
     await import(pathToFileURL(scriptPath).href)
     return
   }
+  // Where the runtime can, this process becomes the chosen Node.js (same pid, no parent left holding memory or signals).
+  if (typeof process.execve === 'function') process.execve(node, [node, ...nodeOptions, scriptPath, ...args], process.env)
   const child = spawn(node, [...nodeOptions, scriptPath, ...args], { stdio: 'inherit' })
   // A terminal's Ctrl-C reaches the whole process group, the child included; other signals are passed on.
   process.on('SIGINT', () => {})
