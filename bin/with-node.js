@@ -63,24 +63,24 @@ function unsupportedSentence() {
 }
 
 /**
- * Runs `script` with `args` on the chosen Node.js: in this process when it is the one running and no node options are
- * given, else by replacing this process (process.execve, Node.js 22.15 and later), else in a child.
+ * Runs `script` with `args` on the chosen Node.js: in this process when it is the one running and neither node options
+ * nor another environment are given, else by replacing this process (process.execve, Node.js 22.15 and later), else in a child.
  */
-export async function runOnSupportedNode(script, args, nodeOptions = []) {
+export async function runOnSupportedNode(script, args, nodeOptions = [], env = process.env) {
   const node = chooseNode()
   if (node === undefined) {
     process.stderr.write(`${unsupportedSentence()}\n`)
     process.exit(1)
   }
   const scriptPath = resolve(script)
-  if (nodeOptions.length === 0 && sameFile(node, process.execPath)) {
+  if (nodeOptions.length === 0 && env === process.env && sameFile(node, process.execPath)) {
     process.argv = [process.argv[0], scriptPath, ...args]
     await import(pathToFileURL(scriptPath).href)
     return
   }
   // Where the runtime can, this process becomes the chosen Node.js (same pid, no parent left holding memory or signals).
-  if (typeof process.execve === 'function') process.execve(node, [node, ...nodeOptions, scriptPath, ...args], process.env)
-  const child = spawn(node, [...nodeOptions, scriptPath, ...args], { stdio: 'inherit' })
+  if (typeof process.execve === 'function') process.execve(node, [node, ...nodeOptions, scriptPath, ...args], env)
+  const child = spawn(node, [...nodeOptions, scriptPath, ...args], { stdio: 'inherit', env })
   // A terminal's Ctrl-C reaches the whole process group, the child included; other signals are passed on.
   process.on('SIGINT', () => {})
   for (const signal of ['SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(signal, () => child.kill(signal))
