@@ -1,8 +1,8 @@
 // Memory after a million payloads: one service process on embedded SQLite (LOG_LEVEL=info, every worker running) is
 // sent 1,000,000 creations and then 1,000,000 reads, each payload read once (each poll gate key used once),
 // and its resident set size is read from /proc. The service is started as operators start it, `countersign serve`
-// (bin/countersign.js, with its Node options), in the process the benchmark spawned. Slow (minutes): `npm run bench -- --memory` or `--only=memory`;
-// BENCH_MEMORY_PAYLOADS sets another count.
+// (bin/countersign.js, with its Node options), in the process the benchmark spawned. Slow (minutes):
+// `npm run bench -- --memory` or `--only=memory`; BENCH_MEMORY_PAYLOADS sets another count.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

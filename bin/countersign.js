@@ -6,7 +6,8 @@ import { runOnSupportedNode } from './with-node.js'
  * Node options for `countersign serve`. V8 sizes the young generation by the machine's memory: on a 24 GiB machine it grew
  * to 128 MB, so a service holding some 30 MB of live objects sat at 280-300 MB of RSS. Requests
  * allocate short-lived objects only, and 4 MB semi-spaces cost no measurable processor time a request
- * (docs/performance.md, "Memory"). An operator's own --max-semi-space-size in NODE_OPTIONS wins.
+ * (docs/performance.md, "2026-11-24: memory after a million payloads"). An operator's own --max-semi-space-size in
+ * NODE_OPTIONS wins (V8 reads it with dashes or underscores).
  */
 export const SERVE_NODE_OPTIONS = ['--max-semi-space-size=4']
 
@@ -19,7 +20,7 @@ export const SERVE_MALLOC_ARENA_MAX = '2'
 
 const args = process.argv.slice(2)
 const serving = args[0] === 'serve'
-const ownChoice = (process.env.NODE_OPTIONS ?? '').includes('--max-semi-space-size')
+const ownChoice = /--max[-_]semi[-_]space[-_]size/.test(process.env.NODE_OPTIONS ?? '')
 const nodeOptions = serving && !ownChoice ? SERVE_NODE_OPTIONS : []
 const env =
   serving && process.env.MALLOC_ARENA_MAX === undefined ? { ...process.env, MALLOC_ARENA_MAX: SERVE_MALLOC_ARENA_MAX } : process.env

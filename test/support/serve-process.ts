@@ -47,10 +47,13 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** Starts `countersign serve` with `env` on a free port; resolves once /healthz answers (within 30 s). */
-export async function startInstance(env: Record<string, string>): Promise<Instance> {
+/**
+ * Starts `countersign serve` with `env` on a free port; resolves once /healthz answers (within 30 s). `cli` is the
+ * script Node.js runs: dist/cli.js, or bin/countersign.js to start it as an operator does.
+ */
+export async function startInstance(env: Record<string, string>, cli: string[] = CLI): Promise<Instance> {
   const port = await freePort()
-  const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [...cli, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
   const output: string[] = []
   child.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()))
