@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { loadConfig } from '../../src/config.js'
 import type { PlanName } from '../../src/features/projects/plans.js'
 import { type RunningService, startService } from '../../src/main.js'
+import { openStorage } from '../../src/platform/db/database.js'
 import { createLogger } from '../../src/platform/logger.js'
 import { createTestDatabase, describePostgres, forEachDatabase, postgresSkip, type TestDatabase } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
@@ -15,7 +16,7 @@ import { redisSkip, TEST_REDIS_URL } from '../support/redis.js'
 import { type Instance, instanceEnv, startInstance, stopInstance } from '../support/serve-process.js'
 import { openSse } from '../support/sse.js'
 import { type ProxiedUrl, proxied } from '../support/tcp-proxy.js'
-import { countByDeliveryId, startWebhookReceiver } from '../support/webhook-receiver.js'
+import { countByDeliveryId, type ReceivedRequest, startWebhookReceiver } from '../support/webhook-receiver.js'
 
 /** No request may take longer than this, outage or not: a request still open then counts as hung. */
 const REQUEST_TIMEOUT_MS = 10_000
@@ -64,6 +65,17 @@ async function createProjects(databaseUrl: string, plans: PlanName[]): Promise<s
   }
 }
 
+/** The ids of the deliveries recorded as succeeded in the database at `databaseUrl`. */
+async function succeededDeliveries(databaseUrl: string): Promise<Set<string>> {
+  const storage = openStorage(databaseUrl)
+  try {
+    const rows = await storage.db.selectFrom('webhook_deliveries').select('id').where('state', '=', 'succeeded').execute()
+    return new Set(rows.map((row) => row.id))
+  } finally {
+    await storage.close()
+  }
+}
+
 forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
   it('keeps every payload answered 201, every rejection answered 200, and delivers every payload.rejected event', async (t) => {
     const database = await createTestDatabase(dialect)
@@ -104,6 +116,9 @@ forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
       await clients
       assert.equal(signal, 'SIGKILL')
       assert.ok(rejected.length >= 5, `the load was under way at the kill (${created.length} created, ${rejected.length} rejected)`)
+      // What the killed instance had recorded as received: the restarted one must not send any of it again.
+      const recordedAtKill = await succeededDeliveries(database.url)
+      const restartedAtMs = performance.now()
 
       // The new instance runs in this process, with a clock as far ahead as the lease: the claims the killed one held
       // when it died have lapsed for it, as they would have after a minute for an instance started in its place.
@@ -145,7 +160,20 @@ forEachDatabase('an instance killed with SIGKILL under load', (dialect) => {
         `a delivery arrived more than twice: ${JSON.stringify([...counts].filter(([, c]) => c > 2))}`,
       )
       assert.equal(counts.size, committed.size, 'one delivery per rejected payload')
-      assert.ok(repeated.length <= 10, `only the deliveries in flight at the kill repeat, not ${repeated.length}`)
+      // Every request before the restart came from the killed instance, every one after it from the restarted one.
+      const deliveryId = (r: ReceivedRequest) => String(r.headers['x-countersign-delivery'])
+      const sentAgain = receiver.requests.filter((r) => r.receivedAtMs > restartedAtMs).map(deliveryId)
+      assert.deepEqual(
+        sentAgain.filter((id) => recordedAtKill.has(id)),
+        [],
+        'a delivery recorded as succeeded before the kill is never sent again',
+      )
+      const sentBefore = new Set(receiver.requests.filter((r) => r.receivedAtMs <= restartedAtMs).map(deliveryId))
+      assert.deepEqual(
+        [...counts].filter(([id, count]) => count > 1 && !(sentBefore.has(id) && sentAgain.includes(id))).map(([id]) => id),
+        [],
+        'only a delivery the killed instance sent, and did not record, arrives twice: once from each instance',
+      )
       t.diagnostic(
         `${dialect}: ${created.length} created, ${rejected.length} rejected with 200, ${committed.size} rejected in all; ` +
           `every event delivered ${waitedMs} ms after the restart; ${repeated.length} deliveries arrived twice`,
