@@ -25,7 +25,7 @@ export function busyBetween(before: ReturnType<typeof processorTicks>, after: Re
 }
 
 /** Processor time used by the processes so far, in ticks (utime + stime of /proc/<pid>/stat); undefined off Linux. */
-function processTicks(pids: number[]): number | undefined {
+export function processTicks(pids: number[]): number | undefined {
   try {
     return pids.reduce((sum, pid) => {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
@@ -37,7 +37,7 @@ function processTicks(pids: number[]): number | undefined {
 }
 
 /** Clock ticks a second (USER_HZ), as /proc counts them. */
-const TICKS_PER_SECOND = 100
+export const TICKS_PER_SECOND = 100
 
 /** Processor time used and in all, in ticks, from /proc/stat's first line (all cores); undefined off Linux. */
 export function processorTicks(): { busy: number; total: number } | undefined {

@@ -12,7 +12,7 @@ import { startWebhookDispatcher } from '../src/features/webhooks/dispatcher/star
 import { type RunningService, startService } from '../src/main.js'
 import { createLogger } from '../src/platform/logger.js'
 import { createTestDatabase } from '../test/support/databases.js'
-import { type Goal, startProcess, stopProcess } from './http.js'
+import { busyBetween, type Goal, processorTicks, processTicks, startProcess, stopProcess, TICKS_PER_SECOND } from './http.js'
 
 const ALL_EVENTS = 5_000
 const QUICK_EVENTS = 2_000
@@ -191,6 +191,10 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
     let refused = 0
     const statuses = new Map<string, number>()
     const note = (status: string) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    const serverPids = servers.map((server) => server.child.pid!)
+    const machineBefore = processorTicks()
+    const serversBefore = processTicks(serverPids)
+    const generatorBefore = process.cpuUsage()
     const startMs = nowMs()
     let sent = 0
     while (sent < events) {
@@ -223,6 +227,9 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
     await Promise.all(inFlight)
     const committedPerSecond = events / ((nowMs() - startMs) / 1000)
     const { at, duplicates } = await receiver.receipts(events - refused)
+    const machineBusy = busyBetween(machineBefore, processorTicks())
+    const serversAfter = processTicks(serverPids)
+    const generator = process.cpuUsage(generatorBefore)
     const deliveredSeconds = (Math.max(...at.values()) - startMs) / 1000
     const latenciesMs = [...at].map(([uuid, receivedAtMs]) => receivedAtMs - sentAtMs.get(uuid)!).sort((a, b) => a - b)
     const deliveriesPerSecond = at.size / deliveredSeconds
@@ -244,6 +251,9 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
       `| request to receipt, p99 | ${ms(p99)} | < 100 ms |`,
       `| request to receipt, max | ${ms(latenciesMs.at(-1)!)} | |`,
       `| deliveries received twice | ${duplicates} | 0 |`,
+      `| machine busy (both cores, anyone), first request to last receipt | ${machineBusy === undefined ? 'n/a' : `${Math.round(machineBusy * 100)}%`} | |`,
+      `| the instances' processor time an event (request, transition, delivery) | ${serversBefore === undefined || serversAfter === undefined ? 'n/a' : `${Math.round(((serversAfter - serversBefore) / TICKS_PER_SECOND / events) * 1e6)} µs`} | |`,
+      `| the load generator's processor time a request (this process: fetch) | ${Math.round((generator.user + generator.system) / events)} µs | |`,
     ].join('\n')
     return {
       text,
