@@ -14,19 +14,26 @@ export interface SmtpSink {
   caught: CaughtMail[]
   /** While true, every message is refused with a temporary error (451). */
   setRefusing(refusing: boolean): void
+  /**
+   * Runs `hook` for each message accepted from now on, before the sender is answered (a slow server: a test advances
+   * its clock there); undefined removes it.
+   */
+  setOnAccepted(hook: (() => Promise<void>) | undefined): void
   close(): Promise<void>
 }
 
 export async function startSmtpSink(): Promise<SmtpSink> {
   const caught: CaughtMail[] = []
   let refusing = false
+  let onAccepted: (() => Promise<void>) | undefined
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     onData(stream, session, callback) {
       simpleParser(stream).then(
-        (mail) => {
+        async (mail) => {
           if (refusing) return callback(Object.assign(new Error('Mailbox temporarily unavailable'), { responseCode: 451 }))
           caught.push({ mail, recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address) })
+          await onAccepted?.()
           callback()
         },
         (error: Error) => callback(error),
@@ -40,6 +47,9 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     caught,
     setRefusing(value) {
       refusing = value
+    },
+    setOnAccepted(hook) {
+      onAccepted = hook
     },
     close: () => new Promise<void>((resolve) => server.close(resolve)),
   }

@@ -19,6 +19,14 @@ const EMAIL_RETRY_DELAYS_MS: readonly number[] = [MINUTE_MS, 5 * MINUTE_MS, 30 *
 /** Longer than the transport's own time limits (10 s to connect, 10 s for the greeting, 30 s of silence) add up to. */
 const LEASE_MS = 2 * MINUTE_MS
 
+/**
+ * An attempt starts only while its claim has this much of the lease left: the 50 s the transport's limits add up to,
+ * and 10 s for a process that stalls between the check and the send, or another instance's clock that runs ahead. A
+ * batch is sent one mail at a time, so behind a slow server its last mail could otherwise start after the lease ran
+ * out, when another instance may already have claimed and sent it; the mail left is handed back unsent instead.
+ */
+const START_MARGIN_MS = MINUTE_MS
+
 /** Mail is sent one at a time: there is little of it, and an SMTP server prefers few connections. */
 const BATCH_SIZE = 10
 
@@ -42,8 +50,17 @@ export class Mailer {
   async sendDue(): Promise<boolean> {
     const { db, dialect } = this.ctx.storage
     const nowMs = this.ctx.clock.now()
-    const claimed = await emailsRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs: nowMs + LEASE_MS, limit: BATCH_SIZE })
-    for (const email of claimed) await emailsRepository.complete(db, email, await this.attempt(email))
+    const leaseExpiresAtMs = nowMs + LEASE_MS
+    const claimed = await emailsRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs, limit: BATCH_SIZE })
+    for (const [i, email] of claimed.entries()) {
+      if (leaseExpiresAtMs - this.ctx.clock.now() < START_MARGIN_MS) {
+        const left = claimed.slice(i).map((unsent) => unsent.id)
+        this.ctx.logger.warn({ emails: left.length }, 'handed back claimed mail unsent: too little of its lease was left for an attempt')
+        await emailsRepository.release(db, left, leaseExpiresAtMs)
+        break
+      }
+      await emailsRepository.complete(db, email, await this.attempt(email))
+    }
     return claimed.length === BATCH_SIZE
   }
 

@@ -2,7 +2,7 @@
 // record of what was sent, logged or given up on, for operators to query.
 import type { Selectable } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
-import { claimDueRows, claimHolds, claimOf } from '../../platform/db/outbox.js'
+import { claimDueRows, claimHolds, claimOf, releaseClaimedRows } from '../../platform/db/outbox.js'
 import type { EmailsTable } from '../../platform/db/schema.js'
 import type { PlanName } from '../projects/plans.js'
 
@@ -125,6 +125,11 @@ export const emailsRepository = {
       .where(claimHolds(claimOf(claimed)))
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
+  },
+
+  /** Makes mail claimed together (one lease) due again at once, unsent, where that claim still holds. */
+  release(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
+    return releaseClaimedRows(db, 'emails', ids, leaseExpiresAtMs)
   },
 
   /** The project's mail, newest first. */

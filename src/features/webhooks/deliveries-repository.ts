@@ -2,7 +2,7 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
-import { claimDueRows, claimHolds, type OutboxClaim } from '../../platform/db/outbox.js'
+import { claimDueRows, claimHolds, type OutboxClaim, releaseClaimedRows } from '../../platform/db/outbox.js'
 import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
 import type { DeliveryEvent, DeliveryState, WebhookDelivery } from './model.js'
 
@@ -145,15 +145,8 @@ export const webhookDeliveriesRepository = {
   },
 
   /** Hands deliveries claimed together (one lease) back unchanged, for a later run: their webhook had no free sending slot. */
-  async release(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
-    if (ids.length === 0) return
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ state: 'pending', lease_expires_at: null })
-      .where('id', 'in', ids)
-      .where('state', '=', 'sending')
-      .where('lease_expires_at', '=', leaseExpiresAtMs)
-      .execute()
+  release(db: DbOrTx, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
+    return releaseClaimedRows(db, 'webhook_deliveries', ids, leaseExpiresAtMs)
   },
 
   /** Cancels deliveries claimed together (one lease) that may no longer be sent. */

@@ -1,5 +1,5 @@
-// The lease protocol shared by the outbox tables (webhook deliveries, emails, transaction follows): claiming due rows
-// and checking a claim.
+// The lease protocol shared by the outbox tables (webhook deliveries, emails, transaction follows): claiming due rows,
+// handing claimed rows back, and checking a claim.
 import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder } from 'kysely'
 import type { DbOrTx, Dialect } from './database.js'
 import type { Database } from './schema.js'
@@ -71,6 +71,22 @@ export async function claimDueRows<T extends OutboxTable>(
     .returningAll()
     .execute()
   return rows as unknown as Selectable<Database[T]>[]
+}
+
+/**
+ * Makes rows claimed together (one lease) due again at once, unattempted, where that claim still holds: for the next
+ * claim of any worker. A row another worker has taken over is left to it.
+ */
+export async function releaseClaimedRows(db: DbOrTx, table: OutboxTable, ids: readonly string[], leaseExpiresAtMs: number): Promise<void> {
+  if (ids.length === 0) return
+  const outbox = db as unknown as Kysely<Record<'outbox', OutboxColumns>>
+  await outbox
+    .updateTable(table as unknown as 'outbox')
+    .set({ state: 'pending', lease_expires_at: null })
+    .where('id', 'in', ids)
+    .where('state', '=', 'sending')
+    .where('lease_expires_at', '=', leaseExpiresAtMs)
+    .execute()
 }
 
 /** The condition under which a claim still holds, for the WHERE of the UPDATE that records its outcome. */

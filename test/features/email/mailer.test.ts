@@ -142,6 +142,74 @@ forEachDatabase('mailer: the email outbox', (dialect) => {
   })
 })
 
+forEachDatabase('mailer: a slow SMTP server and two instances', (dialect) => {
+  let sink: SmtpSink
+  let t: TestService
+  const transports: MailTransport[] = []
+  before(async () => {
+    sink = await startSmtpSink()
+    t = await startTestService(dialect, {
+      env: { SMTP_URL: sink.url, LIMITS_PRO: '{"monthlyPayloads": 5, "requestsPerMinute": 100000}' },
+    })
+  })
+  after(async () => {
+    for (const transport of transports) transport.close()
+    await t.stop()
+    await sink.close()
+  })
+
+  /** A mailer of its own instance: the same database, its own SMTP connection. */
+  const instance = () => {
+    const transport = createMailTransport(t.config.smtpUrl, t.service.ctx.logger)!
+    transports.push(transport)
+    return new Mailer(t.service.ctx, transport)
+  }
+
+  it('never sends one mail from both instances when a slow server makes a batch outlast its lease', async () => {
+    const recipients = ['a@slow.example', 'b@slow.example', 'c@slow.example']
+    for (const [i, address] of recipients.entries()) {
+      const { apiKey, projectId } = await t.createProject('pro', `Slow ${i}`)
+      await setAccountEmail(t, projectId, address)
+      for (let n = 0; n < 4; n++) await createPayload(t, apiKey)
+    }
+    const first = instance()
+    const second = instance()
+    // Each message takes the server 70 s to accept (of the claim's 2-minute lease), and every time it has accepted
+    // one, the second instance polls the outbox, as it does every second.
+    let polling = false
+    sink.setOnAccepted(async () => {
+      t.clock.advance(70_000)
+      if (polling) return
+      polling = true
+      try {
+        await second.sendDue()
+      } finally {
+        polling = false
+      }
+    })
+    try {
+      // The first instance claims the three mails at once and sends them one at a time: the third would start 140 s
+      // after the claim, when its lease has run out and the second instance may have claimed it.
+      await first.sendDue()
+      for (let i = 0; i < 5; i++) await first.sendDue()
+    } finally {
+      sink.setOnAccepted(undefined)
+    }
+    const received = sink.caught.flatMap((caught) => caught.recipients).filter((address) => address.endsWith('@slow.example'))
+    assert.deepEqual(received.sort(), recipients, 'each mail received once')
+    const states = await t.service.ctx.storage.db
+      .selectFrom('emails')
+      .select(['to_address', 'state', 'attempts'])
+      .where('to_address', 'like', '%@slow.example')
+      .orderBy('to_address')
+      .execute()
+    assert.deepEqual(
+      states.map((email) => [email.to_address, email.state, email.attempts]),
+      recipients.map((address) => [address, 'sent', 1]),
+    )
+  })
+})
+
 forEachDatabase('mailer without SMTP_URL', (dialect) => {
   let t: TestService
   const logLines: Array<Record<string, unknown>> = []
