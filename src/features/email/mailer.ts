@@ -5,7 +5,7 @@ import { type ServiceEvents, wakeOnEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Storage } from '../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../platform/periodic-task.js'
-import { createMailTransport, type MailTransport } from './mail-transport.js'
+import { ATTEMPT_TIMEOUT_MS, createMailTransport, type MailTransport } from './mail-transport.js'
 import { type Email, type EmailOutcome, emailsRepository } from './repository.js'
 
 const MINUTE_MS = 60_000
@@ -16,16 +16,17 @@ const MINUTE_MS = 60_000
  */
 const EMAIL_RETRY_DELAYS_MS: readonly number[] = [MINUTE_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 120 * MINUTE_MS]
 
-/** Longer than the transport's own time limits (10 s to connect, 10 s for the greeting, 30 s of silence) add up to. */
-const LEASE_MS = 2 * MINUTE_MS
-
 /**
- * An attempt starts only while its claim has this much of the lease left: the 50 s the transport's limits add up to,
- * and 10 s for a process that stalls between the check and the send, or another instance's clock that runs ahead. A
- * batch is sent one mail at a time, so behind a slow server its last mail could otherwise start after the lease ran
- * out, when another instance may already have claimed and sent it; the mail left is handed back unsent instead.
+ * An attempt starts only while its claim has this much of the lease left: the most an attempt may take (the
+ * transport cuts it off then), and 10 s for a process that stalls between the check and the send, or another
+ * instance's clock that runs ahead. A batch is sent one mail at a time, so behind a slow server its last mail could
+ * otherwise start after the lease ran out, when another instance may already have claimed and sent it; the mail left
+ * is handed back unsent instead.
  */
-const START_MARGIN_MS = MINUTE_MS
+const START_MARGIN_MS = ATTEMPT_TIMEOUT_MS + 10_000
+
+/** Room for the first attempt of a batch and the record of its outcome, and for several more when the server is quick. */
+const LEASE_MS = 2 * MINUTE_MS
 
 /** Mail is sent one at a time: there is little of it, and an SMTP server prefers few connections. */
 const BATCH_SIZE = 10

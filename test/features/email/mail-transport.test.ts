@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
 import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { createMailTransport } from '../../../src/features/email/mail-transport.js'
@@ -18,6 +19,8 @@ const PASSWORD = 'p@ss:word'
 describe('createMailTransport', () => {
   const caught: CaughtMail[] = []
   let smtpUrl = ''
+  /** How long the sink takes to answer a message it has received (a slow server). */
+  let answerDelayMs = 0
   // A real SMTP sink: authenticates like a mail relay, and parses every message it accepts.
   const sink = new SMTPServer({
     disabledCommands: ['STARTTLS'],
@@ -28,8 +31,9 @@ describe('createMailTransport', () => {
     },
     onData(stream, session, callback) {
       simpleParser(stream).then(
-        (mail) => {
+        async (mail) => {
           caught.push({ mail, user: session.user, recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address) })
+          await delay(answerDelayMs)
           callback()
         },
         (error: Error) => callback(error),
@@ -88,6 +92,25 @@ describe('createMailTransport', () => {
         /Invalid/,
       )
     } finally {
+      transport.close()
+    }
+  })
+
+  it('cuts an attempt off at its time limit, however the server spreads out its answers, so the outbox can retry', async () => {
+    // The server takes 2 s to answer the message, well inside the 30 s of silence the socket allows: without a limit
+    // on the whole attempt the send would wait for it, however long the server kept it going.
+    const transport = createMailTransport(smtpUrl, { info: () => {} }, 300)
+    assert.ok(transport)
+    answerDelayMs = 2_000
+    const started = performance.now()
+    try {
+      await assert.rejects(
+        transport.send({ to: 'owner@shop.example', from: 'no-reply@countersign.example', subject: 'slow', text: 'y' }),
+        (error: Error & { code?: string }) => error.code === 'EABORT',
+      )
+      assert.ok(performance.now() - started < 1_500, 'the attempt ended at its limit, not when the server answered')
+    } finally {
+      answerDelayMs = 0
       transport.close()
     }
   })
