@@ -95,7 +95,7 @@ async function benchFloor(databaseUrl?: string, instances = 1): Promise<LoadResu
     let next = 0
     const get = (url: string) => ({ url, headers: { authorization }, nextPath: () => `/floor/${floorUuid(next++ % POLLED_PAYLOADS)}` })
     const name = (floorName: string) =>
-      `${floorName.replace('SQLite', databaseUrl ? 'PostgreSQL' : 'SQLite')}${instances > 1 ? `, ${instances} instances` : ''}`
+      `${databaseUrl ? floorName.replace('SQLite', 'PostgreSQL') : floorName}${instances > 1 ? `, ${instances} instances` : ''}`
     await loadTogether('warm-up', bases, serverPids, (url) => ({ ...post(url), seconds: 2 }))
     return [
       await loadTogether(name(FLOOR_POST_NAME), bases, serverPids, (url) => ({ ...post(url), seconds })),
@@ -320,8 +320,9 @@ async function benchPayloadApi(): Promise<string> {
     const post1 = find(byInstances[0]!, POST_NAME).requestsPerSecond
     const post2 = find(byInstances[1]!, POST_NAME).requestsPerSecond
     const get1 = find(byInstances[0]!, GET_NAME).requestsPerSecond
-    const floorPost1 = floor[0]!.requestsPerSecond
-    const floorPost2 = floorTwice[0]!.requestsPerSecond
+    const floorPostName = FLOOR_POST_NAME.replace('SQLite', 'PostgreSQL')
+    const floorPost1 = find(floor, floorPostName).requestsPerSecond
+    const floorPost2 = find(floorTwice, `${floorPostName}, 2 instances`).requestsPerSecond
     const floorGet = find(floor, FLOOR_GET_NAME.replace('SQLite', 'PostgreSQL')).requestsPerSecond
     goals.push(
       {

@@ -6,6 +6,7 @@ import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 import { createMailTransport } from '../../../src/features/email/mail-transport.js'
 import { webhookFailureEmail } from '../../../src/features/email/templates.js'
+import { startSmtpSink } from '../../support/smtp-sink.js'
 
 interface CaughtMail {
   mail: ParsedMail
@@ -19,8 +20,6 @@ const PASSWORD = 'p@ss:word'
 describe('createMailTransport', () => {
   const caught: CaughtMail[] = []
   let smtpUrl = ''
-  /** How long the sink takes to answer a message it has received (a slow server). */
-  let answerDelayMs = 0
   // A real SMTP sink: authenticates like a mail relay, and parses every message it accepts.
   const sink = new SMTPServer({
     disabledCommands: ['STARTTLS'],
@@ -31,9 +30,8 @@ describe('createMailTransport', () => {
     },
     onData(stream, session, callback) {
       simpleParser(stream).then(
-        async (mail) => {
+        (mail) => {
           caught.push({ mail, user: session.user, recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address) })
-          await delay(answerDelayMs)
           callback()
         },
         (error: Error) => callback(error),
@@ -99,9 +97,10 @@ describe('createMailTransport', () => {
   it('cuts an attempt off at its time limit, however the server spreads out its answers, so the outbox can retry', async () => {
     // The server takes 2 s to answer the message, well inside the 30 s of silence the socket allows: without a limit
     // on the whole attempt the send would wait for it, however long the server kept it going.
-    const transport = createMailTransport(smtpUrl, { info: () => {} }, 300)
+    const slow = await startSmtpSink()
+    slow.setOnAccepted(() => delay(2_000))
+    const transport = createMailTransport(slow.url, { info: () => {} }, 300)
     assert.ok(transport)
-    answerDelayMs = 2_000
     const started = performance.now()
     try {
       await assert.rejects(
@@ -110,8 +109,8 @@ describe('createMailTransport', () => {
       )
       assert.ok(performance.now() - started < 1_500, 'the attempt ended at its limit, not when the server answered')
     } finally {
-      answerDelayMs = 0
       transport.close()
+      await slow.close()
     }
   })
 
