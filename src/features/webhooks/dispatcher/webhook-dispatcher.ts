@@ -116,20 +116,37 @@ export class WebhookDispatcher {
     const claimed = await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs, limit, excludeWebhookIds: busy })
     if (claimed.length === 0) return false
 
+    let accepted: ClaimedDelivery[]
+    try {
+      accepted = await this.admit(claimed, leaseExpiresAtMs, nowMs)
+    } catch (error) {
+      // Claimed but not admitted (no database connection came free, under load): due again at once rather than
+      // after the lease, for the next claim here or elsewhere.
+      this.handBack(claimed)
+      throw error
+    }
+    for (const claim of accepted) this.lane(claim.target.webhookId).waiting.push(claim)
+    this.waitingCount += accepted.length
+    for (const webhookId of new Set(accepted.map((claim) => claim.target.webhookId))) this.startWaiting(webhookId)
+    return claimed.length === limit
+  }
+
+  /**
+   * The claimed deliveries with their webhooks, to be sent; those whose webhook may no longer receive are cancelled.
+   * Checked at dispatch, not only when the event was queued: a project moved back to Free stops receiving at once.
+   */
+  private async admit(claimed: WebhookDelivery[], leaseExpiresAtMs: number, nowMs: number): Promise<ClaimedDelivery[]> {
+    const { db } = this.ctx.storage
     const targets = await webhooksRepository.findTargets(db, [...new Set(claimed.map((delivery) => delivery.webhookId))])
     const cancelled: string[] = []
     const accepted: ClaimedDelivery[] = []
     for (const delivery of claimed) {
       const target = targets.get(delivery.webhookId)
-      // Checked at dispatch, not only when the event was queued: a project moved back to Free stops receiving at once.
       if (!target || target.deleted || target.disabled || !planHasWebhooks(target.plan)) cancelled.push(delivery.id)
       else accepted.push({ delivery, target })
     }
     await webhookDeliveriesRepository.cancelClaimed(db, cancelled, leaseExpiresAtMs, nowMs)
-    for (const claim of accepted) this.lane(claim.target.webhookId).waiting.push(claim)
-    this.waitingCount += accepted.length
-    for (const webhookId of new Set(accepted.map((claim) => claim.target.webhookId))) this.startWaiting(webhookId)
-    return claimed.length === limit
+    return accepted
   }
 
   /** True when the last claim may have left due deliveries behind for want of free slots here. */
@@ -148,7 +165,7 @@ export class WebhookDispatcher {
     this.recorder.stop()
     const waiting = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0))
     this.waitingCount = 0
-    this.handBack(waiting)
+    this.handBack(waiting.map((claim) => claim.delivery))
     await this.settled()
   }
 
@@ -169,12 +186,12 @@ export class WebhookDispatcher {
   private startWaiting(webhookId: string): void {
     const lane = this.lanes.get(webhookId)
     if (!lane) return
-    const lapsing: ClaimedDelivery[] = []
+    const lapsing: WebhookDelivery[] = []
     while (!this.stopping && lane.sending < this.maxConcurrentSendsPerWebhook && lane.waiting.length > 0) {
       const claim = lane.waiting.shift() as ClaimedDelivery
       this.waitingCount -= 1
       if (this.lease.allowsSend(claim.delivery, this.ctx.clock.now())) this.start(lane, claim)
-      else lapsing.push(claim)
+      else lapsing.push(claim.delivery)
     }
     if (lane.sending === 0 && lane.waiting.length === 0) this.lanes.delete(webhookId)
     if (lapsing.length > 0) {
@@ -226,8 +243,9 @@ export class WebhookDispatcher {
     const waiting = lane.waiting.splice(0)
     this.waitingCount -= waiting.length
     const nowMs = this.ctx.clock.now()
-    await this.forEachLease(waiting, (ids, leaseExpiresAtMs) =>
-      webhookDeliveriesRepository.cancelClaimed(this.ctx.storage.db, ids, leaseExpiresAtMs, nowMs),
+    await this.forEachLease(
+      waiting.map((claim) => claim.delivery),
+      (ids, leaseExpiresAtMs) => webhookDeliveriesRepository.cancelClaimed(this.ctx.storage.db, ids, leaseExpiresAtMs, nowMs),
     )
   }
 
@@ -235,9 +253,9 @@ export class WebhookDispatcher {
    * Makes claimed deliveries due again at once, for whichever instance claims next, where this process's claim still
    * holds; where another instance took one over, it is left to it. Among the work settled() waits for.
    */
-  private handBack(claims: ClaimedDelivery[]): void {
-    if (claims.length === 0) return
-    const released = this.forEachLease(claims, (ids, leaseExpiresAtMs) =>
+  private handBack(deliveries: WebhookDelivery[]): void {
+    if (deliveries.length === 0) return
+    const released = this.forEachLease(deliveries, (ids, leaseExpiresAtMs) =>
       webhookDeliveriesRepository.release(this.ctx.storage.db, ids, leaseExpiresAtMs),
     ).catch((error: unknown) => {
       this.ctx.logger.warn({ err: error }, 'could not hand back claimed webhook deliveries; they are taken over once their lease expires')
@@ -247,9 +265,12 @@ export class WebhookDispatcher {
   }
 
   /** Applies `change` to claimed deliveries, grouped by the lease of the claim that took them. */
-  private async forEachLease(claims: ClaimedDelivery[], change: (ids: string[], leaseExpiresAtMs: number) => Promise<void>): Promise<void> {
+  private async forEachLease(
+    deliveries: WebhookDelivery[],
+    change: (ids: string[], leaseExpiresAtMs: number) => Promise<void>,
+  ): Promise<void> {
     const byLease = new Map<number, string[]>()
-    for (const { delivery } of claims) {
+    for (const delivery of deliveries) {
       const lease = delivery.leaseExpiresAtMs ?? 0
       const ids = byLease.get(lease) ?? []
       ids.push(delivery.id)

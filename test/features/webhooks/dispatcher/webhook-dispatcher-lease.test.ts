@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { after, afterEach, before, it } from 'node:test'
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely'
+import { type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type RootOperationNode, TableNode } from 'kysely'
 import { WebhookDispatcher } from '../../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { forEachDatabase } from '../../../support/databases.js'
 import { createPayload } from '../../../support/payloads.js'
@@ -15,16 +15,18 @@ import { deliveryRows, dispatchAll, registerWebhook } from '../../../support/web
 /** The lease of a claim with the default 10-second timeout (delivery-lease.ts). */
 const LEASE_MS = 60_000
 
-/** Fails the next `count` UPDATE statements before they reach the database, as a pool with no connection free does. */
-class FailingUpdates implements KyselyPlugin {
+/** Fails the next `count` statements that `matches` picks before they reach the database, as a pool with no connection free does. */
+class FailingStatements implements KyselyPlugin {
   private failuresLeft = 0
+
+  constructor(private readonly matches: (node: RootOperationNode) => boolean) {}
 
   failNext(count: number): void {
     this.failuresLeft = count
   }
 
   transformQuery({ node }: PluginTransformQueryArgs) {
-    if (node.kind === 'UpdateQueryNode' && this.failuresLeft > 0) {
+    if (this.failuresLeft > 0 && this.matches(node)) {
       this.failuresLeft -= 1
       throw new Error('timeout exceeded when trying to connect')
     }
@@ -35,6 +37,12 @@ class FailingUpdates implements KyselyPlugin {
     return result
   }
 }
+
+const isUpdate = (node: RootOperationNode) => node.kind === 'UpdateQueryNode'
+/** A read from the webhooks table (a claim's own subquery reads webhook_deliveries). */
+const readsWebhooks = (node: RootOperationNode) =>
+  node.kind === 'SelectQueryNode' &&
+  (node.from?.froms ?? []).some((from) => TableNode.is(from) && from.table.identifier.name === 'webhooks')
 
 forEachDatabase('webhook dispatcher: an overloaded instance and its lease', (dialect) => {
   let t: TestService
@@ -178,9 +186,28 @@ forEachDatabase('webhook dispatcher: an overloaded instance and its lease', (dia
     })
   }
 
+  it('hands a claim back at once when the lookup of its webhooks fails, instead of holding it for the lease', async () => {
+    await webhookWithRejectedPayloads(2)
+    const failing = new FailingStatements(readsWebhooks)
+    const { storage } = t.service.ctx
+    const pressed = new WebhookDispatcher(
+      { ...t.service.ctx, storage: { ...storage, db: storage.db.withPlugin(failing) } },
+      { random: () => 0.5 },
+    )
+    // The claim (an UPDATE) goes through; the read of its webhooks after it fails, as under load.
+    failing.failNext(1)
+    await assert.rejects(pressed.dispatchDue(), /timeout exceeded/)
+    await pressed.settled()
+    assert.equal(receiver.requests.length, 0)
+
+    // Due again now, not in a minute: the next claim, here or on another instance, sends them.
+    await dispatchAll(dispatcher())
+    assert.equal(receiver.requests.length, 2)
+  })
+
   it('records a success again when its record fails for a while, so that no one sends the delivery a second time', async () => {
     const webhook = await webhookWithRejectedPayloads(1)
-    const failing = new FailingUpdates()
+    const failing = new FailingStatements(isUpdate)
     const { storage } = t.service.ctx
     const pressed = new WebhookDispatcher(
       { ...t.service.ctx, storage: { ...storage, db: storage.db.withPlugin(failing) } },
@@ -203,7 +230,7 @@ forEachDatabase('webhook dispatcher: an overloaded instance and its lease', (dia
   it('records a failed attempt again when its record fails for a while, so that its retry keeps to the schedule', async () => {
     const webhook = await webhookWithRejectedPayloads(1)
     receiver.respondWith(answer(500))
-    const failing = new FailingUpdates()
+    const failing = new FailingStatements(isUpdate)
     const { storage } = t.service.ctx
     const pressed = new WebhookDispatcher(
       { ...t.service.ctx, storage: { ...storage, db: storage.db.withPlugin(failing) } },
