@@ -1,0 +1,63 @@
+// The logger hides secrets wherever a careless log call puts them: the request's credentials and cookies, and an API
+// key or a secret in any object logged at the top of a line or bound to a child logger.
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { createLogger } from '../../src/platform/logger.js'
+
+const API_KEY = 'cs_live_0123456789abcdefghij'
+const SECRET = 'whsec_0123456789abcdefghij'
+
+function capture() {
+  const lines: string[] = []
+  const logger = createLogger('info', { write: (line: string) => void lines.push(line) })
+  return { logger, lines, all: () => lines.join('') }
+}
+
+it('hides the request credentials and the cookies set in the answer', () => {
+  const { logger, all } = capture()
+  logger.info(
+    { req: { method: 'GET', headers: { authorization: `Bearer ${API_KEY}`, cookie: `session=${SECRET}`, host: 'a.example' } } },
+    'in',
+  )
+  logger.info({ res: { statusCode: 200, headers: { 'set-cookie': [`session=${SECRET}`] } } }, 'out')
+  assert.equal(all().includes(API_KEY), false)
+  assert.equal(all().includes(SECRET), false)
+  const [request, response] = all()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+  assert.deepEqual(request.req, { method: 'GET', headers: { authorization: '[redacted]', cookie: '[redacted]', host: 'a.example' } })
+  assert.deepEqual(response.res, { statusCode: 200, headers: { 'set-cookie': '[redacted]' } })
+})
+
+it('hides an API key or a secret in any object at the top of a line, and leaves the object logged untouched', () => {
+  const { logger, lines } = capture()
+  const project = { id: 'proj_1', apiKey: API_KEY }
+  const webhook = { id: 'wh_1', secret: SECRET, url: 'https://a.example/hook' }
+  logger.info({ project, webhook, count: 2 }, 'created')
+  const line = JSON.parse(lines[0] ?? '')
+  assert.deepEqual(line.project, { id: 'proj_1', apiKey: '[redacted]' })
+  assert.deepEqual(line.webhook, { id: 'wh_1', secret: '[redacted]', url: 'https://a.example/hook' })
+  assert.equal(line.count, 2)
+  assert.equal(project.apiKey, API_KEY, 'the caller’s object is not changed')
+  assert.equal(webhook.secret, SECRET)
+})
+
+it('hides an API key carried by a logged error, and keeps its message and stack', () => {
+  const { logger, lines } = capture()
+  const err = Object.assign(new Error('could not deliver'), { apiKey: API_KEY })
+  logger.error({ err }, 'failed')
+  assert.equal(lines.join('').includes(API_KEY), false)
+  const line = JSON.parse(lines[0] ?? '')
+  assert.equal(line.err.message, 'could not deliver')
+  assert.equal(line.err.apiKey, '[redacted]')
+  assert.match(line.err.stack, /could not deliver/)
+  assert.equal(err.apiKey, API_KEY)
+})
+
+it('hides an API key or a secret bound to a child logger', () => {
+  const { logger, lines } = capture()
+  logger.child({ key: { prefix: 'cs_live_0123', apiKey: API_KEY } }).info('bound')
+  assert.equal(lines.join('').includes(API_KEY), false)
+  assert.deepEqual(JSON.parse(lines[0] ?? '').key, { prefix: 'cs_live_0123', apiKey: '[redacted]' })
+})
