@@ -11,8 +11,9 @@ import SQLite from 'better-sqlite3'
 import { loadConfig } from '../src/config.js'
 import { PAYLOAD_TYPES } from '../src/features/payloads/model.js'
 import { startService } from '../src/main.js'
-import { ManualClock, utcDay, utcMonth } from '../src/platform/clock.js'
+import { ManualClock } from '../src/platform/clock.js'
 import { createLogger } from '../src/platform/logger.js'
+import { utcDay, utcMonth } from '../src/platform/utc.js'
 
 const NOW_MS = Date.UTC(2026, 5, 30, 12)
 const DAYS = 60

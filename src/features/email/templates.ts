@@ -1,5 +1,5 @@
 // The service's emails, as plain text: which project, what happened, what to do next.
-import { toIso } from '../../platform/clock.js'
+import { toIso } from '../../platform/utc.js'
 import { PLAN_LABELS, type PlanName } from '../projects/plans.js'
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/model.js'
 

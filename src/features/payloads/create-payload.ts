@@ -1,10 +1,11 @@
 // Creating a payload: the request checked against the project's plan, a multisigned transaction completed, a connect
 // request's challenge, the write under the month's limit (creations.ts), and the usage warning once a creation
 // crosses its threshold.
-import { utcMonth } from '../../platform/clock.js'
+
 import { newPayloadUuid } from '../../platform/crypto/ids.js'
 import type { Tx } from '../../platform/db/database.js'
 import { AppError, conflict, unprocessable } from '../../platform/errors.js'
+import { utcMonth } from '../../platform/utc.js'
 import { PLAN_LABELS, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { usageRepository } from '../projects/usage-repository.js'
 import type { PreparedMultisign } from '../signing/multisign/prepare.js'

@@ -5,9 +5,9 @@
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { sql } from 'kysely'
-import { utcDay } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { isUnavailableError } from '../../platform/db/unavailable.js'
+import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
 import { newPayloadRow, payloadsRepository } from './repository.js'

@@ -1,5 +1,5 @@
 // Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
-import { toIso } from '../../platform/clock.js'
+import { toIso } from '../../platform/utc.js'
 import type { DeliveredAmount } from '../../platform/xrpl/xrpl-node.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import { toMultisignView } from '../signing/multisign/view.js'

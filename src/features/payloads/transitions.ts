@@ -3,9 +3,9 @@
 // commit. Which changes are allowed, and when, is the service's (service.ts).
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
-import { utcDay } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict } from '../../platform/errors.js'
+import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import { eventForStatus, type FinalOutcome, type Payload, type PayloadEvent, type ResolvedStatus } from './model.js'

@@ -3,10 +3,10 @@
 // so that project ids cannot be probed.
 
 import type { Clock } from '../../platform/clock.js'
-import { utcMonth } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db } from '../../platform/db/database.js'
 import { notFound, unprocessable } from '../../platform/errors.js'
+import { utcMonth } from '../../platform/utc.js'
 import type { Payload } from '../payloads/model.js'
 import type { PayloadPage } from '../payloads/schemas.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'

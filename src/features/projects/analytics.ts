@@ -1,6 +1,6 @@
 // Analytics maths (docs/interface.md §4): per-day and per-period counts of a project's payloads by their current
 // status, the signing rate, and which wallets signed. Input is the daily rollup; no I/O here.
-import { utcDay } from '../../platform/clock.js'
+import { utcDay } from '../../platform/utc.js'
 import type { Analytics, DailyAnalytics } from './schemas.js'
 
 export const ANALYTICS_PERIODS = ['30d', '7d'] as const

@@ -1,8 +1,8 @@
 // The API-key endpoints of a project (docs/interface.md §5), authenticated by the dashboard session: list, create,
 // revoke.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { toIso } from '../../platform/clock.js'
 import { errorResponses } from '../../platform/http/schemas.js'
+import { toIso } from '../../platform/utc.js'
 import type { AccountProjects } from './account-projects.js'
 import type { ApiKeyRecord } from './api-keys-repository.js'
 import { DEFAULT_API_KEY_NAME } from './names.js'

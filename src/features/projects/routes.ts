@@ -3,8 +3,8 @@
 // are api-key-routes.ts; its payloads and their analytics, payload-routes.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { toIso } from '../../platform/clock.js'
 import { errorResponses } from '../../platform/http/schemas.js'
+import { toIso } from '../../platform/utc.js'
 import type { AccountProjects } from './account-projects.js'
 import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH, websiteProofLine } from './project-branding.js'
 import type { Project } from './repository.js'

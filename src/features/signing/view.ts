@@ -1,7 +1,7 @@
 // What the wallet-facing API shows the signing page: the request in full, the wallets the service enables, and the
 // outcome once resolved (docs/signing.md, "The wallet-facing API").
 import { decode } from 'ripple-binary-codec'
-import { toIso } from '../../platform/clock.js'
+import { toIso } from '../../platform/utc.js'
 import type { Payload } from '../payloads/model.js'
 import { fillReturnUrl } from '../payloads/payload-request.js'
 import { toMultisignView } from './multisign/view.js'

@@ -1,5 +1,5 @@
 // Webhooks and their deliveries: the records, what a delivery's body is, and how both are shown to applications.
-import { toIso } from '../../platform/clock.js'
+import { toIso } from '../../platform/utc.js'
 import { PAYLOAD_EVENTS, type Payload, type PayloadEvent, toWebhookPayload } from '../payloads/model.js'
 import type { DeliveryView, PayloadEventDelivery, WebhookTestDelivery, WebhookView } from './schemas.js'
 

@@ -10,8 +10,9 @@ import { analyticsRepository } from '../../../src/features/projects/analytics-re
 import { DEFAULT_PLAN_LIMITS } from '../../../src/features/projects/plans.js'
 import { ProjectService } from '../../../src/features/projects/service.js'
 import { COUNTER_SHARDS, usageRepository } from '../../../src/features/projects/usage-repository.js'
-import { ManualClock, utcMonth } from '../../../src/platform/clock.js'
+import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
+import { utcMonth } from '../../../src/platform/utc.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 

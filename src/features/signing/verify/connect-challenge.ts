@@ -3,8 +3,8 @@
 // Pure and browser-safe: the signing page imports it.
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
-import { toIso } from '../../../platform/clock.js'
 import { unprocessable } from '../../../platform/errors.js'
+import { toIso } from '../../../platform/utc.js'
 import { addressOfPublicKey, checkSingleSignature, compareWithRequested, decodeSignedBlob, SIGNED_FIELD } from './signed-blob.js'
 
 export interface ConnectChallengeInput {

@@ -1,7 +1,7 @@
 // toIso writes an instant as Date.prototype.toISOString does, from its own calendar arithmetic.
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { toIso, utcDay, utcMonth } from '../../src/platform/clock.js'
+import { toIso, utcDay, utcMonth } from '../../src/platform/utc.js'
 
 const DAY_MS = 86_400_000
 
