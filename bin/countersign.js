@@ -9,10 +9,14 @@ import { runOnSupportedNode } from './with-node.js'
  * (a poll gate's window lives a second) is promoted, and V8 let the old generation grow to three times the live heap
  * before collecting it (97 MB against some 30 MB live, after a million reads), pages it then kept: the old generation
  * is collected when it has grown by 20% instead, for no measurable processor time either (docs/performance.md,
- * "2026-11-24: memory after a million payloads"). An operator's own --max-semi-space-size in NODE_OPTIONS (V8 reads it
+ * "2026-11-24: memory after a million payloads"). V8 allocates straight into the old generation from an allocation site
+ * whose objects it saw surviving (pretenuring): a burst of creations left one of the reads' sites there in a third of
+ * the processes, each read's garbage then filled the old generation, and a major collection came every quarter second
+ * (20 against 2 in 5 seconds of reads, 150 to 210 µs a read against 80 to 120); without pretenuring, none in 15 runs
+ * (docs/performance.md, "2026-11-26, evening"). An operator's own --max-semi-space-size in NODE_OPTIONS (V8 reads it
  * with dashes or underscores) means they size V8's heap themselves: then none of these is added.
  */
-export const SERVE_NODE_OPTIONS = ['--max-semi-space-size=4', '--heap-growing-percent=20']
+export const SERVE_NODE_OPTIONS = ['--max-semi-space-size=4', '--heap-growing-percent=20', '--no-allocation-site-pretenuring']
 
 /**
  * glibc gives each thread that allocates its own malloc arena (up to 8 a core); the service's threads (libuv's pool, V8's

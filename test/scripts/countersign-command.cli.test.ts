@@ -22,12 +22,13 @@ async function serveAndRead(extraEnv: Record<string, string>): Promise<{ command
 }
 
 describe('countersign serve (bin/countersign.js)', { skip: process.platform !== 'linux' || !canReplaceProcess }, () => {
-  it('becomes the service process itself, started with 4 MB semi-spaces, a 20% old-generation growth and two malloc arenas', async () => {
+  it('becomes the service process itself, started with 4 MB semi-spaces, a 20% old-generation growth, no pretenuring and two malloc arenas', async () => {
     const { commandLine, environment } = await serveAndRead({})
     // The pid that was started is the one serving (not a wrapper beside it): Node.js running dist/cli.js serve.
     assert.deepEqual(commandLine.slice(1), [
       '--max-semi-space-size=4',
       '--heap-growing-percent=20',
+      '--no-allocation-site-pretenuring',
       fileURLToPath(new URL('../../dist/cli.js', import.meta.url)),
       'serve',
     ])
