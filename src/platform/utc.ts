@@ -1,6 +1,5 @@
 // Instants as the API writes them: ISO 8601 in UTC, and the UTC day and month that usage and analytics are counted by.
-// Apart from clock.ts, which the signing page loads first: what formats an instant there is loaded with the code that
-// needs it.
+// The time itself comes from a Clock (clock.ts).
 
 const DAY_MS = 86_400_000
 /** 0001-01-01 to 9999-12-31: where toISOString writes four digits for the year. */
