@@ -28,6 +28,17 @@ function options(level: string): pino.LoggerOptions {
     // wildcard's part, looking at objects only.
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: CENSOR },
     formatters: { log: hideSecrets },
+    // Objects interpolated into the message (`%o`, `%j`) have theirs hidden as the line's fields do.
+    hooks: {
+      logMethod(args, method) {
+        const firstValue = typeof args[0] === 'string' ? 1 : 2
+        for (let i = firstValue; i < args.length; i++) {
+          const value: unknown = args[i]
+          if (isObject(value)) args[i] = hideSecrets(value)
+        }
+        return method.apply(this, args)
+      },
+    },
   }
 }
 
@@ -36,11 +47,18 @@ function options(level: string): pino.LoggerOptions {
  * formatters see a line's fields, and the root logger's bindings only.
  */
 function hidingBoundSecrets(logger: Logger): Logger {
-  const child = logger.child
+  const { child, setBindings } = logger
   logger.child = function (this: Logger, bindings, childOptions) {
     return child.call(this, hideSecrets(bindings), childOptions)
   } as typeof child
+  logger.setBindings = function (this: Logger, bindings) {
+    setBindings.call(this, hideSecrets(bindings))
+  }
   return logger
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object'
 }
 
 /**
@@ -51,13 +69,18 @@ function hideSecrets<T extends Record<string, unknown>>(fields: T): T {
   let copy: Record<string, unknown> | undefined
   for (const key in fields) {
     const value = fields[key]
-    if (value === null || typeof value !== 'object' || !SECRET_PROPERTIES.some((name) => Object.hasOwn(value, name))) continue
+    if (!isObject(value) || !SECRET_PROPERTIES.some((name) => Object.hasOwn(value, name))) continue
     const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(value)
     for (const [name, descriptor] of Object.entries(descriptors)) {
       const { enumerable } = descriptor
       if (SECRET_PROPERTIES.includes(name)) descriptors[name] = { value: CENSOR, enumerable, writable: true, configurable: true }
-      // An accessor is read on its own object (an error's stack is one): the copy holds what it gave.
-      else if ('get' in descriptor) descriptors[name] = { value: Reflect.get(value, name), enumerable, writable: true, configurable: true }
+      // An accessor is read on its own object (an error's stack is one): the copy holds what it gave, or the accessor
+      // itself when reading it throws (it is then as unreadable in the copy as in the original).
+      else if ('get' in descriptor) {
+        try {
+          descriptors[name] = { value: Reflect.get(value, name), enumerable, writable: true, configurable: true }
+        } catch {}
+      }
     }
     copy ??= { ...fields }
     copy[key] = Object.create(Object.getPrototypeOf(value), descriptors)

@@ -61,3 +61,27 @@ it('hides an API key or a secret bound to a child logger', () => {
   assert.equal(lines.join('').includes(API_KEY), false)
   assert.deepEqual(JSON.parse(lines[0] ?? '').key, { prefix: 'cs_live_0123', apiKey: '[redacted]' })
 })
+
+it('hides an API key in an object interpolated into the message, and in bindings set later', () => {
+  const { logger, lines } = capture()
+  logger.info('created %o', { project: { apiKey: API_KEY } })
+  logger.info({ n: 1 }, 'created %j', { webhook: { secret: SECRET } })
+  const child = logger.child({ reqId: 'r1' })
+  child.setBindings({ key: { apiKey: API_KEY } })
+  child.info('bound later')
+  assert.equal(lines.length, 3)
+  assert.equal(lines.join('').includes(API_KEY), false)
+  assert.equal(lines.join('').includes(SECRET), false)
+})
+
+it('logs an object whose hidden getter throws, as it did before, instead of throwing', () => {
+  const { logger, lines } = capture()
+  const value = Object.defineProperty({ apiKey: API_KEY, id: 1 }, 'broken', {
+    get() {
+      throw new Error('getter threw')
+    },
+    enumerable: false,
+  })
+  logger.info({ value }, 'odd')
+  assert.deepEqual(JSON.parse(lines[0] ?? '').value, { apiKey: '[redacted]', id: 1 })
+})
