@@ -9,10 +9,13 @@ const FLUSH_INTERVAL_MS = 1000
  * cost a system call on every request. The buffer is flushed every second and when the process exits.
  */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  if (destination) return hidingBoundSecrets(pino(options(level), destination))
+  return hidingBoundSecrets(pino(options(level), destination ?? bufferedStdout()))
+}
+
+function bufferedStdout(): pino.DestinationStream {
   const stdout = pino.destination({ sync: false, minLength: 4096 })
   setInterval(() => stdout.flush(), FLUSH_INTERVAL_MS).unref()
-  return hidingBoundSecrets(pino(options(level), stdout))
+  return stdout
 }
 
 const CENSOR = '[redacted]'
