@@ -1,10 +1,7 @@
-// Payloads: their types, states, and how they are shown to applications (docs/interface.md §2-4, docs/api.md).
-import { toIso } from '../../platform/utc.js'
+// Payloads: their types, states and limits, and the rules on them that the signing page shares (docs/interface.md §2-4,
+// docs/api.md). How the service shows a payload to applications is view.ts.
 import type { DeliveredAmount } from '../../platform/xrpl/xrpl-node.js'
 import type { MultisignState } from '../signing/multisign/model.js'
-import { toMultisignView } from '../signing/multisign/view.js'
-import type { WebhookPayload } from '../webhooks/schemas.js'
-import type { CreatedPayload, PayloadView, SubmissionView } from './schemas.js'
 
 export const PAYLOAD_TYPES = ['connect', 'sign', 'signAndSubmit', 'signMessage'] as const
 export type PayloadType = (typeof PAYLOAD_TYPES)[number]
@@ -111,79 +108,4 @@ export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENT
 
 export function signingUrl(publicUrl: string, uuid: string): string {
   return `${publicUrl}/sign/${uuid}`
-}
-
-/** The 201 body of POST /payloads: exactly the fields of docs/interface.md §4. */
-export function toCreatedView(payload: Payload, publicUrl: string): CreatedPayload {
-  return {
-    uuid: payload.uuid,
-    type: payload.type,
-    status: payload.status,
-    signingUrl: signingUrl(publicUrl, payload.uuid),
-    expiresAt: toIso(payload.expiresAtMs),
-    createdAt: toIso(payload.createdAtMs),
-  }
-}
-
-/**
- * A payload as GET /payloads/{uuid} and the list show it. Every field of docs/interface.md §2 is always present
- * (null until it has a value), and each type adds what it produces: the signed blob for transactions,
- * the key and signature for messages and connect, the ledger outcome for signAndSubmit.
- */
-export function toPayloadView(payload: Payload): PayloadView {
-  const view: PayloadView = {
-    uuid: payload.uuid,
-    type: payload.type,
-    status: payload.status,
-    signerAddress: payload.signerAddress,
-    txHash: payload.txHash,
-    walletAdapter: payload.walletAdapter,
-    expiresAt: toIso(payload.expiresAtMs),
-    createdAt: toIso(payload.createdAtMs),
-    resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
-    externalId: payload.externalId,
-    metadata: payload.metadata,
-  }
-  if (isTransactionType(payload.type)) view.txBlob = payload.txBlob
-  else {
-    view.publicKey = payload.publicKey
-    view.signature = payload.signature
-  }
-  if (payload.type === 'signAndSubmit') {
-    view.submission = submissionOf(payload)
-  }
-  if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
-  return view
-}
-
-function submissionOf(payload: Payload): SubmissionView {
-  return {
-    engineResult: payload.submitEngineResult,
-    validatedResult: payload.validatedResult,
-    ledgerIndex: payload.validatedLedgerIndex,
-    outcome: payload.outcome,
-    deliveredAmount: payload.deliveredAmount,
-  }
-}
-
-/**
- * The payload object of a webhook delivery: docs/interface.md §6, null for fields a payload does not have. The
- * payload.finalized event adds `submission` as the payload view shows it.
- */
-export function toWebhookPayload(payload: Payload, event?: PayloadEvent): WebhookPayload {
-  return {
-    uuid: payload.uuid,
-    type: payload.type,
-    status: payload.status,
-    signerAddress: payload.signerAddress,
-    txHash: payload.txHash,
-    txBlob: payload.txBlob,
-    walletAdapter: payload.walletAdapter,
-    createdAt: toIso(payload.createdAtMs),
-    resolvedAt: payload.resolvedAtMs === null ? null : toIso(payload.resolvedAtMs),
-    ...(event === 'payload.finalized' ? { submission: submissionOf(payload) } : {}),
-    ...(payload.multisign === null ? {} : { multisign: toMultisignView(payload.multisign, toIso) }),
-    externalId: payload.externalId,
-    metadata: payload.metadata,
-  }
 }

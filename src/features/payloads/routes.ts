@@ -7,7 +7,6 @@ import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from '../../platform/http/schemas.js'
 import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
-import { toCreatedView, toPayloadView } from './model.js'
 import {
   ApiKeyPayloadListQuery,
   CancelledPayload,
@@ -18,6 +17,7 @@ import {
   PayloadView,
 } from './schemas.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from './service.js'
+import { toCreatedView, toPayloadView } from './view.js'
 
 export interface PayloadRoutesDeps {
   payloads: PayloadService

@@ -2,8 +2,9 @@
 // the analytics of their statuses by day, the list, and one payload with what was requested.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, pageOf } from '../../platform/http/schemas.js'
-import { type Payload, toPayloadView } from '../payloads/model.js'
+import type { Payload } from '../payloads/model.js'
 import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
+import { toPayloadView } from '../payloads/view.js'
 import type { AccountProjects } from './account-projects.js'
 import { DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
 import { Analytics, AnalyticsQuery, PayloadDetail, ProjectParams, ProjectPayloadParams } from './schemas.js'

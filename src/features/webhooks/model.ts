@@ -1,6 +1,7 @@
 // Webhooks and their deliveries: the records, what a delivery's body is, and how both are shown to applications.
 import { toIso } from '../../platform/utc.js'
-import { PAYLOAD_EVENTS, type Payload, type PayloadEvent, toWebhookPayload } from '../payloads/model.js'
+import { PAYLOAD_EVENTS, type Payload, type PayloadEvent } from '../payloads/model.js'
+import { toWebhookPayload } from '../payloads/view.js'
 import type { DeliveryView, PayloadEventDelivery, WebhookTestDelivery, WebhookView } from './schemas.js'
 
 /** Webhooks a project may have at once (not counting deleted ones), so that one event cannot fan out without bound. */

@@ -10,9 +10,9 @@ import { PLAN_LABELS, type PlanLimits, type PlanName } from '../../projects/plan
 import { SIGN_REQUESTS_PER_MINUTE } from '../../signing/routes.js'
 import type { SignView } from '../../signing/schemas.js'
 import type { SigningService } from '../../signing/service.js'
-import { toPayloadView } from '../model.js'
 import type { PayloadView } from '../schemas.js'
 import { NOT_FOUND_MESSAGE, type PayloadService } from '../service.js'
+import { toPayloadView } from '../view.js'
 import type { LiveStreams, StreamState } from './live-streams.js'
 
 /** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
