@@ -6,6 +6,7 @@
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { sql } from 'kysely'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
 import { isUnavailableError } from '../../platform/db/unavailable.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
@@ -191,36 +192,56 @@ export class PayloadCreations {
         !one.creation.alongside,
     )
     if (!alone) return false
-    const projectId = first.payload.projectId
-    const count = group.length
-    const rows = sql.join(
-      group.map((one) => {
-        const row = newPayloadRow(one.payload) as Record<string, unknown>
-        return sql`(${sql.join(PAYLOAD_COLUMNS.map((column) => (BIGINT_COLUMNS.has(column) ? sql`${row[column]}::bigint` : sql`${row[column]}::text`)))})`
-      }),
-    )
-    const columns = sql.join(PAYLOAD_COLUMNS.map((column) => sql.ref(column)))
-    const result = await sql<{ counted: number }>`
-      with counted as (
-        update usage_shards set used = used + ${count}
-        where project_id = ${projectId} and month = ${first.month} and shard = ${shard} and used + ${count} <= granted
-          and (select payload_count from project_usage where project_id = ${projectId} and month = ${first.month}) <= ${first.limit}
-        returning used
-      ), inserted as (
-        insert into payloads (${columns}) select * from (values ${rows}) as v where exists (select 1 from counted)
-      ), daily as (
-        insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
-        select ${projectId}::text, ${day}::text, 'pending', '', ${count}::bigint, ${shard}::int where exists (select 1 from counted)
-        on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
-      )
-      select count(*)::int as counted from counted`.execute(this.db)
-    return result.rows[0]?.counted === 1
+    const rows = group.map((one) => newPayloadRow(one.payload) as Record<string, unknown>)
+    const columns = Object.fromEntries(PAYLOAD_COLUMNS.map((column) => [`rows_${column}`, rows.map((row) => row[column])])) as RowArrays
+    const counted = await insertGroup.executeTakeFirst(this.db, {
+      projectId: first.payload.projectId,
+      month: first.month,
+      limit: first.limit,
+      shard,
+      count: group.length,
+      day,
+      ...columns,
+    })
+    return counted?.counted === 1
   }
 }
 
 /** The payload columns a creation writes, in one order for the one-statement insert. */
-const PAYLOAD_COLUMNS = Object.keys(newPayloadRow({} as Payload)) as (keyof ReturnType<typeof newPayloadRow>)[]
-const BIGINT_COLUMNS = new Set(['expires_at', 'created_at'])
+const PAYLOAD_COLUMNS = Object.keys(newPayloadRow({} as Payload)) as PayloadColumn[]
+type PayloadColumn = keyof ReturnType<typeof newPayloadRow>
+const BIGINT_COLUMNS = new Set<PayloadColumn>(['expires_at', 'created_at'])
+
+/** A group's rows as one array a column: `rows_uuid` holds the uuids of the group in order, and so on. */
+type RowArrays = { [C in PayloadColumn as `rows_${C}`]: unknown[] }
+type GroupParams = { projectId: string; month: string; limit: number; shard: number; count: number; day: string } & RowArrays
+
+/**
+ * insertInOneStatement's statement. The group's rows go in as one array a column (unnest), so that its text is the
+ * same for every size of group and it runs as a prepared statement (hot-query.ts). Written out as a list of VALUES,
+ * its text changed with the size and PostgreSQL parsed and planned it for every group: about 250 µs of its time
+ * a group (docs/performance.md, "2026-11-26, night").
+ */
+const insertGroup = new HotQuery((_db, p: GroupParams) => {
+  const columns = sql.join(PAYLOAD_COLUMNS.map((column) => sql.ref(column)))
+  const arrays = sql.join(
+    PAYLOAD_COLUMNS.map((column) => sql`${p[`rows_${column}`]}::${sql.raw(BIGINT_COLUMNS.has(column) ? 'bigint' : 'text')}[]`),
+  )
+  return sql<{ counted: number }>`
+    with counted as (
+      update usage_shards set used = used + ${p.count}::int
+      where project_id = ${p.projectId} and month = ${p.month} and shard = ${p.shard}::int and used + ${p.count}::int <= granted
+        and (select payload_count from project_usage where project_id = ${p.projectId} and month = ${p.month}) <= ${p.limit}::bigint
+      returning used
+    ), inserted as (
+      insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)
+    ), daily as (
+      insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
+      select ${p.projectId}::text, ${p.day}::text, 'pending', '', ${p.count}::bigint, ${p.shard}::int where exists (select 1 from counted)
+      on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
+    )
+    select count(*)::int as counted from counted`
+})
 
 const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
 

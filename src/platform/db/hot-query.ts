@@ -10,6 +10,10 @@
 // a unique key and inserts: a prepared statement's generic plan comes from the statistics of its first runs, and a
 // query that could use another index may keep a bad plan (payloads/repository.ts, findForProject).
 //
+// A statement whose text would change with its input, such as a group of rows written in one insert, takes its rows as
+// one array a column (`unnest`), so that one text serves every size: a creation group's statement (creations.ts)
+// written as a list of VALUES was parsed and planned by PostgreSQL for every group, about 250 µs of its time each.
+//
 // A hot query runs through Kysely (`db.executeQuery`): on the transaction's connection inside a transaction, on a
 // connection of the pool outside one. The drivers that openStorage gives Kysely (sqlite-dialect.ts,
 // postgres-dialect.ts) recognise a HotQueryCall and compile its template with their dialect's compiler, once: on
@@ -24,6 +28,7 @@ import {
   type Kysely,
   type QueryCompiler,
   type QueryId,
+  type RawBuilder,
   type RootOperationNode,
 } from 'kysely'
 import type { Database } from './schema.js'
@@ -36,6 +41,9 @@ export interface HotTemplate {
   readonly queryId: QueryId
 }
 
+/** What builds a hot query: Kysely's query builder, or a `sql` template for what the builder cannot write. */
+type HotQueryBuilder<Params, Row> = (db: Kysely<Database>, params: Params) => Compilable<Row> | RawBuilder<Row>
+
 /**
  * A query built by `build` from named parameters. `build` must read each parameter by name and pass it straight
  * through as a value (a comparison operand, an inserted or updated value), never inspect or spread it: it is
@@ -46,7 +54,7 @@ export interface HotTemplate {
 export class HotQuery<Params extends Record<string, unknown>, Row> {
   #template: HotTemplate | undefined
 
-  constructor(private readonly build: (db: Kysely<Database>, params: Params) => Compilable<Row>) {}
+  constructor(private readonly build: HotQueryBuilder<Params, Row>) {}
 
   /** The rows the query returns (none for a statement without RETURNING). */
   async execute(db: Kysely<Database>, params: Params): Promise<Row[]> {
@@ -109,7 +117,7 @@ export function compileHotQuery(template: HotTemplate, compiler: QueryCompiler):
 
 function buildTemplate<Params extends Record<string, unknown>, Row>(
   db: Kysely<Database>,
-  build: (db: Kysely<Database>, params: Params) => Compilable<Row>,
+  build: HotQueryBuilder<Params, Row>,
 ): HotTemplate {
   const read = new Set<string>()
   const markers = new Proxy({} as Params, {
@@ -120,7 +128,8 @@ function buildTemplate<Params extends Record<string, unknown>, Row>(
     },
   })
   // Compiled here only to check the markers: the operation tree is what each driver compiles for its dialect.
-  const { query, parameters } = build(db, markers).compile()
+  const built = build(db, markers)
+  const { query, parameters } = 'isRawBuilder' in built ? built.compile(db) : built.compile()
   const placed = new Set(parameters.map(markedName))
   const lost = [...read].filter((name) => !placed.has(name))
   if (lost.length > 0) throw new Error(`Hot query parameters ${lost.join(', ')} are not passed through as values`)

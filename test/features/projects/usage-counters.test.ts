@@ -122,6 +122,38 @@ forEachDatabase('usage counters', (dialect) => {
     assert.equal(await payloadRows(projectId), 610)
   })
 
+  it('writes every character of creations written together as given, quotes, backslashes, braces and commas included', async () => {
+    const projectId = await newProject()
+    const [instance] = services(1_000_000)
+    // Each text is what an array's literal form would break on, were it not escaped; a shard's first group takes its
+    // block in a transaction, so the waves go on until one statement has written some of them.
+    const awkward = ['"quoted", {braced}', 'back\\slash \\" and \\\\', 'NULL', '', ' spaced ', "it's; -- ", '{"a":[1,2]}', 'é 😀 ∑']
+    const requests: CreatePayloadRequest[] = awkward.map((text, i) => ({
+      type: 'signMessage',
+      message: text === '' ? 'x' : text,
+      options: {
+        customInstructions: text,
+        returnUrl: `https://shop.example/back?n=${i}&q=%22${encodeURIComponent(text)}`,
+        metadata: { text, list: [text, null, i], nested: { '"key"': text } },
+      },
+    }))
+    for (let wave = 0; wave < 40 && (dialect === 'sqlite' || written['one statement'] < 2 * requests.length); wave++) {
+      const created = await Promise.all(requests.map((request) => instance!.create({ projectId, plan: 'pro' }, request)))
+      for (const [i, payload] of created.entries()) {
+        const stored = await instance!.getForProject(projectId, payload.uuid)
+        const options = requests[i]!.options!
+        assert.equal(stored.message, requests[i]!.message)
+        assert.equal(stored.customInstructions, options.customInstructions)
+        assert.equal(stored.returnUrl, options.returnUrl)
+        assert.deepEqual(stored.metadata, options.metadata)
+        assert.equal(stored.expiresAtMs, payload.expiresAtMs)
+        assert.equal(stored.createdAtMs, NOW)
+        assert.equal(stored.externalId, null)
+      }
+    }
+    if (dialect === 'postgres') assert.ok(written['one statement'] >= 2 * requests.length, `written: ${JSON.stringify(written)}`)
+  })
+
   it('of creations in small waves on every instance up to the limit, exactly the limit is created', async () => {
     // Small groups fit their shard's block, so on PostgreSQL most go in one statement: the limit holds on that path too.
     const projectId = await newProject()
