@@ -2,9 +2,75 @@
 // win, on SQLite and on PostgreSQL, whichever instance it runs on; the winner completes it in its own transaction.
 import type { Selectable } from 'kysely'
 import type { DbOrTx } from './database.js'
+import { HotQuery } from './hot-query.js'
 import type { IdempotencyKeysTable } from './schema.js'
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>
+
+/** A claim's row as it is written by the claim or its takeover. */
+type FreshClaim = { projectId: string; key: string } & Pick<
+  IdempotencyKeyRow,
+  'fingerprint' | 'claim_token' | 'lease_expires_at' | 'created_at' | 'expires_at'
+>
+
+// Every statement of a creation with an Idempotency-Key finds its row by the primary key: hot queries (hot-query.ts),
+// prepared once a connection on PostgreSQL.
+const insertClaim = new HotQuery((db, p: FreshClaim) =>
+  db
+    .insertInto('idempotency_keys')
+    .values({
+      project_id: p.projectId,
+      key: p.key,
+      fingerprint: p.fingerprint,
+      claim_token: p.claim_token,
+      lease_expires_at: p.lease_expires_at,
+      status_code: null,
+      response_sealed: null,
+      created_at: p.created_at,
+      expires_at: p.expires_at,
+    })
+    .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
+    .returning('key'),
+)
+const takeOverClaim = new HotQuery((db, p: FreshClaim & { nowMs: number }) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({
+      fingerprint: p.fingerprint,
+      claim_token: p.claim_token,
+      lease_expires_at: p.lease_expires_at,
+      status_code: null,
+      response_sealed: null,
+      created_at: p.created_at,
+      expires_at: p.expires_at,
+    })
+    .where('project_id', '=', p.projectId)
+    .where('key', '=', p.key)
+    .where((eb) => eb.or([eb('expires_at', '<=', p.nowMs), eb('lease_expires_at', '<=', p.nowMs)]))
+    .returning('key'),
+)
+const selectHolder = new HotQuery((db, p: { projectId: string; key: string }) =>
+  db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', p.projectId).where('key', '=', p.key),
+)
+const completeClaim = new HotQuery(
+  (db, p: { projectId: string; key: string; claimToken: string; statusCode: number; responseSealed: string }) =>
+    db
+      .updateTable('idempotency_keys')
+      .set({ status_code: p.statusCode, response_sealed: p.responseSealed, lease_expires_at: null })
+      .where('project_id', '=', p.projectId)
+      .where('key', '=', p.key)
+      .where('claim_token', '=', p.claimToken)
+      .where('response_sealed', 'is', null)
+      .returning('key'),
+)
+const releaseClaim = new HotQuery((db, p: { projectId: string; key: string; claimToken: string }) =>
+  db
+    .deleteFrom('idempotency_keys')
+    .where('project_id', '=', p.projectId)
+    .where('key', '=', p.key)
+    .where('claim_token', '=', p.claimToken)
+    .where('response_sealed', 'is', null),
+)
 
 export interface IdempotencyClaim {
   projectId: string
@@ -23,37 +89,18 @@ export const idempotencyKeysRepository = {
    * 24 hours have passed, or whose holder's lease ran out before it completed (its instance died), is taken over.
    */
   async claim(db: DbOrTx, claim: IdempotencyClaim): Promise<true | IdempotencyKeyRow> {
-    const fresh = {
+    const fresh: FreshClaim = {
+      projectId: claim.projectId,
+      key: claim.key,
       fingerprint: claim.fingerprint,
       claim_token: claim.claimToken,
       lease_expires_at: claim.nowMs + claim.leaseMs,
-      status_code: null,
-      response_sealed: null,
       created_at: claim.nowMs,
       expires_at: claim.nowMs + claim.keepMs,
     }
-    const inserted = await db
-      .insertInto('idempotency_keys')
-      .values({ project_id: claim.projectId, key: claim.key, ...fresh })
-      .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
-      .returning('key')
-      .executeTakeFirst()
-    if (inserted) return true
-    const takenOver = await db
-      .updateTable('idempotency_keys')
-      .set(fresh)
-      .where('project_id', '=', claim.projectId)
-      .where('key', '=', claim.key)
-      .where((eb) => eb.or([eb('expires_at', '<=', claim.nowMs), eb('lease_expires_at', '<=', claim.nowMs)]))
-      .returning('key')
-      .executeTakeFirst()
-    if (takenOver) return true
-    const holder = await db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('project_id', '=', claim.projectId)
-      .where('key', '=', claim.key)
-      .executeTakeFirst()
+    if (await insertClaim.executeTakeFirst(db, fresh)) return true
+    if (await takeOverClaim.executeTakeFirst(db, { ...fresh, nowMs: claim.nowMs })) return true
+    const holder = await selectHolder.executeTakeFirst(db, { projectId: claim.projectId, key: claim.key })
     // Released between the insert and this read: the caller may simply try again.
     return holder ?? idempotencyKeysRepository.claim(db, claim)
   },
@@ -63,27 +110,12 @@ export const idempotencyKeysRepository = {
     db: DbOrTx,
     done: { projectId: string; key: string; claimToken: string; statusCode: number; responseSealed: string },
   ): Promise<boolean> {
-    const row = await db
-      .updateTable('idempotency_keys')
-      .set({ status_code: done.statusCode, response_sealed: done.responseSealed, lease_expires_at: null })
-      .where('project_id', '=', done.projectId)
-      .where('key', '=', done.key)
-      .where('claim_token', '=', done.claimToken)
-      .where('response_sealed', 'is', null)
-      .returning('key')
-      .executeTakeFirst()
-    return row !== undefined
+    return (await completeClaim.executeTakeFirst(db, done)) !== undefined
   },
 
   /** Lets go of a claim whose request ended without a response to keep (it failed), so that a retry can run. */
   async release(db: DbOrTx, claim: { projectId: string; key: string; claimToken: string }): Promise<void> {
-    await db
-      .deleteFrom('idempotency_keys')
-      .where('project_id', '=', claim.projectId)
-      .where('key', '=', claim.key)
-      .where('claim_token', '=', claim.claimToken)
-      .where('response_sealed', 'is', null)
-      .execute()
+    await releaseClaim.execute(db, claim)
   },
 
   /** Deletes the keys past their 24 hours; returns how many. Run every minute, each run has at most a minute's keys. */
