@@ -19,10 +19,8 @@ export type CreationResult = { created: true; monthCount: number | undefined } |
 export interface Creation {
   quota: { month: string; limit: number }
   /**
-   * Refuses a creation whose externalId is taken, with what the refusal should say (the payload it repeats): runs in the
-   * transaction before the month's count, and again if the payload's insert did nothing (the externalId taken
-   * meanwhile). A group written in one statement does not run it: the payloads' unique index on the externalId makes
-   * that statement write nothing, and the group goes to the transaction, where this check tells the repeat.
+   * Runs in the transaction before the month's count, and again if the payload's insert did nothing (its externalId
+   * taken meanwhile): throws to refuse the creation.
    */
   check?: (tx: Tx) => Promise<void>
   /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
@@ -48,8 +46,6 @@ class PartialInsert extends Error {}
 const MAX_GROUP = 500
 /** Groups written at once on PostgreSQL (each holds a pooled connection until its commit). */
 const POSTGRES_GROUPS_IN_FLIGHT = 3
-/** PostgreSQL's error for a row that a unique index refuses. */
-const UNIQUE_VIOLATION = '23505'
 /** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
 const DEADLOCK_RETRIES = 3
 
@@ -176,11 +172,10 @@ export class PayloadCreations {
 
   /**
    * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
-   * project and day, with no work alongside (no idempotency key), whose shard has quota for all of it and whose
-   * externalIds are free. The shard's count, the rows and the daily count are written only if the count fits (`where
-   * exists`), and not at all when the unique index refuses an externalId (the statement fails as a whole). Returns
-   * false, having written nothing, when the group is not such a group, the shard is short of quota or an externalId is
-   * taken: then the transaction does it, and says which payload a repeat repeats.
+   * project and day, with no check or work alongside (no externalId, no idempotency key), whose shard has quota for all
+   * of it. The shard's count, the rows and the daily count are written only if the count fits (`where exists`).
+   * Returns false, having written nothing, when the group is not such a group or the shard is short of quota: then the
+   * transaction does it.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
     if (this.dialect === 'sqlite') return false
@@ -192,27 +187,23 @@ export class PayloadCreations {
         one.month === first.month &&
         one.limit === first.limit &&
         utcDay(one.payload.createdAtMs) === day &&
+        one.payload.externalId === null &&
+        !one.creation.check &&
         !one.creation.alongside,
     )
     if (!alone) return false
     const rows = group.map((one) => newPayloadRow(one.payload) as Record<string, unknown>)
     const columns = Object.fromEntries(PAYLOAD_COLUMNS.map((column) => [`rows_${column}`, rows.map((row) => row[column])])) as RowArrays
-    try {
-      const counted = await insertGroup.executeTakeFirst(this.db, {
-        projectId: first.payload.projectId,
-        month: first.month,
-        limit: first.limit,
-        shard,
-        count: group.length,
-        day,
-        ...columns,
-      })
-      return counted?.counted === 1
-    } catch (error) {
-      // An externalId taken, by a payload before or by another of the group: nothing was written.
-      if (hasCode(error, UNIQUE_VIOLATION)) return false
-      throw error
-    }
+    const counted = await insertGroup.executeTakeFirst(this.db, {
+      projectId: first.payload.projectId,
+      month: first.month,
+      limit: first.limit,
+      shard,
+      count: group.length,
+      day,
+      ...columns,
+    })
+    return counted?.counted === 1
   }
 }
 
