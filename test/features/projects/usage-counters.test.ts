@@ -131,21 +131,25 @@ forEachDatabase('usage counters', (dialect) => {
     const requests: CreatePayloadRequest[] = awkward.map((text, i) => ({
       type: 'signMessage',
       message: text === '' ? 'x' : text,
-      options: {
-        customInstructions: text,
-        returnUrl: `https://shop.example/back?n=${i}&q=%22${encodeURIComponent(text)}`,
-        metadata: { text, list: [text, null, i], nested: { '"key"': text } },
-      },
+      // Every other creation leaves the optional fields out: their columns hold NULL beside text in one group.
+      options:
+        i % 2 === 0
+          ? {
+              customInstructions: text,
+              returnUrl: `https://shop.example/back?n=${i}&q=%22${encodeURIComponent(text)}`,
+              metadata: { text, list: [text, null, i], nested: { '"key"': text } },
+            }
+          : {},
     }))
-    for (let wave = 0; wave < 40 && (dialect === 'sqlite' || written['one statement'] < 2 * requests.length); wave++) {
+    for (let wave = 0; wave === 0 || (dialect === 'postgres' && wave < 40 && written['one statement'] < 2 * requests.length); wave++) {
       const created = await Promise.all(requests.map((request) => instance!.create({ projectId, plan: 'pro' }, request)))
       for (const [i, payload] of created.entries()) {
         const stored = await instance!.getForProject(projectId, payload.uuid)
         const options = requests[i]!.options!
         assert.equal(stored.message, requests[i]!.message)
-        assert.equal(stored.customInstructions, options.customInstructions)
-        assert.equal(stored.returnUrl, options.returnUrl)
-        assert.deepEqual(stored.metadata, options.metadata)
+        assert.equal(stored.customInstructions, options.customInstructions ?? null)
+        assert.equal(stored.returnUrl, options.returnUrl ?? null)
+        assert.deepEqual(stored.metadata, options.metadata ?? null)
         assert.equal(stored.expiresAtMs, payload.expiresAtMs)
         assert.equal(stored.createdAtMs, NOW)
         assert.equal(stored.externalId, null)
