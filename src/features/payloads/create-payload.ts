@@ -88,7 +88,7 @@ export class PayloadCreator {
       quota: { month, limit },
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
-      // Without an externalId there is nothing to check, and no check lets the creation go in one statement.
+      // Without an externalId there is nothing to check.
       check: externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
       alongside: alongside && ((tx) => alongside(tx, payload)),
     })

@@ -19,8 +19,10 @@ export type CreationResult = { created: true; monthCount: number | undefined } |
 export interface Creation {
   quota: { month: string; limit: number }
   /**
-   * Runs in the transaction before the month's count, and again if the payload's insert did nothing (its externalId
-   * taken meanwhile): throws to refuse the creation.
+   * Refuses a creation whose externalId is taken, with what the refusal should say (the payload it repeats): runs in the
+   * transaction before the month's count, and again if the payload's insert did nothing (the externalId taken
+   * meanwhile). A group written in one statement does not run it: the payloads' unique index on the externalId makes
+   * that statement write nothing, and the group goes to the transaction, where this check tells the repeat.
    */
   check?: (tx: Tx) => Promise<void>
   /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
@@ -46,6 +48,8 @@ class PartialInsert extends Error {}
 const MAX_GROUP = 500
 /** Groups written at once on PostgreSQL (each holds a pooled connection until its commit). */
 const POSTGRES_GROUPS_IN_FLIGHT = 3
+/** PostgreSQL's error for a row that a unique index refuses. */
+const UNIQUE_VIOLATION = '23505'
 /** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
 const DEADLOCK_RETRIES = 3
 
@@ -172,10 +176,13 @@ export class PayloadCreations {
 
   /**
    * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
-   * project and day, with no check or work alongside (no externalId, no idempotency key), whose shard has quota for all
-   * of it. The shard's count, the rows and the daily count are written only if the count fits (`where exists`).
-   * Returns false, having written nothing, when the group is not such a group or the shard is short of quota: then the
-   * transaction does it.
+   * project and day, with no work alongside (no idempotency key), whose shard has quota for all of it and whose
+   * externalIds are free. The shard's count, the rows and the daily count are written only if the count fits and no
+   * payload holds one of the externalIds (`where exists`); and not at all when the unique index refuses an externalId
+   * taken since the statement's snapshot, or twice in the group (the statement fails as a whole, which PostgreSQL logs
+   * as an error: a repeat of a committed externalId, an integrator's ordinary retry, does not). Returns false, having
+   * written nothing, when the group is not such a group, the shard is short of quota or an externalId is taken: then
+   * the transaction does it, and says which payload a repeat repeats.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
     if (this.dialect === 'sqlite') return false
@@ -187,23 +194,27 @@ export class PayloadCreations {
         one.month === first.month &&
         one.limit === first.limit &&
         utcDay(one.payload.createdAtMs) === day &&
-        one.payload.externalId === null &&
-        !one.creation.check &&
         !one.creation.alongside,
     )
     if (!alone) return false
     const rows = group.map((one) => newPayloadRow(one.payload) as Record<string, unknown>)
     const columns = Object.fromEntries(PAYLOAD_COLUMNS.map((column) => [`rows_${column}`, rows.map((row) => row[column])])) as RowArrays
-    const counted = await insertGroup.executeTakeFirst(this.db, {
-      projectId: first.payload.projectId,
-      month: first.month,
-      limit: first.limit,
-      shard,
-      count: group.length,
-      day,
-      ...columns,
-    })
-    return counted?.counted === 1
+    try {
+      const counted = await insertGroup.executeTakeFirst(this.db, {
+        projectId: first.payload.projectId,
+        month: first.month,
+        limit: first.limit,
+        shard,
+        count: group.length,
+        day,
+        ...columns,
+      })
+      return counted?.counted === 1
+    } catch (error) {
+      // An externalId taken since the statement's snapshot, or twice in the group: nothing was written.
+      if (hasCode(error, UNIQUE_VIOLATION)) return false
+      throw error
+    }
   }
 }
 
@@ -232,6 +243,15 @@ const insertGroup = new HotQuery((_db, p: GroupParams) => {
       update usage_shards set used = used + ${p.count}::int
       where project_id = ${p.projectId} and month = ${p.month} and shard = ${p.shard}::int and used + ${p.count}::int <= granted
         and (select payload_count from project_usage where project_id = ${p.projectId} and month = ${p.month}) <= ${p.limit}::bigint
+        -- No payload of the project holds one of the externalIds. One probe of the unique index an id (the lateral
+        -- subquery's limit keeps it a probe): written as external_id = any(...), the generic plan PostgreSQL made while
+        -- the table was nearly empty scanned all the project's payloads for each group.
+        and not exists (
+          select 1 from unnest(${p.rows_external_id}::text[]) as wanted(external_id)
+          cross join lateral (
+            select 1 from payloads where project_id = ${p.projectId} and external_id = wanted.external_id limit 1
+          ) as taken
+        )
       returning used
     ), inserted as (
       insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)

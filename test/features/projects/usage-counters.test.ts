@@ -102,7 +102,7 @@ forEachDatabase('usage counters', (dialect) => {
     }
   })
 
-  it('writes creations without an externalId in one statement on PostgreSQL, and the others in a transaction', async () => {
+  it('writes creations in one statement on PostgreSQL, externalIds included, and in a transaction when one is taken', async () => {
     const projectId = await newProject()
     const [instance] = services(1_000_000)
     // The first creations on a shard take its block of quota in a transaction; later ones fit the shard's block.
@@ -113,13 +113,30 @@ forEachDatabase('usage counters', (dialect) => {
     if (dialect === 'postgres') assert.ok(plain['one statement'] >= 300, `written: ${JSON.stringify(plain)}`)
     else assert.deepEqual(plain, { 'one statement': 0, transaction: 600 })
     written = { 'one statement': 0, transaction: 0 }
-    await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        instance!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId: `order-${i}` } }),
-      ),
-    )
-    assert.deepEqual(written, { 'one statement': 0, transaction: 10 })
-    assert.equal(await payloadRows(projectId), 610)
+    const withExternalIds = (first: number) =>
+      Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          instance!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId: `order-${first + i}` } }),
+        ),
+      )
+    // A wave whose shard has no block of quota yet goes in a transaction; the next waves find one.
+    let waves = 0
+    do {
+      assert.ok((await withExternalIds(10 * waves)).every((result) => result.status === 'fulfilled'))
+      waves++
+    } while (dialect === 'postgres' && written['one statement'] === 0 && waves < 20)
+    if (dialect === 'postgres') assert.ok(written['one statement'] >= 10, `written: ${JSON.stringify(written)}`)
+    const created = 600 + 10 * waves
+    assert.equal(await payloadRows(projectId), created)
+    // The last wave's ids and five new ones: the taken ids make the group's one statement write nothing, and the
+    // creations are written again one by one, the five new ones created and the five repeats refused.
+    const again = await withExternalIds(10 * waves - 5)
+    assert.equal(again.filter((result) => result.status === 'fulfilled').length, 5)
+    for (const result of again.filter((result) => result.status === 'rejected')) {
+      assert.equal((result.reason as { statusCode?: number }).statusCode, 409, String(result.reason))
+    }
+    assert.equal(await payloadRows(projectId), created + 5)
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), created + 5)
   })
 
   it('writes every character of creations written together as given, quotes, backslashes, braces and commas included', async () => {
