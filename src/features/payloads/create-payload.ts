@@ -82,14 +82,14 @@ export class PayloadCreator {
     const month = utcMonth(nowMs)
     const limit = limits.monthlyPayloads
     const externalId = payload.externalId
-    // Written with the other creations of the moment, in one transaction (creations.ts); the checks and `alongside` run
-    // in it for this payload.
+    // Written with the other creations of the moment, in one statement or one transaction (creations.ts); the
+    // externalId's check and `alongside` run in the transaction for this payload.
     const result = await this.creations.create(payload, {
       quota: { month, limit },
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
       // Without an externalId there is nothing to check.
-      check: externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
+      checkExternalId: externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
       alongside: alongside && ((tx) => alongside(tx, payload)),
     })
     if (!result.created) {

@@ -21,10 +21,11 @@ export interface Creation {
   /**
    * Refuses a creation whose externalId is taken, with what the refusal should say (the payload it repeats): runs in the
    * transaction before the month's count, and again if the payload's insert did nothing (the externalId taken
-   * meanwhile). A group written in one statement does not run it: the payloads' unique index on the externalId makes
-   * that statement write nothing, and the group goes to the transaction, where this check tells the repeat.
+   * meanwhile). A group written in one statement does not run it: that statement writes nothing when an externalId is
+   * taken, and the group goes to the transaction, where this check tells the repeat. So it may check the externalId
+   * and nothing else; a check of anything else needs the transaction, as `alongside` does.
    */
-  check?: (tx: Tx) => Promise<void>
+  checkExternalId?: (tx: Tx) => Promise<void>
   /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
   alongside?: (tx: Tx) => Promise<void>
 }
@@ -70,7 +71,7 @@ export class PayloadCreations {
   /**
    * Inserts the payload (pending, counted on its creation day) if its project's month has room under the limit.
    * Resolves after the commit; monthCount is undefined if the count could not be read after it. Rejects with what
-   * `check` or `alongside` threw, or with the database's error.
+   * `checkExternalId` or `alongside` threw, or with the database's error.
    */
   create(payload: Payload, creation: Creation): Promise<CreationResult> {
     return new Promise((resolve, reject) => {
@@ -134,7 +135,7 @@ export class PayloadCreations {
       byMonth.set(key, [...(byMonth.get(key) ?? []), one])
     }
     const accepted = await this.db.transaction().execute(async (tx) => {
-      for (const one of group) await one.creation.check?.(tx)
+      for (const one of group) await one.creation.checkExternalId?.(tx)
       const fitting = new Set<Waiting>()
       // In one order of projects, so that groups written at once lock their counter rows in the same order.
       for (const key of [...byMonth.keys()].sort()) {
@@ -152,7 +153,7 @@ export class PayloadCreations {
       )
       if (inserted < accepted.length) {
         if (group.length > 1) throw new PartialInsert('a payload of the group was not inserted')
-        await group[0]!.creation.check?.(tx)
+        await group[0]!.creation.checkExternalId?.(tx)
         throw new Error('the payload was not inserted, and its check found nothing in the way')
       }
       for (const one of accepted) await one.creation.alongside?.(tx)
@@ -177,12 +178,13 @@ export class PayloadCreations {
   /**
    * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
    * project and day, with no work alongside (no idempotency key), whose shard has quota for all of it and whose
-   * externalIds are free. The shard's count, the rows and the daily count are written only if the count fits and no
-   * payload holds one of the externalIds (`where exists`); and not at all when the unique index refuses an externalId
-   * taken since the statement's snapshot, or twice in the group (the statement fails as a whole, which PostgreSQL logs
-   * as an error: a repeat of a committed externalId, an integrator's ordinary retry, does not). Returns false, having
-   * written nothing, when the group is not such a group, the shard is short of quota or an externalId is taken: then
-   * the transaction does it, and says which payload a repeat repeats.
+   * externalIds are free and all different. The shard's count, the rows and the daily count are written only if the
+   * count fits and no payload holds one of the externalIds (`where exists`); and not at all when the unique index
+   * refuses an externalId taken since the statement's snapshot, by a creation racing on another connection (the
+   * statement fails as a whole, which PostgreSQL logs as an error; a repeat of a committed externalId, an integrator's
+   * ordinary retry, and the same externalId twice in one group do not). Returns false, having written nothing, when the
+   * group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
+   * says which payload a repeat repeats.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
     if (this.dialect === 'sqlite') return false
@@ -196,7 +198,7 @@ export class PayloadCreations {
         utcDay(one.payload.createdAtMs) === day &&
         !one.creation.alongside,
     )
-    if (!alone) return false
+    if (!alone || holdsAnExternalIdTwice(group)) return false
     const rows = group.map((one) => newPayloadRow(one.payload) as Record<string, unknown>)
     const columns = Object.fromEntries(PAYLOAD_COLUMNS.map((column) => [`rows_${column}`, rows.map((row) => row[column])])) as RowArrays
     try {
@@ -211,7 +213,7 @@ export class PayloadCreations {
       })
       return counted?.counted === 1
     } catch (error) {
-      // An externalId taken since the statement's snapshot, or twice in the group: nothing was written.
+      // An externalId taken since the statement's snapshot: nothing was written.
       if (hasCode(error, UNIQUE_VIOLATION)) return false
       throw error
     }
@@ -262,6 +264,11 @@ const insertGroup = new HotQuery((_db, p: GroupParams) => {
     )
     select count(*)::int as counted from counted`
 })
+
+function holdsAnExternalIdTwice(group: Waiting[]): boolean {
+  const externalIds = group.flatMap((one) => (one.payload.externalId === null ? [] : [one.payload.externalId]))
+  return new Set(externalIds).size < externalIds.length
+}
 
 const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
 

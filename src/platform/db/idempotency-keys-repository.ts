@@ -13,37 +13,30 @@ type FreshClaim = { projectId: string; key: string } & Pick<
   'fingerprint' | 'claim_token' | 'lease_expires_at' | 'created_at' | 'expires_at'
 >
 
+/** The columns a claim writes, whether it inserts the row or takes it over: each read by name (hot-query.ts). */
+const claimColumns = (p: FreshClaim) => ({
+  fingerprint: p.fingerprint,
+  claim_token: p.claim_token,
+  lease_expires_at: p.lease_expires_at,
+  status_code: null,
+  response_sealed: null,
+  created_at: p.created_at,
+  expires_at: p.expires_at,
+})
+
 // Every statement of a creation with an Idempotency-Key finds its row by the primary key: hot queries (hot-query.ts),
 // prepared once a connection on PostgreSQL.
 const insertClaim = new HotQuery((db, p: FreshClaim) =>
   db
     .insertInto('idempotency_keys')
-    .values({
-      project_id: p.projectId,
-      key: p.key,
-      fingerprint: p.fingerprint,
-      claim_token: p.claim_token,
-      lease_expires_at: p.lease_expires_at,
-      status_code: null,
-      response_sealed: null,
-      created_at: p.created_at,
-      expires_at: p.expires_at,
-    })
+    .values({ project_id: p.projectId, key: p.key, ...claimColumns(p) })
     .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
     .returning('key'),
 )
 const takeOverClaim = new HotQuery((db, p: FreshClaim & { nowMs: number }) =>
   db
     .updateTable('idempotency_keys')
-    .set({
-      fingerprint: p.fingerprint,
-      claim_token: p.claim_token,
-      lease_expires_at: p.lease_expires_at,
-      status_code: null,
-      response_sealed: null,
-      created_at: p.created_at,
-      expires_at: p.expires_at,
-    })
+    .set(claimColumns(p))
     .where('project_id', '=', p.projectId)
     .where('key', '=', p.key)
     .where((eb) => eb.or([eb('expires_at', '<=', p.nowMs), eb('lease_expires_at', '<=', p.nowMs)]))

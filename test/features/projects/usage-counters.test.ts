@@ -2,8 +2,11 @@
 // own connection pool and group commit), quota left in one shard usable by another, one usage warning, and analytics
 // equal to the payloads themselves after concurrent creations and transitions.
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { after, before, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ServiceEvents } from '../../../src/events.js'
+import { payloadsRepository } from '../../../src/features/payloads/repository.js'
 import type { CreatePayloadRequest } from '../../../src/features/payloads/schemas.js'
 import { PayloadService } from '../../../src/features/payloads/service.js'
 import { analyticsRepository } from '../../../src/features/projects/analytics-repository.js'
@@ -113,30 +116,76 @@ forEachDatabase('usage counters', (dialect) => {
     if (dialect === 'postgres') assert.ok(plain['one statement'] >= 300, `written: ${JSON.stringify(plain)}`)
     else assert.deepEqual(plain, { 'one statement': 0, transaction: 600 })
     written = { 'one statement': 0, transaction: 0 }
-    const withExternalIds = (first: number) =>
-      Promise.allSettled(
-        Array.from({ length: 10 }, (_, i) =>
-          instance!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId: `order-${first + i}` } }),
+    /** The uuid of the payload created with each externalId. */
+    const holders = new Map<string, string>()
+    /** Creates `ids` at once, spread over `instances`; returns how many were created, each refusal checked. */
+    const createWithExternalIds = async (instances: PayloadService[], ids: string[]) => {
+      const results = await Promise.allSettled(
+        ids.map((externalId, i) =>
+          instances[i % instances.length]!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId } }),
         ),
       )
+      const created = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+      for (const payload of created) {
+        assert.ok(!holders.has(payload.externalId!), `${payload.externalId} was created twice`)
+        holders.set(payload.externalId!, payload.uuid)
+      }
+      for (const [i, result] of results.entries()) {
+        if (result.status === 'fulfilled') continue
+        // The repeat is told which payload it repeats.
+        const refusal = result.reason as { statusCode?: number; fields?: Record<string, string> }
+        assert.equal(refusal.statusCode, 409, String(result.reason))
+        assert.equal(refusal.fields?.uuid, holders.get(ids[i]!))
+      }
+      return created.length
+    }
+    const ids = (first: number, count = 10) => Array.from({ length: count }, (_, i) => `order-${first + i}`)
     // A wave whose shard has no block of quota yet goes in a transaction; the next waves find one.
     let waves = 0
     do {
-      assert.ok((await withExternalIds(10 * waves)).every((result) => result.status === 'fulfilled'))
+      assert.equal(await createWithExternalIds([instance!], ids(10 * waves)), 10)
       waves++
     } while (dialect === 'postgres' && written['one statement'] === 0 && waves < 20)
     if (dialect === 'postgres') assert.ok(written['one statement'] >= 10, `written: ${JSON.stringify(written)}`)
-    const created = 600 + 10 * waves
+    let created = 600 + 10 * waves
     assert.equal(await payloadRows(projectId), created)
     // The last wave's ids and five new ones: the taken ids make the group's one statement write nothing, and the
     // creations are written again one by one, the five new ones created and the five repeats refused.
-    const again = await withExternalIds(10 * waves - 5)
-    assert.equal(again.filter((result) => result.status === 'fulfilled').length, 5)
-    for (const result of again.filter((result) => result.status === 'rejected')) {
-      assert.equal((result.reason as { statusCode?: number }).statusCode, 409, String(result.reason))
+    assert.equal(await createWithExternalIds([instance!], ids(10 * waves - 5)), 5)
+    created += 5
+    // The same new id twice in one group: one created, the other refused.
+    assert.equal(await createWithExternalIds([instance!], ['twice', 'twice', ...ids(1000, 4)]), 5)
+    created += 5
+    // Every instance at once with the same new ids: on PostgreSQL their statements race, and the one that finds the id
+    // taken after its snapshot is refused by the unique index, writes nothing, and goes to the transaction.
+    for (let round = 0; round < 10; round++) {
+      const raced = ids(2000 + 10 * round, 3)
+      assert.equal(await createWithExternalIds(services(1_000_000), [...raced, ...raced, ...raced].sort()), 3)
+      created += 3
     }
-    assert.equal(await payloadRows(projectId), created + 5)
-    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), created + 5)
+    if (dialect === 'postgres') {
+      // A payload with the id is written by another connection and committed while the group's statement waits on the
+      // unique index: the statement fails as a whole, and the transaction refuses the creation, naming that payload.
+      const someone = await instance!.getForProject(projectId, holders.get('order-0')!)
+      const held = { ...someone, uuid: randomUUID(), externalId: 'held' }
+      const answered = await db()
+        .transaction()
+        .execute(async (tx) => {
+          assert.ok(await payloadsRepository.insert(tx, held))
+          const answer = instance!.create({ projectId, plan: 'pro' }, { ...SIGN, options: { externalId: 'held' } }).then(
+            () => assert.fail('created over a payload with the same externalId'),
+            (error: unknown) => error as { statusCode?: number; fields?: Record<string, string> },
+          )
+          await sleep(300)
+          // Wrapped, so that the commit does not wait for the answer, which waits for the commit.
+          return { answer }
+        })
+      const refusal = await answered.answer
+      assert.equal(refusal.statusCode, 409, String(refusal))
+      assert.equal(refusal.fields?.uuid, held.uuid)
+    }
+    assert.equal(await payloadRows(projectId), created + (dialect === 'postgres' ? 1 : 0))
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), created)
   })
 
   it('writes every character of creations written together as given, quotes, backslashes, braces and commas included', async () => {
