@@ -1,6 +1,6 @@
 // Load helpers for the benchmarks: start a server process, drive it with autocannon, summarise.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -34,6 +34,40 @@ export function processTicks(pids: number[]): number | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * Processor time, in ticks, of every process whose command is `command` (`postgres`: the server and its backends), by
+ * pid; undefined off Linux. `ticksSince` gives the time used between two readings, counting processes started since.
+ */
+export function commandTicks(command: string): Map<number, number> | undefined {
+  try {
+    const ticks = new Map<number, number>()
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      let stat: string
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      } catch {
+        continue // exited while the list was read
+      }
+      const open = stat.indexOf('(')
+      const close = stat.lastIndexOf(')')
+      if (stat.slice(open + 1, close) !== command) continue
+      const fields = stat.slice(close + 2).split(' ')
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]))
+    }
+    return ticks
+  } catch {
+    return undefined
+  }
+}
+
+export function ticksSince(before: Map<number, number> | undefined, after: Map<number, number> | undefined): number | undefined {
+  if (!before || !after) return undefined
+  let used = 0
+  for (const [pid, ticks] of after) used += ticks - (before.get(pid) ?? 0)
+  return used
 }
 
 /** Clock ticks a second (USER_HZ), as /proc counts them. */
