@@ -100,12 +100,30 @@ export class PayloadService {
    * the payload is no longer pending, or had expired by then.
    */
   async resolveRecoveredSubmission(uuid: string, signed: SignedResolution, submittedAtMs: number): Promise<Payload | undefined> {
-    return this.transitions.transition(uuid, { status: 'signed', resolvedAtMs: this.options.clock.now(), signed }, submittedAtMs)
+    return this.transitions.transition(
+      uuid,
+      { status: 'signed', resolvedAtMs: this.options.clock.now(), signed },
+      { notExpiredAtMs: submittedAtMs },
+    )
   }
 
   /** The user rejected in the wallet: pending -> rejected, before expiry only. */
   async reject(uuid: string, walletAdapter: string | undefined): Promise<Payload> {
     return this.resolveByWallet(uuid, { status: 'rejected', resolvedAtMs: this.options.clock.now(), rejectedBy: walletAdapter })
+  }
+
+  /**
+   * The user rejected a request with one signer: pending -> rejected, before expiry only, in one conditional move with no
+   * read before it (the common rejection). Undefined when the payload is multisigned (each of its signers rejects for
+   * themself) or cannot be rejected: the caller reads it to find out which.
+   */
+  async rejectSingleSigner(uuid: string, walletAdapter: string | undefined): Promise<Payload | undefined> {
+    const nowMs = this.options.clock.now()
+    return this.transitions.transition(
+      uuid,
+      { status: 'rejected', resolvedAtMs: nowMs, rejectedBy: walletAdapter },
+      { notExpiredAtMs: nowMs, notMultisigned: true },
+    )
   }
 
   /**
@@ -170,7 +188,7 @@ export class PayloadService {
   }
 
   private async resolveByWallet(uuid: string, changes: TransitionChanges): Promise<Payload> {
-    const moved = await this.transitions.transition(uuid, changes, this.options.clock.now())
+    const moved = await this.transitions.transition(uuid, changes, { notExpiredAtMs: this.options.clock.now() })
     if (moved) return moved
     await this.assertActionable(uuid)
     throw conflict('Payload was resolved by another request')

@@ -16,9 +16,18 @@ export interface TransitionChanges {
   rejectedBy?: string
 }
 
+/** When a move out of pending may happen, beyond the payload being pending. */
+export interface TransitionCondition {
+  /** The payload has not expired at this instant (a wallet acting at the last instant loses to the clock). */
+  notExpiredAtMs?: number
+  /** The payload is not multisigned (a rejection with no signer named, which only a single-signer request takes). */
+  notMultisigned?: boolean
+}
+
 /**
  * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
- * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition.
+ * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition;
+ * `multisignedToo` is 1 unless the move is for a payload that is not multisigned.
  */
 const resolvePending = new HotQuery(
   (
@@ -28,6 +37,7 @@ const resolvePending = new HotQuery(
       resolved_at: number
       uuid: string
       notExpiredAtMs: number
+      multisignedToo: 0 | 1
     },
   ) =>
     db
@@ -46,21 +56,27 @@ const resolvePending = new HotQuery(
       .where('uuid', '=', p.uuid)
       .where('status', '=', 'pending')
       .where('expires_at', '>', p.notExpiredAtMs)
+      .where((eb) => eb.or([eb('multisign_json', 'is', null), eb(eb.val(p.multisignedToo), '=', 1)]))
       .returningAll(),
 )
 type ResolutionColumn = 'wallet_adapter' | 'signer_address' | 'tx_hash' | 'tx_blob' | 'public_key' | 'signature' | 'submit_engine_result'
 
 export const payloadTransitionsRepository = {
   /**
-   * Moves a pending payload to a resolved status. `notExpiredAtMs` makes the move conditional on the
-   * payload not having expired yet (a wallet acting at the last instant loses to the clock).
-   * Returns the updated payload, or undefined when another transition got there first.
+   * Moves a pending payload to a resolved status, if `condition` holds. Returns the updated payload, or undefined when
+   * another transition got there first or the condition does not hold.
    */
-  async transition(db: DbOrTx, uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+  async transition(
+    db: DbOrTx,
+    uuid: string,
+    changes: TransitionChanges,
+    condition: TransitionCondition = {},
+  ): Promise<Payload | undefined> {
     const signed = changes.signed
     const row = await resolvePending.executeTakeFirst(db, {
       uuid,
-      notExpiredAtMs: notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
+      notExpiredAtMs: condition.notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
+      multisignedToo: condition.notMultisigned ? 0 : 1,
       status: changes.status,
       resolved_at: changes.resolvedAtMs,
       wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,

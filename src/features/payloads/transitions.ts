@@ -11,7 +11,7 @@ import type { MultisignState } from '../signing/multisign/model.js'
 import { eventForStatus, type FinalOutcome, type Payload, type PayloadEvent, type ResolvedStatus } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
 import { payloadsRepository } from './repository.js'
-import { payloadTransitionsRepository, type TransitionChanges } from './transitions-repository.js'
+import { payloadTransitionsRepository, type TransitionChanges, type TransitionCondition } from './transitions-repository.js'
 
 export const PROOF_ALREADY_USED_MESSAGE =
   'This signature is already used by another request: a signature or signed transaction resolves one request only'
@@ -33,13 +33,13 @@ export class PayloadTransitions {
   constructor(private readonly options: PayloadTransitionsOptions) {}
 
   /**
-   * Moves a pending payload out of pending (before `notExpiredAtMs`, when given). Undefined when another transition
-   * got there first. A signed resolution's proof is recorded in the same transaction: a proof that already resolved
+   * Moves a pending payload out of pending, if `condition` holds. Undefined when another transition got there first
+   * or the condition does not hold. A signed resolution's proof is recorded in the same transaction: a proof that already resolved
    * another payload rolls the move back with a 409.
    */
-  async transition(uuid: string, changes: TransitionChanges, notExpiredAtMs?: number): Promise<Payload | undefined> {
+  async transition(uuid: string, changes: TransitionChanges, condition?: TransitionCondition): Promise<Payload | undefined> {
     const moved = await this.options.db.transaction().execute(async (tx) => {
-      const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, notExpiredAtMs)
+      const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, condition)
       if (!payload) return undefined
       const proofKey = changes.signed?.proofKey
       if (

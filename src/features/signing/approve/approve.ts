@@ -37,6 +37,11 @@ export async function reject(
   signerAccount?: string,
 ): Promise<Payload> {
   if (walletAdapter === 'xaman') throw unprocessable([{ field: 'walletAdapter', message: XAMAN_FROM_BROWSER }])
+  if (signerAccount === undefined) {
+    const rejected = await deps.payloads.rejectSingleSigner(uuid, walletAdapter)
+    if (rejected) return rejected
+  }
+  // A multisigned request, or one that cannot be rejected: read, to act as a signer or to say why not.
   const payload = await deps.payloads.getForSigning(uuid)
   if (payload.multisign === null) {
     if (signerAccount !== undefined) {
