@@ -1,10 +1,13 @@
 // Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
-import type { Insertable, Selectable } from 'kysely'
+import { type Insertable, type Selectable, sql } from 'kysely'
+import { idLength, newIds } from '../../platform/crypto/ids.js'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import { claimDueRows, claimHolds, type OutboxClaim, releaseClaimedRows } from '../../platform/db/outbox.js'
 import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
-import type { DeliveryEvent, DeliveryState, WebhookDelivery } from './model.js'
+import type { PayloadEvent } from '../payloads/model.js'
+import { WEBHOOKS_PLAN } from '../projects/plans.js'
+import { type DeliveryEvent, type DeliveryState, MAX_WEBHOOKS_PER_PROJECT, type WebhookDelivery } from './model.js'
 
 export { claimOf } from '../../platform/db/outbox.js'
 
@@ -25,6 +28,32 @@ const insertDelivery = new HotQuery((db, row: Required<Insertable<WebhookDeliver
     created_at: row.created_at,
     completed_at: row.completed_at,
   }),
+)
+
+const DELIVERY_ID_LENGTH = idLength('dlv')
+
+/**
+ * A payload event's deliveries, one per webhook of the project that receives the event now (enabled, not deleted, the
+ * project on the plan that has webhooks), in one statement: the subscribers are read by the insert itself. Their ids
+ * come in one string, `deliveryIds`, as many as a project may have webhooks, of one length each; the subscribers take
+ * them in the order of their own ids. `eventPattern` is the event, quoted as JSON, as a LIKE pattern (`!` escapes) that
+ * matches the webhook's list of events (JSON text, written by the service) when the event is in it. The same SQL on
+ * both databases.
+ */
+const insertForSubscribers = new HotQuery(
+  (
+    _db,
+    p: { deliveryIds: string; projectId: string; payloadUuid: string; event: string; eventPattern: string; body: string; nowMs: number },
+  ) => sql<never>`insert into webhook_deliveries (id, webhook_id, project_id, payload_uuid, event, body, state, attempts,
+    next_attempt_at, lease_expires_at, last_status_code, last_error, created_at, completed_at)
+  select substr(${p.deliveryIds}, cast((row_number() over (order by webhooks.id) - 1) * ${sql.lit(DELIVERY_ID_LENGTH)} + 1 as integer),
+      ${sql.lit(DELIVERY_ID_LENGTH)}),
+    webhooks.id, webhooks.project_id, ${p.payloadUuid}, ${p.event}, ${p.body}, ${sql.lit('pending')}, 0,
+    cast(${p.nowMs} as bigint), null, null, null, cast(${p.nowMs} as bigint), null
+  from webhooks inner join projects on projects.id = webhooks.project_id
+  where webhooks.project_id = ${p.projectId} and projects.plan = ${sql.lit(WEBHOOKS_PLAN)}
+    and webhooks.disabled_at is null and webhooks.deleted_at is null
+    and webhooks.events_json like ${p.eventPattern} escape '!'`,
 )
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
@@ -78,6 +107,21 @@ export const webhookDeliveriesRepository = {
         completed_at: d.completedAtMs,
       })
     }
+  },
+
+  /**
+   * Writes a payload event's deliveries to the project's webhooks that receive it now, all with `body` (in the caller's
+   * transaction: the payload's change and its deliveries commit together).
+   */
+  async insertForSubscribers(
+    db: DbOrTx,
+    event: { projectId: string; payloadUuid: string; event: PayloadEvent; body: string; nowMs: number },
+  ): Promise<void> {
+    await insertForSubscribers.execute(db, {
+      ...event,
+      deliveryIds: newIds('dlv', MAX_WEBHOOKS_PER_PROJECT).join(''),
+      eventPattern: `%${JSON.stringify(event.event).replace(/[!%_]/g, '!$&')}%`,
+    })
   },
 
   /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */

@@ -1,24 +1,12 @@
 // Webhook rows. Deleting is soft (deleted_at), so that a webhook's deliveries keep their history.
 import type { Selectable } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
 import type { WebhooksTable } from '../../platform/db/schema.js'
 import type { PayloadEvent } from '../payloads/model.js'
-import { type PlanName, WEBHOOKS_PLAN } from '../projects/plans.js'
+import type { PlanName } from '../projects/plans.js'
 import type { Webhook } from './model.js'
 
 // Read in every transaction that resolves a payload.
-const selectSubscribers = new HotQuery((db, p: { projectId: string }) =>
-  db
-    .selectFrom('webhooks')
-    .innerJoin('projects', 'projects.id', 'webhooks.project_id')
-    .select(['webhooks.id', 'webhooks.events_json'])
-    .where('webhooks.project_id', '=', p.projectId)
-    .where('projects.plan', '=', WEBHOOKS_PLAN)
-    .where('webhooks.disabled_at', 'is', null)
-    .where('webhooks.deleted_at', 'is', null),
-)
-
 const toWebhook = (row: Selectable<WebhooksTable>): Webhook => ({
   id: row.id,
   projectId: row.project_id,
@@ -199,12 +187,6 @@ export const webhooksRepository = {
   async clearFailing(db: DbOrTx, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return
     await db.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', ids).where('failing_since', 'is not', null).execute()
-  },
-
-  /** The webhooks that receive the project's events now: enabled, not deleted, and the project on the Pro plan. */
-  async listSubscribers(db: DbOrTx, projectId: string): Promise<Array<{ id: string; events: PayloadEvent[] }>> {
-    const rows = await selectSubscribers.execute(db, { projectId })
-    return rows.map((row) => ({ id: row.id, events: JSON.parse(row.events_json) as PayloadEvent[] }))
   },
 
   async findTargets(db: DbOrTx, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {

@@ -187,18 +187,16 @@ export class WebhookService {
 
   /**
    * Runs inside the transaction of a payload's state change: one delivery per webhook that receives the event now,
-   * all with the same body, serialised once here.
+   * all with the same body, serialised once here and written in one statement with the read of the subscribers.
    */
   async enqueueForTransition(tx: Tx, { payload, event }: PayloadTransition): Promise<void> {
-    const subscribers = await webhooksRepository.listSubscribers(tx, payload.projectId)
-    const receiving = subscribers.filter((webhook) => webhook.events.includes(event))
-    if (receiving.length === 0) return
-    const body = payloadEventBody(event, payload)
-    const nowMs = this.options.clock.now()
-    await webhookDeliveriesRepository.insertMany(
-      tx,
-      receiving.map((webhook) => newDelivery(webhook.id, payload.projectId, payload.uuid, event, body, nowMs)),
-    )
+    await webhookDeliveriesRepository.insertForSubscribers(tx, {
+      projectId: payload.projectId,
+      payloadUuid: payload.uuid,
+      event,
+      body: payloadEventBody(event, payload),
+      nowMs: this.options.clock.now(),
+    })
   }
 
   private async find(scope: ProjectScope, webhookId: string): Promise<Webhook> {

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks'
 import { after, afterEach, before, it } from 'node:test'
 import { startWebhookDispatcher } from '../../../src/features/webhooks/dispatcher/start-webhook-dispatcher.js'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
+import { MAX_WEBHOOKS_PER_PROJECT } from '../../../src/features/webhooks/model.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
@@ -152,6 +153,27 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     assert.ok(hasValidSignature(toSignedOnly.rawBody, toSignedOnly.headers['x-service-signature'], signedOnly.secret))
     assert.ok(hasValidSignature(toAll.rawBody, toAll.headers['x-service-signature'], all.secret))
     assert.notEqual(toSignedOnly.headers['x-countersign-delivery'], toAll.headers['x-countersign-delivery'])
+  })
+
+  it('gives each webhook of a project at its limit its own delivery of one event, each with an id of its own', async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const webhooks = []
+    for (let i = 0; i < MAX_WEBHOOKS_PER_PROJECT; i++) webhooks.push(await registerWebhook(t, apiKey, receiver.urlFor(`/hook-${i}`)))
+    const uuid = await createPayload(t, apiKey)
+    await t.service.ctx.payloads.reject(uuid, 'gemwallet')
+
+    const rows = await t.service.ctx.storage.db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).execute()
+    assert.deepEqual(rows.map((row) => row.webhook_id).sort(), webhooks.map((webhook) => webhook.id).sort())
+    assert.equal(new Set(rows.map((row) => row.id)).size, MAX_WEBHOOKS_PER_PROJECT)
+    for (const row of rows) {
+      assert.match(row.id, /^dlv_[A-Za-z0-9_-]{22}$/)
+      assert.deepEqual(
+        { payload: row.payload_uuid, event: row.event, state: row.state, attempts: row.attempts, next: Number(row.next_attempt_at) },
+        { payload: uuid, event: 'payload.rejected', state: 'pending', attempts: 0, next: t.clock.now() },
+      )
+    }
+    await dispatchAll(dispatcher)
+    assert.equal(receiver.requests.length, MAX_WEBHOOKS_PER_PROJECT)
   })
 
   it("lists a webhook's deliveries newest first, with their history, in pages", async () => {
