@@ -1,13 +1,13 @@
 // Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
 import { type Insertable, type Selectable, sql } from 'kysely'
-import { idLength, newIds } from '../../platform/crypto/ids.js'
+import { BASE64URL_ALPHABET, newIdStem } from '../../platform/crypto/ids.js'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import { claimDueRows, claimHolds, type OutboxClaim, releaseClaimedRows } from '../../platform/db/outbox.js'
 import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
 import type { PayloadEvent } from '../payloads/model.js'
 import { WEBHOOKS_PLAN } from '../projects/plans.js'
-import { type DeliveryEvent, type DeliveryState, MAX_WEBHOOKS_PER_PROJECT, type WebhookDelivery } from './model.js'
+import type { DeliveryEvent, DeliveryState, WebhookDelivery } from './model.js'
 
 export { claimOf } from '../../platform/db/outbox.js'
 
@@ -30,30 +30,35 @@ const insertDelivery = new HotQuery((db, row: Required<Insertable<WebhookDeliver
   }),
 )
 
-const DELIVERY_ID_LENGTH = idLength('dlv')
+/** How many deliveries one event's statement can name: two characters of base64url after an id stem. */
+export const DELIVERIES_AN_EVENT_CAN_NAME = BASE64URL_ALPHABET.length ** 2
 
 /**
  * A payload event's deliveries, one per webhook of the project that receives the event now (enabled, not deleted, the
  * project on the plan that has webhooks), in one statement: the subscribers are read by the insert itself. Their ids
- * come in one string, `deliveryIds`, as many as a project may have webhooks, of one length each; the subscribers take
- * them in the order of their own ids. `eventPattern` is the event, quoted as JSON, as a LIKE pattern (`!` escapes) that
- * matches the webhook's list of events (JSON text, written by the service) when the event is in it. The same SQL on
- * both databases.
+ * are `idStem` (newIdStem: 20 characters of the 22 of an id) and two characters of base64url numbering the subscribers
+ * in the order of their own ids, which names up to DELIVERIES_AN_EVENT_CAN_NAME of them (a project has at most
+ * MAX_WEBHOOKS_PER_PROJECT). `eventPattern` is the event, quoted as JSON, as a LIKE pattern (`!` escapes) that matches
+ * the webhook's list of events (JSON text, written by the service) when the event is in it. The same SQL on both
+ * databases.
  */
 const insertForSubscribers = new HotQuery(
   (
     _db,
-    p: { deliveryIds: string; projectId: string; payloadUuid: string; event: string; eventPattern: string; body: string; nowMs: number },
+    p: { idStem: string; projectId: string; payloadUuid: string; event: string; eventPattern: string; body: string; nowMs: number },
   ) => sql<never>`insert into webhook_deliveries (id, webhook_id, project_id, payload_uuid, event, body, state, attempts,
     next_attempt_at, lease_expires_at, last_status_code, last_error, created_at, completed_at)
-  select substr(${p.deliveryIds}, cast((row_number() over (order by webhooks.id) - 1) * ${sql.lit(DELIVERY_ID_LENGTH)} + 1 as integer),
-      ${sql.lit(DELIVERY_ID_LENGTH)}),
-    webhooks.id, webhooks.project_id, ${p.payloadUuid}, ${p.event}, ${p.body}, ${sql.lit('pending')}, 0,
+  select ${p.idStem} || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n / 64 + 1 as integer), 1)
+      || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n % 64 + 1 as integer), 1),
+    subscriber.id, ${p.projectId}, ${p.payloadUuid}, ${p.event}, ${p.body}, ${sql.lit('pending')}, 0,
     cast(${p.nowMs} as bigint), null, null, null, cast(${p.nowMs} as bigint), null
-  from webhooks inner join projects on projects.id = webhooks.project_id
-  where webhooks.project_id = ${p.projectId} and projects.plan = ${sql.lit(WEBHOOKS_PLAN)}
-    and webhooks.disabled_at is null and webhooks.deleted_at is null
-    and webhooks.events_json like ${p.eventPattern} escape '!'`,
+  from (
+    select webhooks.id, row_number() over (order by webhooks.id) - 1 as n
+    from webhooks inner join projects on projects.id = webhooks.project_id
+    where webhooks.project_id = ${p.projectId} and projects.plan = ${sql.lit(WEBHOOKS_PLAN)}
+      and webhooks.disabled_at is null and webhooks.deleted_at is null
+      and webhooks.events_json like ${p.eventPattern} escape '!'
+  ) as subscriber`,
 )
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
@@ -119,7 +124,7 @@ export const webhookDeliveriesRepository = {
   ): Promise<void> {
     await insertForSubscribers.execute(db, {
       ...event,
-      deliveryIds: newIds('dlv', MAX_WEBHOOKS_PER_PROJECT).join(''),
+      idStem: newIdStem('dlv'),
       eventPattern: `%${JSON.stringify(event.event).replace(/[!%_]/g, '!$&')}%`,
     })
   },

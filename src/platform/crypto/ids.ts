@@ -8,15 +8,15 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(16).toString('base64url')}`
 }
 
-/** The length of every id of `prefix`: the prefix, the underscore, and 22 characters of base64url. */
-export function idLength(prefix: IdPrefix): number {
-  return prefix.length + 23
-}
+/** The characters of base64url, in the order of their values. */
+export const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
 
-/** `count` ids of `prefix`, as newId makes them, from one draw of random bytes. */
-export function newIds(prefix: IdPrefix, count: number): string[] {
-  const bytes = randomBytes(16 * count)
-  return Array.from({ length: count }, (_, i) => `${prefix}_${bytes.subarray(16 * i, 16 * (i + 1)).toString('base64url')}`)
+/**
+ * The first 20 of an id's 22 characters, from 15 random bytes (120 bits): ids made from one stem by adding two
+ * characters of BASE64URL_ALPHABET (4,096 of them) look like newId's and are unique as long as stems are.
+ */
+export function newIdStem(prefix: IdPrefix): string {
+  return `${prefix}_${randomBytes(15).toString('base64url')}`
 }
 
 /** Payload ids are random (v4) UUIDs: the uuid is the signing page's capability, so it must not be guessable. */

@@ -4,9 +4,9 @@
 //
 // Where they pay, measured in-process on 2026-11-23 (docs/performance.md, "Hot queries"): µs per statement, median,
 // hot against built by Kysely on every call. SQLite: a payload read 11 against 17, a transition's move 15 against 37,
-// the month's quota count 9 against 50, the webhook subscribers 21 against 48. PostgreSQL, where a hot query is also
-// a named prepared statement: a payload read 165 against 248, a transition's move 246 against 384, the quota count 179
-// against 384. Every hot query pays on both databases; measure a new one before it joins them, and keep to lookups by
+// the month's quota count 9 against 50, the webhook subscribers' read (now within the deliveries' insert) 21 against
+// 48. PostgreSQL, where a hot query is also a named prepared statement: a payload read 165 against 248, a transition's
+// move 246 against 384, the quota count 179 against 384. Every hot query pays on both databases; measure a new one before it joins them, and keep to lookups by
 // a unique key and inserts: a prepared statement's generic plan comes from the statistics of its first runs, and a
 // query that could use another index may keep a bad plan (payloads/repository.ts, findForProject).
 //

@@ -362,6 +362,36 @@ forEachDatabase('multisigned requests', (dialect) => {
     })
   })
 
+  describe('a multisigned request that can no longer be signed', () => {
+    it('refuses a rejection naming no signer with 422 once it is rejected or expired, and changes nothing', async () => {
+      const setup = accountWithSigners(2, [1, 1])
+      const [alice, bob] = setup.signers as [Wallet, Wallet]
+      const rejectedUuid = await create(setup)
+      assert.equal((await reject(rejectedUuid, { signerAccount: alice.classicAddress })).json().status, 'rejected')
+      const expiredUuid = await create(setup)
+      t.clock.advance(24 * 60 * 60 * 1000)
+      for (const [uuid, status] of [
+        [rejectedUuid, 'rejected'],
+        [expiredUuid, 'expired'],
+      ] as const) {
+        const anonymous = await reject(uuid, { walletAdapter: 'gemwallet' })
+        assert.equal(anonymous.statusCode, 422)
+        assert.deepEqual(fields(anonymous), ['signerAccount'])
+        const view = await appView(uuid)
+        assert.equal(view.status, status)
+        assert.equal(view.walletAdapter, null)
+      }
+      assert.equal((await reject(expiredUuid, { signerAccount: bob.classicAddress })).statusCode, 410)
+    })
+
+    it('is cancelled by the application like any request (DELETE: expired)', async () => {
+      const uuid = await create(accountWithSigners(2, [1, 1]))
+      const cancelled = await t.inject({ method: 'DELETE', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
+      assert.equal(cancelled.statusCode, 200, cancelled.body)
+      assert.equal((await appView(uuid)).status, 'expired')
+    })
+  })
+
   describe('signAndSubmit', () => {
     it('submits the combined transaction at quorum, and takes the completing signature back when the ledger refuses it', async () => {
       const setup = accountWithSigners(2, [1, 1])

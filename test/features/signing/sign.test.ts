@@ -83,9 +83,10 @@ forEachDatabase('wallet-facing API', (dialect) => {
 
     it('answers 404 for an unknown uuid and for something that is not a uuid', async () => {
       for (const uuid of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
-        const response = await signView(uuid)
-        assert.equal(response.statusCode, 404)
-        assert.deepEqual(response.json(), { error: 'Payload not found' })
+        for (const response of [await signView(uuid), await reject(uuid), await reject(uuid, { walletAdapter: 'gemwallet' })]) {
+          assert.equal(response.statusCode, 404)
+          assert.deepEqual(response.json(), { error: 'Payload not found' })
+        }
       }
     })
 

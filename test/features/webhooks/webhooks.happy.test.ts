@@ -30,6 +30,9 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     receiver.requests.length = 0
   })
 
+  const deliveriesOf = (payloadUuid: string) =>
+    t.service.ctx.storage.db.selectFrom('webhook_deliveries').selectAll().where('payload_uuid', '=', payloadUuid).execute()
+
   const api = (method: 'GET' | 'POST' | 'DELETE', url: string, apiKey: string, payload?: object) =>
     t.inject({ method, url: `/api/v1${url}`, headers: bearer(apiKey), ...(payload ? { payload } : {}) })
 
@@ -159,11 +162,15 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     const { apiKey, projectId } = await t.createProject('pro')
     const webhooks = []
     for (let i = 0; i < MAX_WEBHOOKS_PER_PROJECT; i++) webhooks.push(await registerWebhook(t, apiKey, receiver.urlFor(`/hook-${i}`)))
+    const neighbour = await t.createProject('pro')
+    await registerWebhook(t, neighbour.apiKey, receiver.urlFor('/neighbour'))
     const uuid = await createPayload(t, apiKey)
-    await t.service.ctx.payloads.reject(uuid, 'gemwallet')
+    const rejection = await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: { walletAdapter: 'gemwallet' } })
+    assert.equal(rejection.statusCode, 200, rejection.body)
 
-    const rows = await t.service.ctx.storage.db.selectFrom('webhook_deliveries').selectAll().where('project_id', '=', projectId).execute()
+    const rows = await deliveriesOf(uuid)
     assert.deepEqual(rows.map((row) => row.webhook_id).sort(), webhooks.map((webhook) => webhook.id).sort())
+    assert.ok(rows.every((row) => row.project_id === projectId))
     assert.equal(new Set(rows.map((row) => row.id)).size, MAX_WEBHOOKS_PER_PROJECT)
     for (const row of rows) {
       assert.match(row.id, /^dlv_[A-Za-z0-9_-]{22}$/)
@@ -174,6 +181,26 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     }
     await dispatchAll(dispatcher)
     assert.equal(receiver.requests.length, MAX_WEBHOOKS_PER_PROJECT)
+    assert.equal(receiver.requests.filter((request) => request.path === '/neighbour').length, 0)
+  })
+
+  it('names every delivery of an event with more subscribers than the API lets a project have (rows written directly)', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const first = await registerWebhook(t, apiKey, receiver.url)
+    const db = t.service.ctx.storage.db
+    const row = await db.selectFrom('webhooks').selectAll().where('id', '=', first.id).executeTakeFirstOrThrow()
+    // 70: past the 64 that the last character of an id numbers alone.
+    for (let i = 1; i < 70; i++)
+      await db
+        .insertInto('webhooks')
+        .values({ ...row, id: `wh_copy${String(i).padStart(2, '0')}` })
+        .execute()
+    const uuid = await createPayload(t, apiKey)
+    await t.service.ctx.payloads.reject(uuid, 'gemwallet')
+    const ids = (await deliveriesOf(uuid)).map((delivery) => delivery.id)
+    assert.equal(ids.length, 70)
+    assert.equal(new Set(ids).size, 70)
+    for (const id of ids) assert.match(id, /^dlv_[A-Za-z0-9_-]{22}$/)
   })
 
   it("lists a webhook's deliveries newest first, with their history, in pages", async () => {
