@@ -7,6 +7,7 @@
 //   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
+//   npm run bench -- --webhook-rate=500  the PostgreSQL webhook part offered this many events a second (1,200 by default)
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,13 +18,17 @@ import { benchAnalytics } from './analytics.js'
 import { floorUuid } from './floor-payloads.js'
 import { busyBetween, type Goal, goalsTable, type LoadResult, load, processorTicks, startProcess, stopProcess, table } from './http.js'
 import { benchMemory } from './memory.js'
-import { benchWebhooks, benchWebhooksPostgres } from './webhooks.js'
+import { benchWebhooks, benchWebhooksPostgres, LIVE_EVENTS_PER_SECOND } from './webhooks.js'
 
 const quick = process.argv.includes('--quick')
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
   ?.slice('--only='.length)
   .split(',')
+const webhookRate = Number(
+  process.argv.find((arg) => arg.startsWith('--webhook-rate='))?.slice('--webhook-rate='.length) ?? LIVE_EVENTS_PER_SECOND,
+)
+if (!(webhookRate > 0)) throw new Error('--webhook-rate takes a number of events a second, above 0')
 const wanted = (part: string) => (only ? only.includes(part) : part !== 'memory' || process.argv.includes('--memory'))
 const postgres = wanted('postgres') && !postgresSkip
 const seconds = quick ? 3 : 10
@@ -353,7 +358,7 @@ if (wanted('sqlite') || postgres) print(await benchPayloadApi())
 if (wanted('webhooks')) {
   print(await benchWebhooks(quick))
   if (!postgresSkip) {
-    const { text, goals: webhookGoals } = await benchWebhooksPostgres(quick)
+    const { text, goals: webhookGoals } = await benchWebhooksPostgres(quick, webhookRate)
     print(text)
     goals.push(...webhookGoals)
   }

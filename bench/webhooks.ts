@@ -29,7 +29,7 @@ import {
 const ALL_EVENTS = 5_000
 const QUICK_EVENTS = 2_000
 /** The rate events are committed at in the live run: the rate the service is meant to deliver at. */
-const LIVE_EVENTS_PER_SECOND = 1_200
+export const LIVE_EVENTS_PER_SECOND = 1_200
 const RECEIPT_TIMEOUT_MS = 120_000
 
 /** Milliseconds since the epoch, with sub-millisecond precision: comparable with the receiver's. */
@@ -199,7 +199,10 @@ const POSTGRES_INSTANCES = 3
  * browsers would send them; each instance's dispatcher is woken by its own commits. Latency is measured from the send
  * of the request that commits the event (the commit is a little later), so it is an upper bound.
  */
-export async function benchWebhooksPostgres(quick = false): Promise<{ text: string; goals: Goal[] }> {
+export async function benchWebhooksPostgres(
+  quick = false,
+  eventsPerSecond = LIVE_EVENTS_PER_SECOND,
+): Promise<{ text: string; goals: Goal[] }> {
   const events = quick ? QUICK_EVENTS : ALL_EVENTS
   const database = await createTestDatabase('postgres')
   const receiver = await startReceiver()
@@ -252,7 +255,7 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
     const startMs = nowMs()
     let sent = 0
     while (sent < events) {
-      const due = Math.min(events, Math.floor(((nowMs() - startMs) / 1000) * LIVE_EVENTS_PER_SECOND) + 1)
+      const due = Math.min(events, Math.floor(((nowMs() - startMs) / 1000) * eventsPerSecond) + 1)
       while (sent < due) {
         const uuid = uuids[sent]!
         const base = bases[sent % bases.length]!
@@ -297,7 +300,7 @@ export async function benchWebhooksPostgres(quick = false): Promise<{ text: stri
     const text = [
       `### Webhook deliveries on PostgreSQL, ${POSTGRES_INSTANCES} instances`,
       '',
-      `${count.format(events)} rejections sent over HTTP at ${count.format(LIVE_EVENTS_PER_SECOND)} a second, round-robin to the instances; one webhook; the receiver in its own process.`,
+      `${count.format(events)} rejections sent over HTTP at ${count.format(eventsPerSecond)} a second, round-robin to the instances; one webhook; the receiver in its own process.`,
       'Latency is from the send of the request that commits the event to the receipt of its delivery (an upper bound of commit to receipt).',
       '',
       '| measure | result | target |',
