@@ -5,9 +5,9 @@
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { sql } from 'kysely'
+import { CommitGroups, hasErrorCode } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
-import { isUnavailableError } from '../../platform/db/unavailable.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
@@ -51,21 +51,23 @@ const MAX_GROUP = 500
 const POSTGRES_GROUPS_IN_FLIGHT = 3
 /** PostgreSQL's error for a row that a unique index refuses. */
 const UNIQUE_VIOLATION = '23505'
-/** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
-const DEADLOCK_RETRIES = 3
 
 export class PayloadCreations {
-  private waiting: Waiting[] = []
-  private writing = 0
-  private scheduled = false
-  private readonly maxInFlight: number
+  private readonly groups: CommitGroups<Waiting, Waiting[]>
 
   constructor(
     private readonly db: Db,
     private readonly dialect: Dialect,
     private readonly observe: CreationsObserver = () => {},
   ) {
-    this.maxInFlight = dialect === 'sqlite' ? 1 : POSTGRES_GROUPS_IN_FLIGHT
+    this.groups = new CommitGroups<Waiting, Waiting[]>({
+      maxInFlight: dialect === 'sqlite' ? 1 : POSTGRES_GROUPS_IN_FLIGHT,
+      maxGroup: MAX_GROUP,
+      // One creation's refusal (a taken externalId) or bad row fails that creation only.
+      write: (group) => this.insert(group),
+      settle: (group, accepted) => this.answer(group, accepted),
+      fail: (one, error) => one.reject(error),
+    })
   }
 
   /**
@@ -75,43 +77,12 @@ export class PayloadCreations {
    */
   create(payload: Payload, creation: Creation): Promise<CreationResult> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ payload, month: creation.quota.month, limit: creation.quota.limit, creation, resolve, reject })
-      this.schedule()
+      this.groups.add({ payload, month: creation.quota.month, limit: creation.quota.limit, creation, resolve, reject })
     })
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.writing >= this.maxInFlight || this.waiting.length === 0) return
-    this.scheduled = true
-    // The rest of this turn's creations join the group.
-    setImmediate(() => {
-      this.scheduled = false
-      while (this.writing < this.maxInFlight && this.waiting.length > 0) {
-        const group = this.waiting.splice(0, MAX_GROUP)
-        this.writing++
-        void this.write(group).finally(() => {
-          this.writing--
-          this.schedule()
-        })
-      }
-    })
-  }
-
-  private async write(group: Waiting[], attempt = 1): Promise<void> {
-    let accepted: Waiting[]
-    try {
-      accepted = await this.insert(group)
-    } catch (error) {
-      if (hasCode(error, '40P01') && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
-      if (group.length > 1 && !isUnavailableError(error)) {
-        // One creation's refusal (a taken externalId) or bad row must not fail the others: each is written again on
-        // its own. When the database is away, it is away for all of them.
-        for (const one of group) await this.write([one])
-        return
-      }
-      for (const one of group) one.reject(error)
-      return
-    }
+  /** Answers a written group's creations, with the month's count after the commit. */
+  private async answer(group: Waiting[], accepted: Waiting[]): Promise<void> {
     const counts = new Map<string, number | undefined>()
     for (const one of accepted) {
       const key = monthKey(one)
@@ -214,7 +185,7 @@ export class PayloadCreations {
       return counted?.counted === 1
     } catch (error) {
       // An externalId taken since the statement's snapshot: nothing was written.
-      if (hasCode(error, UNIQUE_VIOLATION)) return false
+      if (hasErrorCode(error, UNIQUE_VIOLATION)) return false
       throw error
     }
   }
@@ -271,7 +242,3 @@ function holdsAnExternalIdTwice(group: Waiting[]): boolean {
 }
 
 const monthKey = (one: Waiting) => `${one.payload.projectId}\u0000${one.month}`
-
-function hasCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
-}

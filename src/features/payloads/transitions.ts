@@ -1,8 +1,12 @@
 // How a payload's change of state is recorded: one database transaction with what must happen alongside it (the proof
 // that resolved it, the 'payload.changed' event and its outbox rows, the daily rollup), then the event again after the
-// commit. Which changes are allowed, and when, is the service's (service.ts).
+// commit. Moves out of pending that arrive together are written together (group commit, platform/db/commit-groups.ts):
+// one transaction, one daily-count statement per kind of move, one commit; a group that fails is written again one
+// move at a time, so that one move's refusal (a proof already used) fails that move only. Which changes are allowed,
+// and when, is the service's (service.ts).
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
+import { CommitGroups } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { conflict } from '../../platform/errors.js'
 import { utcDay } from '../../platform/utc.js'
@@ -29,31 +33,78 @@ export interface PayloadTransitionsOptions {
   events: ServiceEvents
 }
 
+interface WaitingMove {
+  uuid: string
+  changes: TransitionChanges
+  condition: TransitionCondition | undefined
+  resolve(payload: Payload | undefined): void
+  reject(error: unknown): void
+}
+
+/** Groups of moves written at once on PostgreSQL (each holds a pooled connection until its commit). */
+const POSTGRES_GROUPS_IN_FLIGHT = 3
+/** A longer wait is split into groups of this many moves. */
+const MAX_GROUP = 100
+
 export class PayloadTransitions {
-  constructor(private readonly options: PayloadTransitionsOptions) {}
+  private readonly groups: CommitGroups<WaitingMove, (Payload | undefined)[]>
+
+  constructor(private readonly options: PayloadTransitionsOptions) {
+    this.groups = new CommitGroups<WaitingMove, (Payload | undefined)[]>({
+      maxInFlight: options.dialect === 'sqlite' ? 1 : POSTGRES_GROUPS_IN_FLIGHT,
+      maxGroup: MAX_GROUP,
+      // One move's refusal (its proof already used) fails that move only.
+      write: (group) => this.moveGroup(group),
+      settle: (group, moved) => this.answer(group, moved),
+      fail: (move, error) => move.reject(error),
+    })
+  }
 
   /**
    * Moves a pending payload out of pending, if `condition` holds. Undefined when another transition got there first
-   * or the condition does not hold. A signed resolution's proof is recorded in the same transaction: a proof that already resolved
-   * another payload rolls the move back with a 409.
+   * or the condition does not hold. A signed resolution's proof is recorded in the same transaction: a proof that
+   * already resolved another payload rolls the move back with a 409. Resolves after the commit.
    */
-  async transition(uuid: string, changes: TransitionChanges, condition?: TransitionCondition): Promise<Payload | undefined> {
-    const moved = await this.options.db.transaction().execute(async (tx) => {
-      const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, condition)
-      if (!payload) return undefined
-      const proofKey = changes.signed?.proofKey
-      if (
-        proofKey !== undefined &&
-        !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
-      ) {
-        // Rolls the transition back: the proof resolved another payload first (on this instance or another).
-        throw conflict(PROOF_ALREADY_USED_MESSAGE)
-      }
-      await this.afterTransitionInTx(tx, payload)
-      return payload
+  transition(uuid: string, changes: TransitionChanges, condition?: TransitionCondition): Promise<Payload | undefined> {
+    return new Promise((resolve, reject) => this.groups.add({ uuid, changes, condition, resolve, reject }))
+  }
+
+  /** Writes a group's moves in one transaction: what each moved, in the group's order. */
+  private moveGroup(group: WaitingMove[]): Promise<(Payload | undefined)[]> {
+    return this.options.db.transaction().execute(async (tx) => {
+      const moved: (Payload | undefined)[] = []
+      for (const move of group) moved.push(await this.moveInTx(tx, move))
+      await this.countInTx(
+        tx,
+        moved.filter((payload) => payload !== undefined),
+      )
+      return moved
     })
-    if (moved) this.emit(moved)
-    return moved
+  }
+
+  /** After the group's commit: live streams and the dispatcher hear of each move, and each caller is answered. */
+  private answer(group: WaitingMove[], moved: (Payload | undefined)[]): void {
+    group.forEach((move, i) => {
+      const payload = moved[i]
+      if (payload) this.emit(payload)
+      move.resolve(payload)
+    })
+  }
+
+  /** One move in the group's transaction: the conditional update, the proof, the in-transaction event. */
+  private async moveInTx(tx: Tx, { uuid, changes, condition }: WaitingMove): Promise<Payload | undefined> {
+    const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, condition)
+    if (!payload) return undefined
+    const proofKey = changes.signed?.proofKey
+    if (
+      proofKey !== undefined &&
+      !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
+    ) {
+      // Rolls the transition back: the proof resolved another payload first (on this instance or another).
+      throw conflict(PROOF_ALREADY_USED_MESSAGE)
+    }
+    await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
+    return payload
   }
 
   /** The payload as it is now: expired first if it is pending past its expiry. */
@@ -69,7 +120,8 @@ export class PayloadTransitions {
     const nowMs = this.options.clock.now()
     const expired = await this.options.db.transaction().execute(async (tx) => {
       const moved = await payloadTransitionsRepository.expireOverdue(tx, nowMs, batchSize)
-      for (const payload of moved) await this.afterTransitionInTx(tx, payload)
+      for (const payload of moved) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.expired' })
+      await this.countInTx(tx, moved)
       return moved
     })
     for (const payload of expired) this.emit(payload)
@@ -111,17 +163,30 @@ export class PayloadTransitions {
     this.options.events.emitCommitted('payload.changed', { payload, event: 'payload.finalized' })
   }
 
-  private async afterTransitionInTx(tx: Tx, payload: Payload): Promise<void> {
-    const transition = { payload, event: eventForStatus(payload.status as ResolvedStatus) }
-    await this.options.events.emitInTransaction(tx, 'payload.changed', transition)
-    // Last, so that the shared counter rows are held for the commit's round trip only (usage-repository.ts).
-    const key = {
-      projectId: payload.projectId,
-      day: utcDay(payload.createdAtMs),
-      status: payload.status,
-      walletAdapter: payload.walletAdapter ?? '',
+  /**
+   * The daily counts of `moved`, one statement per project, day, status and wallet, in one order of those keys so that
+   * transactions counting at once lock their counter rows in the same order. Last, so that the shared counter rows are
+   * held for the commit's round trip only (usage-repository.ts).
+   */
+  private async countInTx(tx: Tx, moved: readonly Payload[]): Promise<void> {
+    const counts = new Map<string, { key: { projectId: string; day: string; status: string; walletAdapter: string }; count: number }>()
+    for (const payload of moved) {
+      const key = {
+        projectId: payload.projectId,
+        day: utcDay(payload.createdAtMs),
+        status: payload.status,
+        walletAdapter: payload.walletAdapter ?? '',
+      }
+      const name = [key.projectId, key.day, key.status, key.walletAdapter].join('\u0000')
+      const entry = counts.get(name) ?? { key, count: 0 }
+      entry.count++
+      counts.set(name, entry)
     }
-    await usageRepository.moveFromPending(tx, key, pickShard(this.options.dialect))
+    const shard = pickShard(this.options.dialect)
+    for (const name of [...counts.keys()].sort()) {
+      const { key, count } = counts.get(name)!
+      await usageRepository.moveFromPending(tx, key, count, shard)
+    }
   }
 
   private emit(payload: Payload): void {

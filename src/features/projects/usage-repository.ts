@@ -59,20 +59,21 @@ const addToDailyCount = new HotQuery(
       ),
 )
 
-// A transition's two changes in one statement: one from pending, one to its status (two rows, locked in one order:
-// the pending row's conflict target sorts first in every transition).
-const moveInDailyCounts = new HotQuery((db, p: { projectId: string; day: string; status: string; walletAdapter: string; shard: number }) =>
-  db
-    .insertInto('payload_daily_counts')
-    .values([
-      { project_id: p.projectId, day: p.day, status: 'pending', wallet_adapter: '', count: -1, shard: p.shard },
-      { project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: 1, shard: p.shard },
-    ])
-    .onConflict((oc) =>
-      oc.columns(['project_id', 'day', 'status', 'wallet_adapter', 'shard']).doUpdateSet((eb) => ({
-        count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
-      })),
-    ),
+// Transitions' two changes in one statement: `moved` payloads from pending (`unmoved` is -moved), to one status (two
+// rows, locked in one order: the pending row's conflict target sorts first in every transition).
+const moveInDailyCounts = new HotQuery(
+  (db, p: { projectId: string; day: string; status: string; walletAdapter: string; shard: number; moved: number; unmoved: number }) =>
+    db
+      .insertInto('payload_daily_counts')
+      .values([
+        { project_id: p.projectId, day: p.day, status: 'pending', wallet_adapter: '', count: p.unmoved, shard: p.shard },
+        { project_id: p.projectId, day: p.day, status: p.status, wallet_adapter: p.walletAdapter, count: p.moved, shard: p.shard },
+      ])
+      .onConflict((oc) =>
+        oc.columns(['project_id', 'day', 'status', 'wallet_adapter', 'shard']).doUpdateSet((eb) => ({
+          count: eb('payload_daily_counts.count', '+', eb.ref('excluded.count')),
+        })),
+      ),
 )
 
 const monthlyUsed = new HotQuery((db, p: { projectId: string; month: string }) =>
@@ -232,11 +233,16 @@ export const usageRepository = {
   },
 
   /**
-   * Moves one payload of `key.day` from pending to `key.status` in the daily counts, in one statement. A transition
-   * runs it last, just before its commit: the two counter rows stay locked until the commit, and transitions of a
+   * Moves `count` payloads of `key.day` from pending to `key.status` in the daily counts, in one statement. Transitions
+   * run it last, just before their commit: the two counter rows stay locked until the commit, and transitions of a
    * project that drew the same shard wait for each other for that long.
    */
-  async moveFromPending(tx: Tx, key: { projectId: string; day: string; status: string; walletAdapter: string }, shard: number) {
-    await moveInDailyCounts.execute(tx, { ...key, shard })
+  async moveFromPending(
+    tx: Tx,
+    key: { projectId: string; day: string; status: string; walletAdapter: string },
+    count: number,
+    shard: number,
+  ): Promise<void> {
+    await moveInDailyCounts.execute(tx, { ...key, shard, moved: count, unmoved: -count })
   },
 }

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { PROOF_ALREADY_USED_MESSAGE } from '../../../src/features/payloads/transitions.js'
+import { forEachDatabase } from '../../support/databases.js'
+import { createPayload } from '../../support/payloads.js'
+import { startTestService, type TestService } from '../../support/service.js'
+import { SIGNED } from '../../support/webhooks.js'
+
+forEachDatabase('payload transitions, written together', (dialect) => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService(dialect, { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
+  })
+  after(() => t.stop())
+
+  /** Counts the transactions begun on the service's database while `run` runs. */
+  async function transactionsDuring<T>(run: () => Promise<T>): Promise<{ result: T; transactions: number }> {
+    const db = t.service.ctx.storage.db
+    const original = db.transaction
+    let transactions = 0
+    db.transaction = function (this: typeof db) {
+      transactions++
+      return original.call(this)
+    } as typeof db.transaction
+    try {
+      return { result: await run(), transactions }
+    } finally {
+      db.transaction = original
+    }
+  }
+
+  async function dailyCounts(projectId: string): Promise<Record<string, number>> {
+    const rows = await t.service.ctx.storage.db
+      .selectFrom('payload_daily_counts')
+      .select(['status', 'wallet_adapter'])
+      .select((eb) => eb.fn.sum<number>('count').as('count'))
+      .where('project_id', '=', projectId)
+      .groupBy(['status', 'wallet_adapter'])
+      .execute()
+    return Object.fromEntries(
+      rows.filter((row) => Number(row.count) !== 0).map((row) => [`${row.status}/${row.wallet_adapter}`, Number(row.count)]),
+    )
+  }
+
+  it('writes the moves of one turn in one transaction, each answered after it, the daily counts exact', async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const uuids: string[] = []
+    for (let i = 0; i < 40; i++) uuids.push(await createPayload(t, apiKey))
+    const { result, transactions } = await transactionsDuring(() =>
+      Promise.all(uuids.map((uuid, i) => t.service.ctx.payloads.reject(uuid, i % 2 === 0 ? 'gemwallet' : 'crossmark'))),
+    )
+    assert.equal(transactions, 1)
+    assert.deepEqual(
+      result.map((payload) => payload.status),
+      uuids.map(() => 'rejected'),
+    )
+    for (const uuid of uuids) assert.equal((await t.service.ctx.payloads.getForSigning(uuid)).status, 'rejected')
+    assert.deepEqual(await dailyCounts(projectId), { 'rejected/crossmark': 20, 'rejected/gemwallet': 20 })
+  })
+
+  it("fails only the move whose proof another move of its group used; the group's other moves commit", async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const [first, second, rejected] = [await createPayload(t, apiKey), await createPayload(t, apiKey), await createPayload(t, apiKey)]
+    const signed = { ...SIGNED, proofKey: `proof-${first}` }
+    const outcomes = await Promise.allSettled([
+      t.service.ctx.payloads.resolveSigned(first!, signed),
+      t.service.ctx.payloads.resolveSigned(second!, signed),
+      t.service.ctx.payloads.reject(rejected!, 'gemwallet'),
+    ])
+    assert.equal(outcomes[0].status, 'fulfilled')
+    assert.equal(outcomes[1].status, 'rejected')
+    assert.equal((outcomes[1] as PromiseRejectedResult).reason.statusCode, 409)
+    assert.equal((outcomes[1] as PromiseRejectedResult).reason.message, PROOF_ALREADY_USED_MESSAGE)
+    assert.equal(outcomes[2].status, 'fulfilled')
+    const statuses = await Promise.all(
+      [first, second, rejected].map(async (uuid) => (await t.service.ctx.payloads.getForSigning(uuid!)).status),
+    )
+    assert.deepEqual(statuses, ['signed', 'pending', 'rejected'])
+    assert.deepEqual(await dailyCounts(projectId), { 'pending/': 1, 'rejected/gemwallet': 1, 'signed/xaman': 1 })
+  })
+})
