@@ -69,11 +69,17 @@ export class PayloadTransitions {
     return new Promise((resolve, reject) => this.groups.add({ uuid, changes, condition, resolve, reject }))
   }
 
-  /** Writes a group's moves in one transaction: what each moved, in the group's order. */
+  /**
+   * Writes a group's moves in one transaction: what each moved, in the group's order. The payloads are moved in the
+   * order of their uuids, so that groups written at once lock their rows in one order.
+   */
   private moveGroup(group: WaitingMove[]): Promise<(Payload | undefined)[]> {
+    const order = group
+      .map((_, i) => i)
+      .sort((a, b) => (group[a]!.uuid < group[b]!.uuid ? -1 : group[a]!.uuid > group[b]!.uuid ? 1 : a - b))
     return this.options.db.transaction().execute(async (tx) => {
-      const moved: (Payload | undefined)[] = []
-      for (const move of group) moved.push(await this.moveInTx(tx, move))
+      const moved: (Payload | undefined)[] = new Array(group.length)
+      for (const i of order) moved[i] = await this.moveInTx(tx, group[i]!)
       await this.countInTx(
         tx,
         moved.filter((payload) => payload !== undefined),
@@ -82,13 +88,10 @@ export class PayloadTransitions {
     })
   }
 
-  /** After the group's commit: live streams and the dispatcher hear of each move, and each caller is answered. */
+  /** After the group's commit: each caller is answered, then live streams and the dispatcher hear of each move. */
   private answer(group: WaitingMove[], moved: (Payload | undefined)[]): void {
-    group.forEach((move, i) => {
-      const payload = moved[i]
-      if (payload) this.emit(payload)
-      move.resolve(payload)
-    })
+    group.forEach((move, i) => move.resolve(moved[i]))
+    for (const payload of moved) if (payload) this.emit(payload)
   }
 
   /** One move in the group's transaction: the conditional update, the proof, the in-transaction event. */

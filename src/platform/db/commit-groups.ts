@@ -1,8 +1,8 @@
 // Group commit: what arrives while earlier groups are being written (or in the same turn of the event loop) is written
 // together, in one transaction of the caller's (payloads/creations.ts, payloads/transitions.ts). Under load a commit and
 // its round trips are shared by a group; with nothing waiting, a group is one item, written at once. A group that fails
-// is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is written
-// again as it was; when the database is away, every item of the group fails with that.
+// is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is first
+// written again as it was (up to three attempts in all); when the database is away, every item of the group fails.
 import { isUnavailableError } from './unavailable.js'
 
 export interface CommitGroupsOptions<T, Written> {
@@ -42,10 +42,13 @@ export class CommitGroups<T, Written> {
       while (this.writing < this.options.maxInFlight && this.waiting.length > 0) {
         const group = this.waiting.splice(0, this.options.maxGroup)
         this.writing++
-        void this.write(group).finally(() => {
-          this.writing--
-          this.schedule()
-        })
+        // settle must not throw; should it, its items are answered already or never will be, and the process goes on.
+        void this.write(group)
+          .catch(() => {})
+          .finally(() => {
+            this.writing--
+            this.schedule()
+          })
       }
     })
   }

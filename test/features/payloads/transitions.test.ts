@@ -62,11 +62,14 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     const { apiKey, projectId } = await t.createProject('pro')
     const [first, second, rejected] = [await createPayload(t, apiKey), await createPayload(t, apiKey), await createPayload(t, apiKey)]
     const signed = { ...SIGNED, proofKey: `proof-${first}` }
-    const outcomes = await Promise.allSettled([
-      t.service.ctx.payloads.resolveSigned(first!, signed),
-      t.service.ctx.payloads.resolveSigned(second!, signed),
-      t.service.ctx.payloads.reject(rejected!, 'gemwallet'),
-    ])
+    const { result: outcomes, transactions } = await transactionsDuring(() =>
+      Promise.allSettled([
+        t.service.ctx.payloads.resolveSigned(first!, signed),
+        t.service.ctx.payloads.resolveSigned(second!, signed),
+        t.service.ctx.payloads.reject(rejected!, 'gemwallet'),
+      ]),
+    )
+    assert.equal(transactions, 4, 'the group, then each of its three moves on its own')
     assert.equal(outcomes[0].status, 'fulfilled')
     assert.equal(outcomes[1].status, 'rejected')
     assert.equal((outcomes[1] as PromiseRejectedResult).reason.statusCode, 409)
