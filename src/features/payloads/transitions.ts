@@ -90,7 +90,7 @@ export class PayloadTransitions {
 
   /** After the group's commit: each caller is answered, then live streams and the dispatcher hear of each move. */
   private answer(group: WaitingMove[], moved: (Payload | undefined)[]): void {
-    group.forEach((move, i) => move.resolve(moved[i]))
+    for (const [i, move] of group.entries()) move.resolve(moved[i])
     for (const payload of moved) if (payload) this.emit(payload)
   }
 
