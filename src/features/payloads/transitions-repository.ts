@@ -1,7 +1,7 @@
 // Payload moves: out of pending, a multisigned payload's signatures, and the final outcome of a submission. Every move
 // out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of two racing transitions exactly one
 // wins, on SQLite and on PostgreSQL alike.
-import type { DbOrTx } from '../../platform/db/database.js'
+import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
@@ -90,15 +90,20 @@ export const payloadTransitionsRepository = {
     return row && rowToPayload(row)
   },
 
-  /** Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. */
-  async expireOverdue(db: DbOrTx, nowMs: number, limit: number): Promise<Payload[]> {
-    const overdue = db
+  /**
+   * Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. On PostgreSQL it
+   * passes over rows that another transaction holds (a group of moves, another instance's sweeper): it waits for none,
+   * so it cannot be one side of a deadlock, and what it passed over is expired by its mover or by the next sweep.
+   */
+  async expireOverdue(db: DbOrTx, dialect: Dialect, nowMs: number, limit: number): Promise<Payload[]> {
+    let overdue = db
       .selectFrom('payloads')
       .select('uuid')
       .where('status', '=', 'pending')
       .where('expires_at', '<=', nowMs)
       .orderBy('expires_at')
       .limit(limit)
+    if (dialect === 'postgres') overdue = overdue.forUpdate().skipLocked()
     const rows = await db
       .updateTable('payloads')
       .set({ status: 'expired', resolved_at: nowMs })

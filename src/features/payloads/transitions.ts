@@ -122,7 +122,7 @@ export class PayloadTransitions {
   async expireOverdue(batchSize: number): Promise<number> {
     const nowMs = this.options.clock.now()
     const expired = await this.options.db.transaction().execute(async (tx) => {
-      const moved = await payloadTransitionsRepository.expireOverdue(tx, nowMs, batchSize)
+      const moved = await payloadTransitionsRepository.expireOverdue(tx, this.options.dialect, nowMs, batchSize)
       for (const payload of moved) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.expired' })
       await this.countInTx(tx, moved)
       return moved

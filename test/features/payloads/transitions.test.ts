@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { PROOF_ALREADY_USED_MESSAGE } from '../../../src/features/payloads/transitions.js'
-import { forEachDatabase } from '../../support/databases.js'
+import { describePostgres, forEachDatabase } from '../../support/databases.js'
 import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { SIGNED } from '../../support/webhooks.js'
@@ -80,5 +80,50 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     )
     assert.deepEqual(statuses, ['signed', 'pending', 'rejected'])
     assert.deepEqual(await dailyCounts(projectId), { 'pending/': 1, 'rejected/gemwallet': 1, 'signed/xaman': 1 })
+  })
+})
+
+describePostgres('the expiry sweeper beside moves that hold their rows', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('postgres', { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
+  })
+  after(() => t.stop())
+
+  it('passes over an overdue payload whose row a transaction holds, expires the others, and waits for none', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const [held, free] = [await createPayload(t, apiKey), await createPayload(t, apiKey)]
+    t.clock.advance(24 * 60 * 60 * 1000)
+    const db = t.service.ctx.storage.db
+    let locked!: () => void
+    const rowLocked = new Promise<void>((resolve) => (locked = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    // A transaction that holds the row, as a group of moves does until its commit.
+    const holder = db.transaction().execute(async (tx) => {
+      await tx.selectFrom('payloads').select('uuid').where('uuid', '=', held!).forUpdate().execute()
+      locked()
+      await released
+    })
+    await rowLocked
+    let holderReleased = false
+    // Were the sweeper to wait for the row, it would finish only once the holder lets go.
+    const timer = setTimeout(() => {
+      holderReleased = true
+      release()
+    }, 5_000)
+    const expired = await t.service.ctx.payloads.expireOverdue()
+    const sweptWhileHeld = !holderReleased
+    clearTimeout(timer)
+    release()
+    await holder
+    assert.ok(sweptWhileHeld, 'the sweeper waited for the held row')
+    assert.ok(expired >= 1)
+    const status = async (uuid: string) =>
+      (await db.selectFrom('payloads').select('status').where('uuid', '=', uuid).executeTakeFirstOrThrow()).status
+    assert.equal(await status(free!), 'expired')
+    assert.equal(await status(held!), 'pending', 'the held row is left to its holder and the next sweep')
+    assert.equal(await t.service.ctx.payloads.expireOverdue(), 1)
+    assert.equal(await status(held!), 'expired')
   })
 })
