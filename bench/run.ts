@@ -8,12 +8,15 @@
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
 //   npm run bench -- --webhook-rate=500  the PostgreSQL webhook part offered this many events a second (1,200 by default)
+//   npm run bench -- --no-redis        the PostgreSQL parts without Redis (by default they run with REDIS_URL, as deployed,
+//                                      when Redis answers at TEST_REDIS_URL)
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { createTestDatabase, postgresSkip } from '../test/support/databases.js'
+import { redisAvailable, TEST_REDIS_URL } from '../test/support/redis.js'
 import { benchAnalytics } from './analytics.js'
 import { floorUuid } from './floor-payloads.js'
 import { busyBetween, type Goal, goalsTable, type LoadResult, load, processorTicks, startProcess, stopProcess, table } from './http.js'
@@ -32,6 +35,10 @@ if (!(webhookRate > 0)) throw new Error('--webhook-rate takes a number of events
 const wanted = (part: string) => (only ? only.includes(part) : part !== 'memory' || process.argv.includes('--memory'))
 const postgres = wanted('postgres') && !postgresSkip
 const seconds = quick ? 3 : 10
+// The PostgreSQL deployment is instances on one database and one Redis (docs/deployment.md): its rate limits, poll gate
+// and live events go through Redis, and the PostgreSQL parts measure them there.
+const redisUrl = redisAvailable && !process.argv.includes('--no-redis') ? TEST_REDIS_URL : undefined
+const deployment = redisUrl ? 'with Redis' : 'without Redis'
 const connections = 10
 const goals: Goal[] = []
 
@@ -129,8 +136,8 @@ async function loadTogether(
 }
 
 /** Runs POST and GET against `instances` service processes sharing one database; load is split evenly. */
-async function benchService(databaseUrl: string, instances: number): Promise<LoadResult[]> {
-  const env = { DATABASE_URL: databaseUrl, PORT: '0', LIMITS_PRO: RAISED_LIMITS, LOG_LEVEL: 'info' }
+async function benchService(databaseUrl: string, instances: number, redis?: string): Promise<LoadResult[]> {
+  const env = { DATABASE_URL: databaseUrl, PORT: '0', LIMITS_PRO: RAISED_LIMITS, LOG_LEVEL: 'info', ...(redis && { REDIS_URL: redis }) }
   const project = JSON.parse(
     execFileSync(process.execPath, ['dist/cli.js', 'project', 'create', '--name', 'bench', '--plan', 'pro', '--json'], {
       env: { ...process.env, ...env },
@@ -307,9 +314,9 @@ async function benchPayloadApi(): Promise<string> {
     for (const instances of [1, 2]) {
       const database = await createTestDatabase('postgres')
       try {
-        const rows = await benchService(database.url, instances)
+        const rows = await benchService(database.url, instances, redisUrl)
         byInstances.push(rows)
-        sections.push('', `### Payload API on PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`, '', table(rows, baseline))
+        sections.push('', `### Payload API on PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}, ${deployment}`, '', table(rows, baseline))
       } finally {
         await database.drop()
       }
@@ -358,7 +365,7 @@ if (wanted('sqlite') || postgres) print(await benchPayloadApi())
 if (wanted('webhooks')) {
   print(await benchWebhooks(quick))
   if (!postgresSkip) {
-    const { text, goals: webhookGoals } = await benchWebhooksPostgres(quick, webhookRate)
+    const { text, goals: webhookGoals } = await benchWebhooksPostgres(quick, webhookRate, redisUrl)
     print(text)
     goals.push(...webhookGoals)
   }

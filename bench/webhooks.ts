@@ -202,6 +202,7 @@ const POSTGRES_INSTANCES = 3
 export async function benchWebhooksPostgres(
   quick = false,
   eventsPerSecond = LIVE_EVENTS_PER_SECOND,
+  redisUrl?: string,
 ): Promise<{ text: string; goals: Goal[] }> {
   const events = quick ? QUICK_EVENTS : ALL_EVENTS
   const database = await createTestDatabase('postgres')
@@ -212,6 +213,7 @@ export async function benchWebhooksPostgres(
     LOG_LEVEL: 'info',
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     LIMITS_PRO: '{"monthlyPayloads": 100000000, "requestsPerMinute": 100000000}',
+    ...(redisUrl && { REDIS_URL: redisUrl }),
   }
   const servers: Awaited<ReturnType<typeof startProcess>>[] = []
   try {
@@ -250,6 +252,7 @@ export async function benchWebhooksPostgres(
     const machineBefore = processorTicks()
     const serversBefore = processTicks(serverPids)
     const postgresBefore = commandTicks('postgres')
+    const redisBefore = commandTicks('redis-server')
     const receiverBefore = processTicks([receiver.pid])
     const generatorBefore = process.cpuUsage()
     const startMs = nowMs()
@@ -284,6 +287,7 @@ export async function benchWebhooksPostgres(
     const machineBusy = busyBetween(machineBefore, processorTicks())
     const serversAfter = processTicks(serverPids)
     const postgresUsed = ticksSince(postgresBefore, commandTicks('postgres'))
+    const redisUsed = ticksSince(redisBefore, commandTicks('redis-server'))
     const receiverAfter = processTicks([receiver.pid])
     const perEvent = (ticks: number | undefined) =>
       ticks === undefined ? 'n/a' : `${Math.round((ticks / TICKS_PER_SECOND / events) * 1e6)} µs`
@@ -298,7 +302,7 @@ export async function benchWebhooksPostgres(
     const count = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 })
     const ms = (value: number) => `${value.toFixed(1)} ms`
     const text = [
-      `### Webhook deliveries on PostgreSQL, ${POSTGRES_INSTANCES} instances`,
+      `### Webhook deliveries on PostgreSQL, ${POSTGRES_INSTANCES} instances, ${redisUrl ? 'with Redis' : 'without Redis'}`,
       '',
       `${count.format(events)} rejections sent over HTTP at ${count.format(eventsPerSecond)} a second, round-robin to the instances; one webhook; the receiver in its own process.`,
       'Latency is from the send of the request that commits the event to the receipt of its delivery (an upper bound of commit to receipt).',
@@ -317,6 +321,7 @@ export async function benchWebhooksPostgres(
       `| machine busy (both cores, anyone), first request to last receipt | ${machineBusy === undefined ? 'n/a' : `${Math.round(machineBusy * 100)}%`} | |`,
       `| the instances' processor time an event (request, transition, delivery) | ${perEvent(serversBefore === undefined || serversAfter === undefined ? undefined : serversAfter - serversBefore)} | |`,
       `| PostgreSQL's processor time an event (all its processes) | ${perEvent(postgresUsed)} | |`,
+      ...(redisUrl ? [`| Redis's processor time an event | ${perEvent(redisUsed)} | |`] : []),
       `| the receiver's processor time an event | ${perEvent(receiverBefore === undefined || receiverAfter === undefined ? undefined : receiverAfter - receiverBefore)} | |`,
       `| the load generator's processor time a request (this process: node:http) | ${Math.round((generator.user + generator.system) / events)} µs | |`,
     ].join('\n')
