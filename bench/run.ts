@@ -316,7 +316,12 @@ async function benchPayloadApi(): Promise<string> {
       try {
         const rows = await benchService(database.url, instances, redisUrl)
         byInstances.push(rows)
-        sections.push('', `### Payload API on PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}, ${deployment}`, '', table(rows, baseline))
+        sections.push(
+          '',
+          `### Payload API on PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}, ${deployment}`,
+          '',
+          table(rows, baseline),
+        )
       } finally {
         await database.drop()
       }

@@ -1,10 +1,27 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import pg from 'pg'
 import { PROOF_ALREADY_USED_MESSAGE } from '../../../src/features/payloads/transitions.js'
 import { describePostgres, forEachDatabase } from '../../support/databases.js'
 import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { SIGNED } from '../../support/webhooks.js'
+
+/** Counts the transactions begun on the service's database while `run` runs. */
+async function transactionsDuring<T>(t: TestService, run: () => Promise<T>): Promise<{ result: T; transactions: number }> {
+  const db = t.service.ctx.storage.db
+  const original = db.transaction
+  let transactions = 0
+  db.transaction = function (this: typeof db) {
+    transactions++
+    return original.call(this)
+  } as typeof db.transaction
+  try {
+    return { result: await run(), transactions }
+  } finally {
+    db.transaction = original
+  }
+}
 
 forEachDatabase('payload transitions, written together', (dialect) => {
   let t: TestService
@@ -12,22 +29,6 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     t = await startTestService(dialect, { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
   })
   after(() => t.stop())
-
-  /** Counts the transactions begun on the service's database while `run` runs. */
-  async function transactionsDuring<T>(run: () => Promise<T>): Promise<{ result: T; transactions: number }> {
-    const db = t.service.ctx.storage.db
-    const original = db.transaction
-    let transactions = 0
-    db.transaction = function (this: typeof db) {
-      transactions++
-      return original.call(this)
-    } as typeof db.transaction
-    try {
-      return { result: await run(), transactions }
-    } finally {
-      db.transaction = original
-    }
-  }
 
   async function dailyCounts(projectId: string): Promise<Record<string, number>> {
     const rows = await t.service.ctx.storage.db
@@ -46,7 +47,7 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     const { apiKey, projectId } = await t.createProject('pro')
     const uuids: string[] = []
     for (let i = 0; i < 40; i++) uuids.push(await createPayload(t, apiKey))
-    const { result, transactions } = await transactionsDuring(() =>
+    const { result, transactions } = await transactionsDuring(t, () =>
       Promise.all(uuids.map((uuid, i) => t.service.ctx.payloads.reject(uuid, i % 2 === 0 ? 'gemwallet' : 'crossmark'))),
     )
     assert.equal(transactions, 1)
@@ -62,7 +63,7 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     const { apiKey, projectId } = await t.createProject('pro')
     const [first, second, rejected] = [await createPayload(t, apiKey), await createPayload(t, apiKey), await createPayload(t, apiKey)]
     const signed = { ...SIGNED, proofKey: `proof-${first}` }
-    const { result: outcomes, transactions } = await transactionsDuring(() =>
+    const { result: outcomes, transactions } = await transactionsDuring(t, () =>
       Promise.allSettled([
         t.service.ctx.payloads.resolveSigned(first!, signed),
         t.service.ctx.payloads.resolveSigned(second!, signed),
@@ -83,7 +84,7 @@ forEachDatabase('payload transitions, written together', (dialect) => {
   })
 })
 
-describePostgres('the expiry sweeper beside moves that hold their rows', () => {
+describePostgres('moves and sweeps beside transactions that hold their rows', () => {
   let t: TestService
   before(async () => {
     t = await startTestService('postgres', { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
@@ -126,4 +127,51 @@ describePostgres('the expiry sweeper beside moves that hold their rows', () => {
     assert.equal(await t.service.ctx.payloads.expireOverdue(), 1)
     assert.equal(await status(held!), 'expired')
   })
+
+  it("writes a group again when PostgreSQL chose it as a deadlock's victim, and both its moves commit", async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const [first, second] = [await createPayload(t, apiKey), await createPayload(t, apiKey)].sort()
+    // Another session that takes the group's second row, then its first: a deadlock with the group, which the group
+    // loses, as it is the first to look (PostgreSQL's 1 s against this session's 10 s).
+    const other = new pg.Client({ connectionString: t.config.databaseUrl })
+    await other.connect()
+    try {
+      await other.query("set deadlock_timeout = '10s'")
+      await other.query('begin')
+      await other.query('select uuid from payloads where uuid = $1 for update', [second])
+      const { result: moves, transactions } = await transactionsDuring(t, async () => {
+        const group = Promise.all([first!, second!].map((uuid) => t.service.ctx.payloads.reject(uuid, 'gemwallet')))
+        await waitForLockWaits(other, 1) // the group holds the first row and waits for the second
+        await other.query('select uuid from payloads where uuid = $1 for update', [first]) // granted once the group gave way
+        await other.query('commit')
+        return group
+      })
+      assert.deepEqual(
+        moves.map((payload) => payload.status),
+        ['rejected', 'rejected'],
+      )
+      assert.equal(transactions, 2, 'the group, then the group again (not its moves one by one)')
+      const counted = await t.service.ctx.storage.db
+        .selectFrom('payload_daily_counts')
+        .select((eb) => eb.fn.sum<number>('count').as('count'))
+        .where('project_id', '=', projectId)
+        .where('status', '=', 'rejected')
+        .executeTakeFirstOrThrow()
+      assert.equal(Number(counted.count), 2)
+    } finally {
+      await other.end()
+    }
+  })
 })
+
+/** Waits until `count` sessions of the database wait for a row lock. */
+async function waitForLockWaits(client: pg.Client, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const { rows } = await client.query(
+      "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+    )
+    if (rows[0].waiting >= count) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`no ${count} sessions waited for a lock within 5 s`)
+}
