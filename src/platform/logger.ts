@@ -20,7 +20,7 @@ function bufferedStdout(): pino.DestinationStream {
 
 const CENSOR = '[redacted]'
 
-/** Hidden in any object at the top of a line or of a child logger's bindings: `{ project: { apiKey } }`. */
+/** Hidden wherever a line's fields or a child logger's bindings carry them (hideSecrets). */
 const SECRET_PROPERTIES = ['apiKey', 'secret']
 
 function options(level: string): pino.LoggerOptions {
@@ -64,31 +64,73 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object'
 }
 
+/** Plain objects and arrays are looked into this many levels down; deeper ones are logged as they are. */
+const MAX_DEPTH = 5
+
 /**
- * The fields with SECRET_PROPERTIES of each object among them hidden. An object that has one is copied (its prototype
- * and other properties kept, so an error is still serialised as one); the caller's objects are not changed.
+ * The fields with every SECRET_PROPERTIES property hidden: at the top of the line, and at any depth of the plain
+ * objects and arrays among them (`{ apiKey }`, `{ projects: [{ apiKey }] }`). Another kind of object (an error, a
+ * request) has its own such properties hidden, and is not looked into further. What holds a secret is copied (an
+ * error keeps its prototype and other properties, so it is still serialised as one); the caller's objects are not
+ * changed.
  */
 function hideSecrets<T extends Record<string, unknown>>(fields: T): T {
-  let copy: Record<string, unknown> | undefined
-  for (const key in fields) {
-    const value = fields[key]
-    if (!isObject(value) || !SECRET_PROPERTIES.some((name) => Object.hasOwn(value, name))) continue
-    const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(value)
-    for (const [name, descriptor] of Object.entries(descriptors)) {
-      const { enumerable } = descriptor
-      if (SECRET_PROPERTIES.includes(name)) descriptors[name] = { value: CENSOR, enumerable, writable: true, configurable: true }
-      // An accessor is read on its own object (an error's stack is one): the copy holds what it gave, or the accessor
-      // itself when reading it throws (it is then as unreadable in the copy as in the original).
-      else if ('get' in descriptor) {
-        try {
-          descriptors[name] = { value: Reflect.get(value, name), enumerable, writable: true, configurable: true }
-        } catch {}
+  return hideIn(fields, 0) as T
+}
+
+function hideIn(value: unknown, depth: number): unknown {
+  if (!isObject(value)) return value
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined
+    if (depth < MAX_DEPTH) {
+      for (let i = 0; i < value.length; i++) {
+        const hidden = hideIn(value[i], depth + 1)
+        if (hidden === value[i]) continue
+        copy ??= [...value]
+        copy[i] = hidden
       }
     }
-    copy ??= { ...fields }
-    copy[key] = Object.create(Object.getPrototypeOf(value), descriptors)
+    return copy ?? value
   }
-  return (copy ?? fields) as T
+  const prototype: unknown = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return hideOwnSecrets(value)
+  let copy: Record<string, unknown> | undefined
+  for (const key of Object.keys(value)) {
+    let field: unknown
+    try {
+      field = value[key]
+    } catch {
+      continue // a getter that throws: serialised (or not) as it would have been
+    }
+    const hidden =
+      SECRET_PROPERTIES.includes(key) && field !== undefined && field !== null
+        ? CENSOR
+        : depth < MAX_DEPTH
+          ? hideIn(field, depth + 1)
+          : field
+    if (hidden === field) continue
+    copy ??= { ...value }
+    copy[key] = hidden
+  }
+  return copy ?? value
+}
+
+/** An object that is not a plain one (an error, a request) with its own SECRET_PROPERTIES hidden, as a copy; or itself. */
+function hideOwnSecrets(value: Record<string, unknown>): Record<string, unknown> {
+  if (!SECRET_PROPERTIES.some((name) => Object.hasOwn(value, name))) return value
+  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(value)
+  for (const [name, descriptor] of Object.entries(descriptors)) {
+    const { enumerable } = descriptor
+    if (SECRET_PROPERTIES.includes(name)) descriptors[name] = { value: CENSOR, enumerable, writable: true, configurable: true }
+    // An accessor is read on its own object (an error's stack is one): the copy holds what it gave, or the accessor
+    // itself when reading it throws (it is then as unreadable in the copy as in the original).
+    else if ('get' in descriptor) {
+      try {
+        descriptors[name] = { value: Reflect.get(value, name), enumerable, writable: true, configurable: true }
+      } catch {}
+    }
+  }
+  return Object.create(Object.getPrototypeOf(value), descriptors) as Record<string, unknown>
 }
 
 /** Query parameters that carry credentials: an API key, a sign-in link's token, an OpenID Connect code. */

@@ -1,5 +1,5 @@
 // The logger hides secrets wherever a careless log call puts them: the request's credentials and cookies, and an API
-// key or a secret in any object logged at the top of a line or bound to a child logger.
+// key or a secret anywhere in a line's fields (plain objects and lists), in a logged error, or bound to a child logger.
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { createLogger } from '../../src/platform/logger.js'
@@ -41,6 +41,24 @@ it('hides an API key or a secret in any object at the top of a line, and leaves 
   assert.equal(line.count, 2)
   assert.equal(project.apiKey, API_KEY, 'the caller’s object is not changed')
   assert.equal(webhook.secret, SECRET)
+})
+
+it('hides an API key or a secret logged at the top of a line, in a list, or deep in plain objects', () => {
+  const { logger, lines } = capture()
+  const keys = [{ id: 'key_1', apiKey: API_KEY }]
+  logger.info({ apiKey: API_KEY, secret: SECRET }, 'at the top')
+  logger.info({ keys, webhooks: [[{ secret: SECRET }]] }, 'in lists')
+  logger.info({ project: { settings: { webhook: { secret: SECRET } } } }, 'deep')
+  logger.info('interpolated %o', { apiKey: API_KEY })
+  assert.equal(lines.length, 4)
+  assert.equal(lines.join('').includes(API_KEY), false)
+  assert.equal(lines.join('').includes(SECRET), false)
+  const [top, inLists, deep] = lines.map((line) => JSON.parse(line))
+  assert.equal(top.apiKey, '[redacted]')
+  assert.deepEqual(inLists.keys, [{ id: 'key_1', apiKey: '[redacted]' }])
+  assert.deepEqual(inLists.webhooks, [[{ secret: '[redacted]' }]])
+  assert.deepEqual(deep.project, { settings: { webhook: { secret: '[redacted]' } } })
+  assert.equal(keys[0]?.apiKey, API_KEY, 'the caller’s objects are not changed')
 })
 
 it('hides an API key carried by a logged error, and keeps its message and stack', () => {
