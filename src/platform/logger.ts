@@ -64,64 +64,87 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object'
 }
 
-/** Plain objects and arrays are looked into this many levels down; deeper ones are logged as they are. */
-const MAX_DEPTH = 5
+/** Objects, arrays and errors are looked into this many levels down; deeper ones are logged as they are. */
+const MAX_DEPTH = 8
+
+/** What pino writes for a reference back to an object the line is inside of. */
+const CIRCULAR = '[Circular]'
+/** In `seen` while an object is being looked into: a reference back to it is a cycle. */
+const LOOKING = Symbol('looking')
 
 /**
- * The fields with every SECRET_PROPERTIES property hidden: at the top of the line, and at any depth of the plain
- * objects and arrays among them (`{ apiKey }`, `{ projects: [{ apiKey }] }`). Another kind of object (an error, a
- * request) has its own such properties hidden, and is not looked into further. What holds a secret is copied (an
- * error keeps its prototype and other properties, so it is still serialised as one); the caller's objects are not
- * changed.
+ * The fields with every SECRET_PROPERTIES property hidden: at the top of the line, and in the plain objects, arrays
+ * and errors among them (their own properties, a `cause` and an AggregateError's `errors` included), down to
+ * MAX_DEPTH levels: `{ apiKey }`, `{ projects: [{ apiKey }] }`, `{ err: { cause: { secret } } }`. Another kind of object
+ * (a request, an instance of a class) has its own such properties hidden, and is not looked into further. What holds a
+ * secret is copied, with its prototype, its other properties and its getters (so an error is still serialised as one,
+ * and a getter that throws is met by pino's serialiser, as before); the caller's objects are not changed. An object met
+ * twice on a line is looked into once, and a reference back to an object the line is inside of is written as pino
+ * writes it, `[Circular]`.
  */
 function hideSecrets<T extends Record<string, unknown>>(fields: T): T {
-  return hideIn(fields, 0) as T
+  return hideIn(fields, 0, new Map()) as T
 }
 
-function hideIn(value: unknown, depth: number): unknown {
-  if (!isObject(value)) return value
-  if (Array.isArray(value)) {
-    let copy: unknown[] | undefined
-    if (depth < MAX_DEPTH) {
-      for (let i = 0; i < value.length; i++) {
-        const hidden = hideIn(value[i], depth + 1)
-        if (hidden === value[i]) continue
-        copy ??= [...value]
-        copy[i] = hidden
-      }
-    }
-    return copy ?? value
+function hideIn(value: unknown, depth: number, seen: Map<object, unknown>): unknown {
+  if (!isObject(value) || depth > MAX_DEPTH) return value
+  const known = seen.get(value)
+  if (known !== undefined) return known === LOOKING ? CIRCULAR : known
+  seen.set(value, LOOKING)
+  let hidden: unknown = value
+  try {
+    hidden = hideInKind(value, depth, seen)
+  } catch {
+    // An object that cannot be read (a revoked proxy) is left for pino's serialiser, which cannot read it either.
   }
+  seen.set(value, hidden)
+  return hidden
+}
+
+function hideInKind(value: Record<string, unknown>, depth: number, seen: Map<object, unknown>): unknown {
+  if (Array.isArray(value)) return hideInArray(value, depth, seen)
   const prototype: unknown = Object.getPrototypeOf(value)
-  if (prototype !== Object.prototype && prototype !== null) return hideOwnSecrets(value)
-  let copy: Record<string, unknown> | undefined
-  for (const key of Object.keys(value)) {
-    let field: unknown
-    try {
-      field = value[key]
-    } catch {
-      continue // a getter that throws: serialised (or not) as it would have been
-    }
-    const hidden =
-      SECRET_PROPERTIES.includes(key) && field !== undefined && field !== null
-        ? CENSOR
-        : depth < MAX_DEPTH
-          ? hideIn(field, depth + 1)
-          : field
-    if (hidden === field) continue
-    copy ??= { ...value }
-    copy[key] = hidden
+  if (prototype === Object.prototype || prototype === null) return hideInObject(value, Object.keys(value), depth, seen)
+  if (value instanceof Error) return hideInObject(value, Object.getOwnPropertyNames(value), depth, seen)
+  const own = SECRET_PROPERTIES.filter((name) => Object.hasOwn(value, name))
+  return hideInObject(value, own, depth, seen)
+}
+
+function hideInArray(value: unknown[], depth: number, seen: Map<object, unknown>): unknown[] {
+  let copy: unknown[] | undefined
+  for (let i = 0; i < value.length; i++) {
+    const hidden = hideIn(value[i], depth + 1, seen)
+    if (hidden === value[i]) continue
+    copy ??= value.slice()
+    copy[i] = hidden
   }
   return copy ?? value
 }
 
-/** An object that is not a plain one (an error, a request) with its own SECRET_PROPERTIES hidden, as a copy; or itself. */
-function hideOwnSecrets(value: Record<string, unknown>): Record<string, unknown> {
-  if (!SECRET_PROPERTIES.some((name) => Object.hasOwn(value, name))) return value
+/** `value` with the secrets among its properties `keys` hidden, and the others looked into; or itself when none. */
+function hideInObject(value: Record<string, unknown>, keys: readonly string[], depth: number, seen: Map<object, unknown>): unknown {
+  let changes: Map<string, unknown> | undefined
+  for (const key of keys) {
+    let field: unknown
+    try {
+      field = Reflect.get(value, key)
+    } catch {
+      continue // a getter that throws: kept as it is, for pino's serialiser to meet as before
+    }
+    const hidden = SECRET_PROPERTIES.includes(key)
+      ? field === undefined || field === null
+        ? field
+        : CENSOR
+      : hideIn(field, depth + 1, seen)
+    if (hidden === field) continue
+    changes ??= new Map()
+    changes.set(key, hidden)
+  }
+  if (!changes) return value
   const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(value)
   for (const [name, descriptor] of Object.entries(descriptors)) {
     const { enumerable } = descriptor
-    if (SECRET_PROPERTIES.includes(name)) descriptors[name] = { value: CENSOR, enumerable, writable: true, configurable: true }
+    if (changes.has(name)) descriptors[name] = { value: changes.get(name), enumerable, writable: true, configurable: true }
     // An accessor is read on its own object (an error's stack is one): the copy holds what it gave, or the accessor
     // itself when reading it throws (it is then as unreadable in the copy as in the original).
     else if ('get' in descriptor) {
@@ -130,7 +153,7 @@ function hideOwnSecrets(value: Record<string, unknown>): Record<string, unknown>
       } catch {}
     }
   }
-  return Object.create(Object.getPrototypeOf(value), descriptors) as Record<string, unknown>
+  return Object.create(Object.getPrototypeOf(value), descriptors) as unknown
 }
 
 /** Query parameters that carry credentials: an API key, a sign-in link's token, an OpenID Connect code. */

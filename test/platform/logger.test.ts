@@ -61,6 +61,51 @@ it('hides an API key or a secret logged at the top of a line, in a list, or deep
   assert.equal(keys[0]?.apiKey, API_KEY, 'the caller’s objects are not changed')
 })
 
+it("hides an API key or a secret in an error's cause, in an AggregateError's errors, and in an error inside an error", () => {
+  const { logger, lines } = capture()
+  logger.error({ err: new Error('outer', { cause: Object.assign(new Error('inner'), { apiKey: API_KEY }) }) }, 'cause')
+  logger.error({ err: Object.assign(new Error('outer'), { cause: { webhook: { secret: SECRET } } }) }, 'plain cause')
+  logger.error({ err: new AggregateError([Object.assign(new Error('one'), { apiKey: API_KEY })], 'all') }, 'aggregate')
+  logger.error({ err: Object.assign(new Error('outer'), { inner: Object.assign(new Error('inner'), { secret: SECRET }) }) }, 'inner')
+  assert.equal(lines.length, 4)
+  assert.equal(lines.join('').includes(API_KEY), false)
+  assert.equal(lines.join('').includes(SECRET), false)
+  assert.match(JSON.parse(lines[0] ?? '').err.stack, /outer/)
+})
+
+it('writes a line whose object has a getter that throws beside a secret: the secret hidden, the log call not thrown', () => {
+  const { logger, lines } = capture()
+  const value: Record<string, unknown> = { apiKey: API_KEY, nested: { secret: SECRET } }
+  Object.defineProperty(value, 'broken', {
+    enumerable: true,
+    get() {
+      throw new Error('getter threw')
+    },
+  })
+  logger.info({ value }, 'odd')
+  const { proxy, revoke } = Proxy.revocable({}, {})
+  revoke()
+  logger.info({ proxy, key: { apiKey: API_KEY } }, 'unreadable')
+  assert.equal(lines.join('').includes(API_KEY), false)
+  assert.equal(lines.join('').includes(SECRET), false)
+  assert.equal(lines.length, 2)
+})
+
+it('writes an object that refers to itself once, with its secret hidden', () => {
+  const { logger, lines } = capture()
+  const project: Record<string, unknown> = { id: 'proj_1', apiKey: API_KEY }
+  for (let i = 0; i < 40; i++) project[`self${i}`] = project
+  const shared = { secret: SECRET }
+  logger.info({ project, a: shared, b: [shared, shared] }, 'cyclic')
+  assert.equal(lines.length, 1)
+  assert.equal(lines[0]?.includes(API_KEY), false)
+  assert.equal(lines[0]?.includes(SECRET), false)
+  const line = JSON.parse(lines[0] ?? '')
+  assert.equal(line.project.apiKey, '[redacted]')
+  assert.equal(line.project.self0, '[Circular]')
+  assert.deepEqual(line.b, [{ secret: '[redacted]' }, { secret: '[redacted]' }])
+})
+
 it('hides an API key carried by a logged error, and keeps its message and stack', () => {
   const { logger, lines } = capture()
   const err = Object.assign(new Error('could not deliver'), { apiKey: API_KEY })
