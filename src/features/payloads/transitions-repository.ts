@@ -92,8 +92,11 @@ export const payloadTransitionsRepository = {
 
   /**
    * Expires up to `limit` pending payloads whose time has passed; returns the ones this call moved. On PostgreSQL it
-   * passes over rows that another transaction holds (a group of moves, another instance's sweeper): it waits for none,
-   * so it cannot be one side of a deadlock, and what it passed over is expired by its mover or by the next sweep.
+   * passes over payload rows that another transaction is changing (a group of moves, another instance's sweeper)
+   * instead of waiting for them, and what it passed over is expired by its mover or by the next sweep. Its lock is the
+   * one its UPDATE takes (FOR NO KEY UPDATE), so a row that another transaction only references (a proof or a follow
+   * being inserted) is not passed over, nor does that insert wait for the sweep. The daily counts it then writes are
+   * taken in one order, after the payload rows, as a group of moves takes them: the two cannot deadlock.
    */
   async expireOverdue(db: DbOrTx, dialect: Dialect, nowMs: number, limit: number): Promise<Payload[]> {
     let overdue = db
@@ -103,7 +106,7 @@ export const payloadTransitionsRepository = {
       .where('expires_at', '<=', nowMs)
       .orderBy('expires_at')
       .limit(limit)
-    if (dialect === 'postgres') overdue = overdue.forUpdate().skipLocked()
+    if (dialect === 'postgres') overdue = overdue.forNoKeyUpdate().skipLocked()
     const rows = await db
       .updateTable('payloads')
       .set({ status: 'expired', resolved_at: nowMs })
