@@ -287,7 +287,8 @@ export async function benchWebhooksPostgres(
     const machineBusy = busyBetween(machineBefore, processorTicks())
     const serversAfter = processTicks(serverPids)
     const postgresUsed = ticksSince(postgresBefore, commandTicks('postgres'))
-    const redisUsed = ticksSince(redisBefore, commandTicks('redis-server'))
+    // A Redis elsewhere (another host, a container) has no process here to read: n/a, not 0.
+    const redisUsed = redisBefore?.size ? ticksSince(redisBefore, commandTicks('redis-server')) : undefined
     const receiverAfter = processTicks([receiver.pid])
     const perEvent = (ticks: number | undefined) =>
       ticks === undefined ? 'n/a' : `${Math.round((ticks / TICKS_PER_SECOND / events) * 1e6)} µs`
