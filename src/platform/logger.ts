@@ -69,48 +69,86 @@ const MAX_DEPTH = 8
 
 /** What pino writes for a reference back to an object the line is inside of. */
 const CIRCULAR = '[Circular]'
-/** In `seen` while an object is being looked into: a reference back to it is a cycle. */
+/** The result of an object still being looked into: a reference back to it is a cycle. */
 const LOOKING = Symbol('looking')
 
 /**
  * The fields with every SECRET_PROPERTIES property hidden: at the top of the line, and in the plain objects, arrays
- * and errors among them (their own properties, a `cause` and an AggregateError's `errors` included), down to
- * MAX_DEPTH levels: `{ apiKey }`, `{ projects: [{ apiKey }] }`, `{ err: { cause: { secret } } }`. Another kind of object
- * (a request, an instance of a class) has its own such properties hidden, and is not looked into further. What holds a
- * secret is copied, with its prototype, its other properties and its getters (so an error is still serialised as one,
- * and a getter that throws is met by pino's serialiser, as before); the caller's objects are not changed. An object met
- * twice on a line is looked into once, and a reference back to an object the line is inside of is written as pino
- * writes it, `[Circular]`.
+ * and errors among them (their own properties, a `cause` and an AggregateError's `errors` included, their message and
+ * stack left unread), down to MAX_DEPTH levels: `{ apiKey }`, `{ projects: [{ apiKey }] }`,
+ * `{ err: { cause: { secret } } }`. Another kind of object (a request, an instance of a class) has its own such
+ * properties hidden, and is not looked into further. A line that holds no secret is left to pino as it is, a cycle
+ * included. Otherwise what holds a secret is copied, with its prototype, its other properties and its getters (so an
+ * error is still serialised as one, and a getter that throws is met by pino's serialiser, as before), and a reference
+ * back to an object the line is inside of is written `[Circular]`; the caller's objects are not changed. An object
+ * met again is looked into again only when met higher up, where more of it is within reach.
  */
 function hideSecrets<T extends Record<string, unknown>>(fields: T): T {
+  if (!holdsSecret(fields, 0, new Map())) return fields
   return hideIn(fields, 0, new Map()) as T
 }
 
-function hideIn(value: unknown, depth: number, seen: Map<object, unknown>): unknown {
-  if (!isObject(value) || depth > MAX_DEPTH) return value
-  const known = seen.get(value)
-  if (known !== undefined) return known === LOOKING ? CIRCULAR : known
-  seen.set(value, LOOKING)
-  let hidden: unknown = value
+/** The properties of a non-array object that are looked at: a plain object's, an error's (not its message or stack), another object's secret ones. */
+function propertiesToLookAt(value: Record<string, unknown>): readonly string[] {
+  const prototype: unknown = Object.getPrototypeOf(value)
+  if (prototype === Object.prototype || prototype === null) return Object.keys(value)
+  if (value instanceof Error) return Object.getOwnPropertyNames(value).filter((name) => name !== 'stack' && name !== 'message')
+  return SECRET_PROPERTIES.filter((name) => Object.hasOwn(value, name))
+}
+
+/** Reads a property; undefined when its getter throws (it is then left for pino's serialiser, as before). */
+function readProperty(value: Record<string, unknown>, key: string): { field: unknown } | undefined {
   try {
-    hidden = hideInKind(value, depth, seen)
+    return { field: Reflect.get(value, key) }
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether a secret is within reach; `checked` holds the highest level each object was looked at from. */
+function holdsSecret(value: unknown, depth: number, checked: Map<object, number>): boolean {
+  if (!isObject(value) || depth > MAX_DEPTH) return false
+  const checkedAt = checked.get(value)
+  if (checkedAt !== undefined && checkedAt <= depth) return false
+  checked.set(value, depth)
+  try {
+    if (Array.isArray(value)) return value.some((item) => holdsSecret(item, depth + 1, checked))
+    for (const key of propertiesToLookAt(value)) {
+      const read = readProperty(value, key)
+      if (read === undefined) continue
+      const found = SECRET_PROPERTIES.includes(key)
+        ? read.field !== undefined && read.field !== null
+        : holdsSecret(read.field, depth + 1, checked)
+      if (found) return true
+    }
   } catch {
     // An object that cannot be read (a revoked proxy) is left for pino's serialiser, which cannot read it either.
   }
-  seen.set(value, hidden)
+  return false
+}
+
+interface Looked {
+  depth: number
+  result: unknown
+}
+
+function hideIn(value: unknown, depth: number, seen: Map<object, Looked>): unknown {
+  if (!isObject(value) || depth > MAX_DEPTH) return value
+  const known = seen.get(value)
+  if (known !== undefined && known.depth <= depth) return known.result === LOOKING ? CIRCULAR : known.result
+  const looked: Looked = { depth, result: LOOKING }
+  seen.set(value, looked)
+  let hidden: unknown = value
+  try {
+    hidden = Array.isArray(value) ? hideInArray(value, depth, seen) : hideInObject(value, propertiesToLookAt(value), depth, seen)
+  } catch {
+    // An object that cannot be read (a revoked proxy) is left for pino's serialiser, which cannot read it either.
+  }
+  looked.result = hidden
   return hidden
 }
 
-function hideInKind(value: Record<string, unknown>, depth: number, seen: Map<object, unknown>): unknown {
-  if (Array.isArray(value)) return hideInArray(value, depth, seen)
-  const prototype: unknown = Object.getPrototypeOf(value)
-  if (prototype === Object.prototype || prototype === null) return hideInObject(value, Object.keys(value), depth, seen)
-  if (value instanceof Error) return hideInObject(value, Object.getOwnPropertyNames(value), depth, seen)
-  const own = SECRET_PROPERTIES.filter((name) => Object.hasOwn(value, name))
-  return hideInObject(value, own, depth, seen)
-}
-
-function hideInArray(value: unknown[], depth: number, seen: Map<object, unknown>): unknown[] {
+function hideInArray(value: unknown[], depth: number, seen: Map<object, Looked>): unknown[] {
   let copy: unknown[] | undefined
   for (let i = 0; i < value.length; i++) {
     const hidden = hideIn(value[i], depth + 1, seen)
@@ -122,15 +160,12 @@ function hideInArray(value: unknown[], depth: number, seen: Map<object, unknown>
 }
 
 /** `value` with the secrets among its properties `keys` hidden, and the others looked into; or itself when none. */
-function hideInObject(value: Record<string, unknown>, keys: readonly string[], depth: number, seen: Map<object, unknown>): unknown {
+function hideInObject(value: Record<string, unknown>, keys: readonly string[], depth: number, seen: Map<object, Looked>): unknown {
   let changes: Map<string, unknown> | undefined
   for (const key of keys) {
-    let field: unknown
-    try {
-      field = Reflect.get(value, key)
-    } catch {
-      continue // a getter that throws: kept as it is, for pino's serialiser to meet as before
-    }
+    const read = readProperty(value, key)
+    if (read === undefined) continue
+    const { field } = read
     const hidden = SECRET_PROPERTIES.includes(key)
       ? field === undefined || field === null
         ? field

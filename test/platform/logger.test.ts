@@ -106,6 +106,13 @@ it('writes an object that refers to itself once, with its secret hidden', () => 
   assert.deepEqual(line.b, [{ secret: '[redacted]' }, { secret: '[redacted]' }])
 })
 
+it('hides a secret of an object met deep in the line first and then near its top', () => {
+  const { logger, lines } = capture()
+  const shared = { inner: { apiKey: API_KEY } }
+  logger.info({ deep: { a: { b: { c: { d: { e: { f: { g: shared } } } } } } }, shared }, 'shared')
+  assert.deepEqual(JSON.parse(lines[0] ?? '').shared, { inner: { apiKey: '[redacted]' } })
+})
+
 it('hides an API key carried by a logged error, and keeps its message and stack', () => {
   const { logger, lines } = capture()
   const err = Object.assign(new Error('could not deliver'), { apiKey: API_KEY })
