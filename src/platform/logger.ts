@@ -105,6 +105,11 @@ function readProperty(value: Record<string, unknown>, key: string): { field: unk
   }
 }
 
+/** A property the logger hides: a secret's name, with a value (an absent one is written as it is). */
+function isSecret(key: string, field: unknown): boolean {
+  return SECRET_PROPERTIES.includes(key) && field !== undefined && field !== null
+}
+
 /** Whether a secret is within reach; `checked` holds the highest level each object was looked at from. */
 function holdsSecret(value: unknown, depth: number, checked: Map<object, number>): boolean {
   if (!isObject(value) || depth > MAX_DEPTH) return false
@@ -116,10 +121,7 @@ function holdsSecret(value: unknown, depth: number, checked: Map<object, number>
     for (const key of propertiesToLookAt(value)) {
       const read = readProperty(value, key)
       if (read === undefined) continue
-      const found = SECRET_PROPERTIES.includes(key)
-        ? read.field !== undefined && read.field !== null
-        : holdsSecret(read.field, depth + 1, checked)
-      if (found) return true
+      if (isSecret(key, read.field) || holdsSecret(read.field, depth + 1, checked)) return true
     }
   } catch {
     // An object that cannot be read (a revoked proxy) is left for pino's serialiser, which cannot read it either.
@@ -166,11 +168,7 @@ function hideInObject(value: Record<string, unknown>, keys: readonly string[], d
     const read = readProperty(value, key)
     if (read === undefined) continue
     const { field } = read
-    const hidden = SECRET_PROPERTIES.includes(key)
-      ? field === undefined || field === null
-        ? field
-        : CENSOR
-      : hideIn(field, depth + 1, seen)
+    const hidden = isSecret(key, field) ? CENSOR : hideIn(field, depth + 1, seen)
     if (hidden === field) continue
     changes ??= new Map()
     changes.set(key, hidden)

@@ -5,9 +5,10 @@
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
 import { sql } from 'kysely'
-import { CommitGroups, hasErrorCode } from '../../platform/db/commit-groups.js'
+import { CommitGroups } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
+import { errorCode } from '../../platform/db/unavailable.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
@@ -185,7 +186,7 @@ export class PayloadCreations {
       return counted?.counted === 1
     } catch (error) {
       // An externalId taken since the statement's snapshot: nothing was written.
-      if (hasErrorCode(error, UNIQUE_VIOLATION)) return false
+      if (errorCode(error) === UNIQUE_VIOLATION) return false
       throw error
     }
   }

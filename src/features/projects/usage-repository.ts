@@ -59,8 +59,9 @@ const addToDailyCount = new HotQuery(
       ),
 )
 
-// Transitions' two changes in one statement: `moved` payloads from pending (`unmoved` is -moved), to one status (two
-// rows, locked in one order: the pending row's conflict target sorts first in every transition).
+// Transitions' two changes in one statement: `moved` payloads from pending (`unmoved` is -moved: a hot query's
+// parameters are placeholders, so the negation is a parameter of its own), to one status (two rows, locked in one
+// order: the pending row's conflict target sorts first in every transition).
 const moveInDailyCounts = new HotQuery(
   (db, p: { projectId: string; day: string; status: string; walletAdapter: string; shard: number; moved: number; unmoved: number }) =>
     db

@@ -3,7 +3,7 @@
 // its round trips are shared by a group; with nothing waiting, a group is one item, written at once. A group that fails
 // is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is first
 // written again as it was (up to three attempts in all); when the database is away, every item of the group fails.
-import { isUnavailableError } from './unavailable.js'
+import { errorCode, isUnavailableError } from './unavailable.js'
 
 export interface CommitGroupsOptions<T, Written> {
   /** Groups written at once: 1 on SQLite (one connection), a few on PostgreSQL (each holds a pooled connection). */
@@ -58,7 +58,7 @@ export class CommitGroups<T, Written> {
     try {
       written = await this.options.write(group)
     } catch (error) {
-      if (hasErrorCode(error, DEADLOCK_DETECTED) && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
+      if (errorCode(error) === DEADLOCK_DETECTED && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
       if (group.length > 1 && !isUnavailableError(error)) {
         for (const item of group) await this.write([item])
         return
@@ -72,8 +72,3 @@ export class CommitGroups<T, Written> {
 
 /** PostgreSQL's error for a transaction chosen as a deadlock's victim: written again, it goes through. */
 const DEADLOCK_DETECTED = '40P01'
-
-/** True when `error` carries the database's error `code` (PostgreSQL's SQLSTATE, or SQLite's name). */
-export function hasErrorCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code
-}

@@ -1,5 +1,6 @@
-// Recognises errors that mean "a dependency is away for now" (database restarting, connection refused),
-// so that the service answers 503 and recovers by itself instead of answering 500.
+// Reads the code a database or socket error carries, and recognises the errors that mean "a dependency is away for
+// now" (database restarting, connection refused), so that the service answers 503 and recovers by itself instead of
+// answering 500.
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -16,10 +17,17 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
 ])
 
+/** The code an error carries: PostgreSQL's SQLSTATE, SQLite's name, a socket's error name; undefined when none. */
+export function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
 export function isUnavailableError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  const code = (error as { code?: unknown }).code
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+  const code = errorCode(error)
+  if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true
   const message = (error as { message?: unknown }).message
   return (
     typeof message === 'string' &&
