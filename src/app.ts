@@ -131,18 +131,14 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
           ...rate,
         }),
       )
-      const idempotency = idempotencyHooks({
-        db: ctx.storage.db,
-        secretBox: ctx.secretBox,
-        now: () => ctx.clock.now(),
-        countRequest: requestCounter(rate),
-      })
+      const countRequest = requestCounter(rate)
+      const idempotency = idempotencyHooks({ db: ctx.storage.db, secretBox: ctx.secretBox, now: () => ctx.clock.now(), countRequest })
       api.decorateRequest('idempotency', null)
       api.addHook('preValidation', idempotency.checkIdempotencyKey)
       api.addHook('onSend', idempotency.releaseUnfinished)
       await api.register(payloadRoutes, {
         payloads: ctx.payloads,
-        pollGate: ctx.rateLimiter,
+        countRequest,
         limits: ctx.config.limits,
         publicUrl: ctx.config.publicUrl,
         now: () => ctx.clock.now(),

@@ -2,10 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'
-import { principalOf } from '../../platform/http/api-key-auth.js'
+import { principalOf, type RequestCounter } from '../../platform/http/api-key-auth.js'
 import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
 import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from '../../platform/http/schemas.js'
-import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
+import { retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import {
   ApiKeyPayloadListQuery,
@@ -21,7 +21,8 @@ import { toCreatedView, toPayloadView } from './view.js'
 
 export interface PayloadRoutesDeps {
   payloads: PayloadService
-  pollGate: RateLimiter
+  /** The project's request rate, counted by the GET of a payload with its poll gate in one trip to the store. */
+  countRequest: RequestCounter
   limits: Record<PlanName, PlanLimits>
   publicUrl: string
   now: () => number
@@ -55,6 +56,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
   app.get(
     '/payloads/:uuid',
     {
+      // The rate and the poll gate are counted together here, once the request is known to be valid (api-key-auth.ts).
+      config: { countsInHandler: true },
+      attachValidation: true,
       schema: {
         summary: 'Get a payload',
         description: "Polling faster than the plan's minimum interval (Free 3 s, Pro 1 s) per payload is refused with 429 and Retry-After.",
@@ -64,22 +68,24 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
         response: { 200: RefTo(PayloadView), ...errorResponses(401, 404, 422, 429) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const principal = principalOf(request)
       const { uuid } = request.params
-      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
       const intervalMs = deps.limits[principal.plan].minPollIntervalMs
       // 0 means no poll gate (config takes 0 or whole seconds). The limiter is not asked: Redis would make 0 a 1 s gate.
-      if (intervalMs > 0) {
-        const gate = await deps.pollGate.consume(`poll:${principal.projectId}:${uuid}`, 1, intervalMs)
-        if (!gate.allowed) {
-          const retryAfter = retryAfterSeconds(gate, deps.now())
-          throw tooManyRequests(
-            `Polling too fast: the ${PLAN_LABELS[principal.plan]} plan allows one GET of a payload every ${intervalMs / 1000} s; ` +
-              `retry after ${retryAfter} s, or use webhooks or the live stream`,
-            retryAfter,
-          )
-        }
+      // A request refused by validation, or for an id that cannot be a payload's, is counted but passes no gate.
+      const gated = intervalMs > 0 && request.validationError === undefined && isUuid(uuid)
+      const pollGate = gated ? { key: `poll:${principal.projectId}:${uuid}`, limit: 1, windowMs: intervalMs } : undefined
+      const gate = await deps.countRequest(request, reply, pollGate)
+      if (request.validationError) throw request.validationError
+      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
+      if (gate && !gate.allowed) {
+        const retryAfter = retryAfterSeconds(gate, deps.now())
+        throw tooManyRequests(
+          `Polling too fast: the ${PLAN_LABELS[principal.plan]} plan allows one GET of a payload every ${intervalMs / 1000} s; ` +
+            `retry after ${retryAfter} s, or use webhooks or the live stream`,
+          retryAfter,
+        )
       }
       return toPayloadView(await deps.payloads.getForProject(principal.projectId, uuid))
     },

@@ -6,11 +6,18 @@ import type { ApiKeyPrincipal } from '../../features/projects/api-keys-repositor
 import type { PlanLimits, PlanName } from '../../features/projects/plans.js'
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js'
 import { clientAddressKey } from '../ip-address.js'
-import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
+import { type Count, type RateLimitDecision, type RateLimiter, retryAfterSeconds, secondsUntil } from '../rate-limit/rate-limiter.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: ApiKeyPrincipal | null
+  }
+  interface FastifyContextConfig {
+    /**
+     * The route's handler counts the request's rate itself, after validation, together with a limit of its own in one
+     * trip to the store (the poll gate of a payload's GET). It takes attachValidation and counts before it answers a 422.
+     */
+    countsInHandler?: boolean
   }
 }
 
@@ -53,16 +60,24 @@ export function apiKeyAuthHook(deps: ApiKeyAuthHookDeps) {
       throw error
     }
     // A request with an Idempotency-Key is counted by the idempotency hook, which lets go of its claim at a 429.
-    if (!deps.countedLater(request)) await countRequest(request, reply)
+    if (!deps.countedLater(request) && request.routeOptions.config.countsInHandler !== true) await countRequest(request, reply)
   }
 }
 
-/** Counts the authenticated request against its project's rate per minute: the rate headers, or 429. */
-export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limits' | 'now'>) {
-  return async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/**
+ * Counts an authenticated request against its project's rate per minute: the rate headers, or 429. Given `then`, a
+ * limit the request passes next, counts it too (only when the rate allows the request) and returns its decision.
+ */
+export type RequestCounter = (request: FastifyRequest, reply: FastifyReply, then?: Count) => Promise<RateLimitDecision | undefined>
+
+export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limits' | 'now'>): RequestCounter {
+  return async function countRequest(request, reply, then) {
     const principal = principalOf(request)
     const limit = deps.limits[principal.plan].requestsPerMinute
-    const decision = await deps.rateLimiter.consume(`rate:${principal.projectId}`, limit, RATE_WINDOW_MS)
+    const rate = { key: `rate:${principal.projectId}`, limit, windowMs: RATE_WINDOW_MS }
+    const [decision, next] = then
+      ? await deps.rateLimiter.consumeInTurn(rate, then)
+      : [await deps.rateLimiter.consume(rate.key, rate.limit, rate.windowMs), undefined]
     const nowMs = deps.now()
     reply.header('x-ratelimit-limit', String(decision.limit))
     reply.header('x-ratelimit-remaining', String(decision.remaining))
@@ -71,6 +86,7 @@ export function requestCounter(deps: Pick<ApiKeyAuthDeps, 'rateLimiter' | 'limit
       const retryAfter = retryAfterSeconds(decision, nowMs)
       throw tooManyRequests(`Rate limit exceeded: ${limit} requests per minute for this project; retry in ${retryAfter} s`, retryAfter)
     }
+    return next
   }
 }
 

@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import type { Db, Tx } from '../db/database.js'
 import { idempotencyKeysRepository } from '../db/idempotency-keys-repository.js'
 import { AppError, unprocessable } from '../errors.js'
-import { principalOf } from './api-key-auth.js'
+import { principalOf, type RequestCounter } from './api-key-auth.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -51,7 +51,7 @@ export interface IdempotencyDeps {
   secretBox: { seal(plain: string): string; open(sealed: string): string }
   now: () => number
   /** Counts the request against the project's rate (the API-key hook left it to this hook): every request, repeats too. */
-  countRequest: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  countRequest: RequestCounter
 }
 
 /** True when the API-key hook must leave the rate counting to the idempotency hook, which lets go of the key at a 429. */

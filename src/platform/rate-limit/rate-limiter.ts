@@ -10,12 +10,25 @@ export interface RateLimitDecision {
   resetAtMs: number
 }
 
+/** One limit a request is counted against: at most `limit` per window of `windowMs` (rounded up to whole seconds) per `key`. */
+export interface Count {
+  key: string
+  limit: number
+  windowMs: number
+}
+
 export interface RateLimiter {
   /**
    * Counts one request against `key`; at most `limit` are allowed per window, which starts at the key's first request
    * and lasts `windowMs` rounded up to whole seconds (windowSeconds), whichever store counts.
    */
   consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision>
+  /**
+   * Two limits a request passes in turn (its project's rate, then a payload's poll gate), in one trip to the store:
+   * `first` is counted, and `then` only when `first` allowed the request. `then`'s decision is undefined when it was not
+   * counted. Each count is the one `consume` makes on its key.
+   */
+  consumeInTurn(first: Count, then: Count): Promise<[RateLimitDecision, RateLimitDecision | undefined]>
   /** When `key` has used up `limit` in its current window, the end of that window (epoch ms); otherwise undefined. Counts nothing. */
   exhaustedUntil(key: string, limit: number, windowMs: number): Promise<number | undefined>
   close(): Promise<void>

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Clock } from '../clock.js'
 import { closeRedis, connectedWithin, lazyRedis } from '../redis.js'
-import { type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
+import { type Count, type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
 
 export interface RedisRateLimiterOptions {
   redisUrl: string
@@ -20,6 +20,40 @@ const COMMAND_TIMEOUT_MS = 500
 const FIRST_CONNECTION_WAIT_MS = 2000
 /** While Redis is away, the fallback warning is repeated at most this often. */
 const WARN_EVERY_MS = 30_000
+const DEFAULT_KEY_PREFIX = 'countersign:rate'
+
+/**
+ * consumeInTurn's script. Each key is counted as rate-limiter-flexible's own script counts it (the same key, value and
+ * expiry), so that a key counted here and by `consume` on another request or instance holds one count. KEYS[2] is
+ * counted only when KEYS[1]'s count is within ARGV[1]. Returns {count, ms left} for each key counted.
+ */
+const CONSUME_IN_TURN_LUA = `
+local function count(key, seconds)
+  redis.call('set', key, 0, 'EX', seconds, 'NX')
+  local consumed = redis.call('incrby', key, 1)
+  local ttl = redis.call('pttl', key)
+  if ttl == -1 then
+    redis.call('expire', key, seconds)
+    ttl = 1000 * seconds
+  end
+  return {consumed, ttl}
+end
+local first = count(KEYS[1], ARGV[2])
+if first[1] > tonumber(ARGV[1]) then return first end
+local second = count(KEYS[2], ARGV[3])
+return {first[1], first[2], second[1], second[2]}
+`
+
+/** The command ioredis's defineCommand adds for CONSUME_IN_TURN_LUA. */
+interface WithConsumeInTurn {
+  countersignConsumeInTurn(
+    firstKey: string,
+    thenKey: string,
+    firstLimit: number,
+    firstSeconds: number,
+    thenSeconds: number,
+  ): Promise<[number, number] | [number, number, number, number]>
+}
 
 /**
  * Fixed windows in Redis (rate-limiter-flexible's RateLimiterRedis): a window starts at its key's first request and
@@ -30,31 +64,51 @@ const WARN_EVERY_MS = 30_000
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: Redis
   private readonly limiters = new Map<string, RateLimiterRedis>()
+  private readonly fallbacks = new Map<string, FallbackLimiter>()
   private firstConnection: Promise<void> | undefined
   private lastWarningMs = Number.NEGATIVE_INFINITY
 
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.client = lazyRedis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS })
     this.client.on('error', (error) => this.warnFallback(error))
+    this.client.defineCommand('countersignConsumeInTurn', { numberOfKeys: 2, lua: CONSUME_IN_TURN_LUA })
   }
 
   async consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    this.firstConnection ??= connectedWithin(this.client, FIRST_CONNECTION_WAIT_MS)
-    await this.firstConnection
-    let result: RateLimiterRes
-    try {
-      result = await this.limiterFor(limit, windowMs).consume(key, 1)
-    } catch (refused) {
-      if (!(refused instanceof RateLimiterRes)) throw refused
-      return this.decision(false, limit, refused)
+    await this.connected()
+    return this.counted(this.limiterFor(limit, windowMs).consume(key, 1), limit)
+  }
+
+  /** One script in Redis; while Redis is away, both counted by this instance's fallback, as `consume` does. */
+  async consumeInTurn(first: Count, then: Count): Promise<[RateLimitDecision, RateLimitDecision | undefined]> {
+    await this.connected()
+    // Not waiting on a connection that is down (as rejectIfRedisNotReady for consume): the fallback answers at once.
+    if (this.client.status === 'ready') {
+      try {
+        const counts = await (this.client as unknown as WithConsumeInTurn).countersignConsumeInTurn(
+          this.redisKey(first.key),
+          this.redisKey(then.key),
+          first.limit,
+          windowSeconds(first.windowMs),
+          windowSeconds(then.windowMs),
+        )
+        const [firstCount, firstMsLeft, thenCount, thenMsLeft] = counts
+        return [
+          this.counts(first.limit, firstCount, firstMsLeft),
+          thenCount === undefined || thenMsLeft === undefined ? undefined : this.counts(then.limit, thenCount, thenMsLeft),
+        ]
+      } catch {
+        // Counted below, by this instance; the fallback warns.
+      }
     }
-    return this.decision(true, limit, result)
+    const decision = await this.counted(this.fallbackFor(first.limit, first.windowMs).consume(first.key, 1), first.limit)
+    if (!decision.allowed) return [decision, undefined]
+    return [decision, await this.counted(this.fallbackFor(then.limit, then.windowMs).consume(then.key, 1), then.limit)]
   }
 
   /** Fails open: when Redis cannot answer, nothing counts as exhausted (consume still counts, in the fallback). */
   async exhaustedUntil(key: string, limit: number, windowMs: number): Promise<number | undefined> {
-    this.firstConnection ??= connectedWithin(this.client, FIRST_CONNECTION_WAIT_MS)
-    await this.firstConnection
+    await this.connected()
     try {
       const result = await this.limiterFor(limit, windowMs).get(key)
       return result !== null && result.consumedPoints >= limit ? this.options.clock.now() + result.msBeforeNext : undefined
@@ -67,29 +121,66 @@ export class RedisRateLimiter implements RateLimiter {
     await closeRedis(this.client)
   }
 
+  private connected(): Promise<void> {
+    this.firstConnection ??= connectedWithin(this.client, FIRST_CONNECTION_WAIT_MS)
+    return this.firstConnection
+  }
+
+  /** rate-limiter-flexible answers an allowed count with its result and a refused one by rejecting with it. */
+  private async counted(consuming: Promise<RateLimiterRes>, limit: number): Promise<RateLimitDecision> {
+    let result: RateLimiterRes
+    try {
+      result = await consuming
+    } catch (refused) {
+      if (!(refused instanceof RateLimiterRes)) throw refused
+      return this.decision(false, limit, refused)
+    }
+    return this.decision(true, limit, result)
+  }
+
   private decision(allowed: boolean, limit: number, result: RateLimiterRes): RateLimitDecision {
     return { allowed, limit, remaining: result.remainingPoints, resetAtMs: this.options.clock.now() + result.msBeforeNext }
+  }
+
+  /** A key's count and the milliseconds left in its window, read as rate-limiter-flexible reads its own script's answer. */
+  private counts(limit: number, count: number, msLeft: number): RateLimitDecision {
+    return { allowed: count <= limit, limit, remaining: Math.max(limit - count, 0), resetAtMs: this.options.clock.now() + msLeft }
+  }
+
+  /** Where rate-limiter-flexible keeps `key` (its getKey). */
+  private redisKey(key: string): string {
+    return `${this.keyPrefix}:${key}`
+  }
+
+  private get keyPrefix(): string {
+    return this.options.keyPrefix ?? DEFAULT_KEY_PREFIX
   }
 
   private limiterFor(limit: number, windowMs: number): RateLimiterRedis {
     const id = `${limit}:${windowMs}`
     let limiter = this.limiters.get(id)
     if (!limiter) {
-      const shape: IRateLimiterOptions = {
-        keyPrefix: this.options.keyPrefix ?? 'countersign:rate',
-        points: limit,
-        duration: windowSeconds(windowMs),
-      }
       limiter = new RateLimiterRedis({
-        ...shape,
+        ...limiterShape(this.keyPrefix, limit, windowMs),
         storeClient: this.client,
         // Not waiting on a connection that is down: the fallback answers at once.
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new FallbackLimiter(shape, () => this.warnFallback()),
+        insuranceLimiter: this.fallbackFor(limit, windowMs),
       })
       this.limiters.set(id, limiter)
     }
     return limiter
+  }
+
+  /** This instance's count of one limit while Redis is away: `consume`'s (as its insurance) and consumeInTurn's. */
+  private fallbackFor(limit: number, windowMs: number): FallbackLimiter {
+    const id = `${limit}:${windowMs}`
+    let fallback = this.fallbacks.get(id)
+    if (!fallback) {
+      fallback = new FallbackLimiter(limiterShape(this.keyPrefix, limit, windowMs), () => this.warnFallback())
+      this.fallbacks.set(id, fallback)
+    }
+    return fallback
   }
 
   private warnFallback(error?: unknown): void {
@@ -98,6 +189,10 @@ export class RedisRateLimiter implements RateLimiter {
     this.lastWarningMs = nowMs
     this.options.logger.warn({ err: error }, 'Redis is unreachable: rate limits are counted per instance until it is back')
   }
+}
+
+function limiterShape(keyPrefix: string, limit: number, windowMs: number): IRateLimiterOptions {
+  return { keyPrefix, points: limit, duration: windowSeconds(windowMs) }
 }
 
 /** The in-memory limiter that answers while Redis is away, and says so. */

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { redisSkip, TEST_REDIS_URL } from '../../support/redis.js'
@@ -78,3 +80,70 @@ for (const limiter of ['memory', 'redis'] as const) {
     })
   })
 }
+
+describe('a GET of a payload, as the instances count it in Redis', { skip: redisSkip }, () => {
+  let t: TestService
+  const client = new Redis(TEST_REDIS_URL, { lazyConnect: true })
+  let monitor: Redis
+  before(async () => {
+    t = await startTestService('sqlite', { env: { REDIS_URL: TEST_REDIS_URL } })
+    monitor = await client.monitor()
+  })
+  after(async () => {
+    monitor.disconnect()
+    client.disconnect()
+    await t.stop()
+  })
+
+  /**
+   * The commands an instance sends Redis that name `projectId` while `act` runs (MONITOR streams every command Redis
+   * runs, a script's own calls too, with the source "lua").
+   */
+  async function commandsFor(projectId: string, act: () => Promise<unknown>): Promise<string[][]> {
+    const seen: string[][] = []
+    const listener = (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => arg.includes(projectId))) seen.push(args)
+    }
+    monitor.on('monitor', listener)
+    try {
+      await act()
+      // A marker through Redis after the act: once MONITOR has shown it, every command before it has been shown.
+      const marker = `marker:${projectId}:${Date.now()}`
+      const shown = new Promise<void>((resolve) => {
+        const onMarker = (_time: string, args: string[]) => {
+          if (args.includes(marker)) {
+            monitor.off('monitor', onMarker)
+            resolve()
+          }
+        }
+        monitor.on('monitor', onMarker)
+      })
+      await client.exists(marker)
+      await Promise.race([shown, sleep(2000)])
+    } finally {
+      monitor.off('monitor', listener)
+    }
+    return seen.filter((args) => !args.some((arg) => arg.startsWith('marker:')))
+  }
+
+  it("counts the project's rate and the payload's poll gate in one command", async () => {
+    const { apiKey, projectId } = await t.createProject('free')
+    const created = await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: payloadBodies.connect })
+    const url = `/api/v1/payloads/${created.json().uuid}`
+    let read: Awaited<ReturnType<TestService['inject']>> | undefined
+    const commands = await commandsFor(projectId, async () => {
+      read = await t.inject({ method: 'GET', url, headers: bearer(apiKey) })
+    })
+    assert.equal(read?.statusCode, 200)
+    assert.equal(read?.headers['x-ratelimit-remaining'], '18')
+    assert.equal(commands.length, 1, `one command: ${JSON.stringify(commands)}`)
+    const keys = commands[0]?.filter((arg) => arg.includes(projectId))
+    assert.deepEqual(keys, [`countersign:rate:rate:${projectId}`, `countersign:rate:poll:${projectId}:${created.json().uuid}`])
+    const again = await commandsFor(projectId, async () => {
+      read = await t.inject({ method: 'GET', url, headers: bearer(apiKey) })
+    })
+    assert.equal(read?.statusCode, 429, 'the gate was counted in Redis')
+    assert.equal(read?.headers['x-ratelimit-remaining'], '17')
+    assert.equal(again.length, 1, `one command: ${JSON.stringify(again)}`)
+  })
+})

@@ -104,6 +104,27 @@ forEachDatabase('payload API, attacks and limits', (dialect) => {
     assert.equal((await poll()).statusCode, 200)
   })
 
+  it('counts a read refused by validation or for a malformed id against the rate, and lets it pass no poll gate', async () => {
+    const { apiKey } = await t.createProject('free')
+    const uuid = (await create(apiKey)).json().uuid
+    const read = (url: string) => t.inject({ method: 'GET', url, headers: bearer(apiKey) })
+    const invalid = await read(`/api/v1/payloads/${uuid}?status=signed`)
+    assert.equal(invalid.statusCode, 422)
+    assert.deepEqual(invalid.json().details, [{ field: 'status', message: 'is not a known query parameter' }])
+    assert.equal(invalid.headers['x-ratelimit-remaining'], '18', 'counted, after the creation')
+    const malformed = await read('/api/v1/payloads/not-a-uuid')
+    assert.equal(malformed.statusCode, 404)
+    assert.equal(malformed.headers['x-ratelimit-remaining'], '17')
+    const valid = await read(`/api/v1/payloads/${uuid}`)
+    assert.equal(valid.statusCode, 200, 'the 422 did not shut the poll gate')
+    assert.equal(valid.headers['x-ratelimit-remaining'], '16')
+    assert.equal((await read(`/api/v1/payloads/${uuid}`)).statusCode, 429, 'the read did')
+    for (let i = 0; i < 15; i++) await read('/api/v1/payloads')
+    const limited = await read(`/api/v1/payloads/${uuid}?status=signed`)
+    assert.equal(limited.statusCode, 429, 'past the rate, the rate answers before validation')
+    assert.match(limited.json().error, /20 requests per minute/)
+  })
+
   it('refuses creation past the monthly limit, records one 80% warning, and counts again next month', async () => {
     const { apiKey, projectId } = await t.createProject('free')
     const db = t.service.ctx.storage.db

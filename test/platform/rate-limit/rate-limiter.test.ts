@@ -7,6 +7,7 @@ import { MemoryRateLimiter } from '../../../src/platform/rate-limit/memory-rate-
 import { type RateLimiter, retryAfterSeconds, secondsUntil } from '../../../src/platform/rate-limit/rate-limiter.js'
 import { RedisRateLimiter } from '../../../src/platform/rate-limit/redis-rate-limiter.js'
 import { redisSkip, TEST_REDIS_URL, uniqueRedisPrefix } from '../../support/redis.js'
+import { proxied } from '../../support/tcp-proxy.js'
 
 const silent = createLogger('silent')
 
@@ -72,6 +73,25 @@ function rateLimiterBehaviour(name: string, skip: string | false, make: () => Su
       const again = await limiter.consume('gate', 1, 1000)
       assert.equal(again.allowed, true, 'the window began at the first request, not at the refused one')
       assert.equal(again.remaining, 0)
+    })
+
+    it('counts two limits in turn, the second only while the first allows, on the counts `consume` keeps', async () => {
+      const { limiter, clock } = subject()
+      const rate = { key: 'rate:p1', limit: 3, windowMs: 60_000 }
+      const gate = (uuid: string) => ({ key: `poll:p1:${uuid}`, limit: 1, windowMs: 1000 })
+      await limiter.consume('rate:p1', 3, 60_000)
+      const [first, passed] = await limiter.consumeInTurn(rate, gate('u1'))
+      assert.deepEqual([first.allowed, first.remaining], [true, 1], 'the rate counted once before by consume')
+      assert.ok(first.resetAtMs > clock.now() + 59_000 && first.resetAtMs <= clock.now() + 60_000, 'the rate window began at consume')
+      assert.deepEqual([passed?.allowed, passed?.remaining], [true, 0])
+      assert.ok(passed !== undefined && passed.resetAtMs > clock.now() && passed.resetAtMs <= clock.now() + 1000)
+      const [second, shut] = await limiter.consumeInTurn(rate, gate('u1'))
+      assert.deepEqual([second.allowed, second.remaining, shut?.allowed], [true, 0, false], 'the gate is shut; the rate counted it')
+      assert.equal((await limiter.consume('poll:p1:u2', 1, 1000)).allowed, true, 'a gate consume counted')
+      const [refused, uncounted] = await limiter.consumeInTurn(rate, gate('u3'))
+      assert.deepEqual([refused.allowed, refused.remaining, uncounted], [false, 0, undefined], 'over the rate, the gate is not asked')
+      assert.equal((await limiter.consume('poll:p1:u3', 1, 1000)).allowed, true, 'so it counted nothing on the gate')
+      assert.equal((await limiter.consume('rate:p1', 3, 60_000)).allowed, false, 'consume sees the counts made in turn')
     })
 
     it('rounds a window up to whole seconds, as Redis keeps it', async () => {
@@ -177,12 +197,54 @@ describe('RedisRateLimiter while Redis is unreachable', () => {
         decisions.map((d) => d.allowed),
         [true, true, false],
       )
+      const rate = { key: 'rate:proj', limit: 2, windowMs: 60_000 }
+      const [refused, uncounted] = await limiter.consumeInTurn(rate, { key: 'poll:proj:u1', limit: 1, windowMs: 1000 })
+      assert.deepEqual([refused.allowed, uncounted], [false, undefined], 'counted in turn on the same per-instance counts')
+      const other = { key: 'rate:other', limit: 2, windowMs: 60_000 }
+      const [allowed, gate] = await limiter.consumeInTurn(other, { key: 'poll:other:u1', limit: 1, windowMs: 1000 })
+      assert.deepEqual([allowed.allowed, gate?.allowed], [true, true])
+      const [, shut] = await limiter.consumeInTurn(other, { key: 'poll:other:u1', limit: 1, windowMs: 1000 })
+      assert.equal(shut?.allowed, false)
       assert.ok(
         lines.some((line) => JSON.parse(line).msg === 'Redis is unreachable: rate limits are counted per instance until it is back'),
         'a warning says the limits fell back to this instance',
       )
     } finally {
       await limiter.close()
+    }
+  })
+})
+
+describe('RedisRateLimiter when Redis goes away and comes back', { skip: redisSkip }, () => {
+  it('counts in turn on this instance while it is away, and in Redis again once it is back', async () => {
+    const proxy = await proxied(TEST_REDIS_URL, 6379)
+    const keyPrefix = uniqueRedisPrefix()
+    const limiter = new RedisRateLimiter({ redisUrl: proxy.url, clock: systemClock, logger: silent, keyPrefix })
+    const direct = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix })
+    const rate = { key: 'rate:proj', limit: 100, windowMs: 60_000 }
+    const gate = { key: 'poll:proj:u1', limit: 1, windowMs: 60_000 }
+    try {
+      const [inRedis] = await limiter.consumeInTurn(rate, gate)
+      assert.equal(inRedis.remaining, 99)
+      for (let i = 0; i < 39; i++) await direct.consume('rate:proj', 100, 60_000)
+      assert.equal((await direct.consume('rate:proj', 100, 60_000)).remaining, 59, 'counted in Redis, where every instance sees it')
+      proxy.cut()
+      const [away, awayGate] = await limiter.consumeInTurn(rate, gate)
+      assert.deepEqual([away.allowed, away.remaining, awayGate?.allowed], [true, 99, true], 'counted afresh by this instance')
+      proxy.restore()
+      // The instance's own count can fall at most to 69 in these 30 tries; Redis's is at 58 or 57 after the next one.
+      let back: Awaited<ReturnType<RateLimiter['consumeInTurn']>> | undefined
+      for (let attempt = 0; attempt < 30 && !(back && back[0].remaining < 60); attempt++) {
+        await sleep(100)
+        back = await limiter.consumeInTurn(rate, { key: `poll:proj:u${attempt + 2}`, limit: 1, windowMs: 60_000 })
+      }
+      // 57 when the call made as the connection dropped reached Redis after all: it timed out here (and was counted by
+      // this instance), and ioredis sent it once the connection was back. An outage may count a request twice, never none.
+      assert.ok(back !== undefined && [57, 58].includes(back[0].remaining), `back on the count Redis kept: ${back?.[0].remaining}`)
+      assert.equal(back?.[1]?.allowed, true)
+    } finally {
+      await Promise.all([limiter.close(), direct.close()])
+      await proxy.close()
     }
   })
 })
