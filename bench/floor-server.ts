@@ -2,7 +2,8 @@
 // machine. Fastify, one pino line per request to a file, the API key's SHA-256 looked up in a map, and then
 // GET: one prepared SQLite point read of a payload row (WAL, the service's schema) and the JSON answer, over as many
 // payloads as the service's GET run reads (FLOOR_PAYLOADS, round-robin: the rows and pages read are the service's);
-// POST: ripple-binary-codec encoding the requested transaction (the validity rule of docs/api.md) and one SQLite insert.
+// POST: encoding the requested transaction as the service does (encodeTransaction: ripple-binary-codec, the validity
+// rule of docs/api.md) and one SQLite insert.
 // No rate limits, schema validation, usage counting, metrics or expiry check: the service does all of that on top.
 // With FLOOR_DATABASE_URL set to a PostgreSQL database, the read and the insert are prepared statements on a pool of
 // 10 connections through the same driver as the service (pg), on a table shaped as the service's payloads table.
@@ -14,7 +15,7 @@ import SQLite from 'better-sqlite3'
 import Fastify, { LogController } from 'fastify'
 import pg from 'pg'
 import { pino } from 'pino'
-import { encode } from 'ripple-binary-codec'
+import { encodeTransaction } from '../src/platform/xrpl/encode-transaction.js'
 import { floorUuid, floorUuidSql } from './floor-payloads.js'
 
 const apiKey = process.env.FLOOR_API_KEY ?? ''
@@ -95,7 +96,7 @@ app.post('/floor', async (request, reply) => {
   const projectId = projectOf(request.headers.authorization)
   if (!projectId) return reply.code(401).send({ error: 'Invalid API key' })
   const { type, transaction } = request.body as { type: string; transaction: Record<string, unknown> }
-  encode(transaction)
+  encodeTransaction(transaction)
   const created = Date.now()
   const id = randomUUID()
   await insert([id, projectId, type, 'pending', JSON.stringify(transaction), created + 300_000, created])

@@ -1,6 +1,6 @@
 // Rules for the transaction an application asks a user to sign (POST /payloads, types sign and signAndSubmit).
-import { encode } from 'ripple-binary-codec'
 import type { FieldError } from '../../platform/errors.js'
+import { encodeTransaction } from '../../platform/xrpl/encode-transaction.js'
 import { couldPassAsConnectTransaction } from '../signing/verify/connect-challenge.js'
 
 /** Fields that carry a signature; a request must leave them to the wallet. */
@@ -38,7 +38,7 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
   }
   if (errors.length > 0) return errors
   try {
-    encode(transaction as Parameters<typeof encode>[0])
+    encodeTransaction(transaction)
   } catch (error) {
     errors.push({ field, message: `cannot be encoded as an XRP Ledger transaction: ${(error as Error).message}` })
   }
