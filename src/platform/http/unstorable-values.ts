@@ -7,10 +7,18 @@ import { type FieldError, unprocessable } from '../errors.js'
 
 const NUL = '\u0000'
 
-/** preValidation hook of the whole app. */
+/**
+ * preValidation hook of the whole app. A route that takes its validation errors in its handler (attachValidation:
+ * the GET of a payload, which counts the request's rate there first) gets this refusal there too, as its validation
+ * error; an error of its schema found next takes its place (a 422 either way).
+ */
 export async function refuseUnstorableValues(request: FastifyRequest): Promise<void> {
   const found = unstorableIn(request.params, '') ?? unstorableIn(request.query, '') ?? unstorableIn(request.body, '')
-  if (found !== undefined) throw unprocessable([{ ...found, field: found.field || 'body' }])
+  if (found === undefined) return
+  const refused = unprocessable([{ ...found, field: found.field || 'body' }])
+  if (!request.routeOptions.attachValidation) throw refused
+  // Not an Ajv error: the handler throws it as it is, and the error handler answers an AppError as such.
+  request.validationError = refused as unknown as FastifyRequest['validationError']
 }
 
 /** The first unstorable value in `value`, with its dotted path ('' for `value` itself). */

@@ -149,7 +149,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** Where rate-limiter-flexible keeps `key` (its getKey). */
   private redisKey(key: string): string {
-    return `${this.keyPrefix}:${key}`
+    return this.keyPrefix.length > 0 ? `${this.keyPrefix}:${key}` : key
   }
 
   private get keyPrefix(): string {

@@ -28,7 +28,8 @@ export function encodeTransaction(transaction: Record<string, unknown>): string 
 /** The transaction with its top-level classic addresses as hex; itself when it has none. */
 function withAccountsAsHex(transaction: Record<string, unknown>): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined
-  for (const name in transaction) {
+  // Own enumerable fields, as the codec reads them (Object.entries).
+  for (const name of Object.keys(transaction)) {
     const value = transaction[name]
     // fromString is a lookup on an object: a name such as "toString" finds no field's type.
     const type: string | undefined = DEFAULT_DEFINITIONS.field.fromString(name)?.type?.name
@@ -43,8 +44,8 @@ function withAccountsAsHex(transaction: Record<string, unknown>): Record<string,
 
 /** An amount {currency, issuer, value} or an asset {currency, issuer} with its issuer as hex, when that is a classic address. */
 function issuerAsHex(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || !('issuer' in value)) return undefined
-  const issuer = accountHex(value.issuer)
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.keys(value).includes('issuer')) return undefined
+  const issuer = accountHex((value as Record<string, unknown>).issuer)
   return issuer === undefined ? undefined : { ...value, issuer }
 }
 

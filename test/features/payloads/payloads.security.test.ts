@@ -119,10 +119,35 @@ forEachDatabase('payload API, attacks and limits', (dialect) => {
     assert.equal(valid.statusCode, 200, 'the 422 did not shut the poll gate')
     assert.equal(valid.headers['x-ratelimit-remaining'], '16')
     assert.equal((await read(`/api/v1/payloads/${uuid}`)).statusCode, 429, 'the read did')
-    for (let i = 0; i < 15; i++) await read('/api/v1/payloads')
-    const limited = await read(`/api/v1/payloads/${uuid}?status=signed`)
-    assert.equal(limited.statusCode, 429, 'past the rate, the rate answers before validation')
-    assert.match(limited.json().error, /20 requests per minute/)
+    const unstorable = await read('/api/v1/payloads/%00')
+    assert.equal(unstorable.statusCode, 422)
+    assert.deepEqual(unstorable.json().details, [{ field: 'uuid', message: 'must not contain the NUL character (U+0000)' }])
+    assert.equal(unstorable.headers['x-ratelimit-remaining'], '14', 'a value refused before validation is counted too')
+    const unknownAndUnstorable = await read(`/api/v1/payloads/${uuid}?x=%00`)
+    assert.equal(unknownAndUnstorable.statusCode, 422)
+    assert.equal(unknownAndUnstorable.headers['x-ratelimit-remaining'], '13')
+    for (let i = 0; i < 13; i++) await read('/api/v1/payloads')
+    for (const url of [`/api/v1/payloads/${uuid}?status=signed`, `/api/v1/payloads/${uuid}?x=%00`, '/api/v1/payloads/%00']) {
+      const limited = await read(url)
+      assert.equal(limited.statusCode, 429, `past the rate, the rate answers before validation: ${url}`)
+      assert.match(limited.json().error, /20 requests per minute/)
+    }
+  })
+
+  it('counts a HEAD of a payload as its GET, behind the same poll gate', async () => {
+    const { apiKey } = await t.createProject('free')
+    const uuid = (await create(apiKey)).json().uuid
+    const head = () => t.inject({ method: 'HEAD', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
+    const first = await head()
+    assert.equal(first.statusCode, 200)
+    assert.equal(first.headers['x-ratelimit-remaining'], '18')
+    const early = await head()
+    assert.equal(early.statusCode, 429)
+    assert.equal(early.headers['x-ratelimit-remaining'], '17')
+    t.clock.advance(3000)
+    const get = await t.inject({ method: 'GET', url: `/api/v1/payloads/${uuid}`, headers: bearer(apiKey) })
+    assert.equal(get.statusCode, 200, 'one gate for both')
+    assert.equal((await head()).statusCode, 429)
   })
 
   it('refuses creation past the monthly limit, records one 80% warning, and counts again next month', async () => {

@@ -184,6 +184,24 @@ describe('RedisRateLimiter across instances', { skip: redisSkip }, () => {
   })
 })
 
+describe('RedisRateLimiter without a key prefix', { skip: redisSkip }, () => {
+  it('keeps each key where rate-limiter-flexible keeps it, so that counts in turn and consume stay one count', async () => {
+    const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix: '' })
+    const rate = `${uniqueRedisPrefix()}:rate`
+    try {
+      await limiter.consume(rate, 5, 60_000)
+      const [counted] = await limiter.consumeInTurn(
+        { key: rate, limit: 5, windowMs: 60_000 },
+        { key: `${rate}:gate`, limit: 1, windowMs: 1000 },
+      )
+      assert.equal(counted.remaining, 3)
+      assert.equal((await limiter.consume(rate, 5, 60_000)).remaining, 2)
+    } finally {
+      await limiter.close()
+    }
+  })
+})
+
 describe('RedisRateLimiter while Redis is unreachable', () => {
   it('keeps answering with a per-instance count, and warns', async () => {
     const lines: string[] = []

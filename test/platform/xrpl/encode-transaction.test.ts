@@ -2,12 +2,12 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { classicAddressToXAddress } from 'ripple-address-codec'
 import { encode } from 'ripple-binary-codec'
-import { Wallet } from 'xrpl'
 import { encodeTransaction } from '../../../src/platform/xrpl/encode-transaction.js'
 
-const alice = Wallet.generate().classicAddress
-const bob = Wallet.generate().classicAddress
-const issuer = Wallet.generate().classicAddress
+// Fixed accounts, so that every run encodes the same transactions.
+const alice = 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe'
+const bob = 'rGWrZyQqhTp9Xu7G5Pkayo7bXjH4k4QYpf'
+const issuer = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh'
 const USD = { currency: 'USD', issuer, value: '10.5' }
 
 /** The codec's own answer: its encoding, or the message it throws. */
@@ -41,7 +41,31 @@ describe('encodeTransaction', () => {
       Amount: '100',
       Flags: 0x00080000,
     },
-    'a RegularKey and a check (other AccountID fields)': { TransactionType: 'SetRegularKey', RegularKey: alice },
+    'a RegularKey (another AccountID field)': { TransactionType: 'SetRegularKey', RegularKey: alice },
+    'a field named by its code (524289 is Account)': { TransactionType: 'Payment', 524289: alice, Destination: bob, Amount: '1' },
+    'an MPT amount': { TransactionType: 'Payment', Destination: bob, Amount: { mpt_issuance_id: `${'0'.repeat(47)}1`, value: '5' } },
+    'an MPT amount that also names an issuer': {
+      TransactionType: 'Payment',
+      Destination: bob,
+      Amount: { mpt_issuance_id: `${'0'.repeat(47)}1`, value: '5', issuer },
+    },
+    'an issuer given as an X-address': {
+      TransactionType: 'Payment',
+      Destination: bob,
+      Amount: { ...USD, issuer: classicAddressToXAddress(issuer, false, false) },
+    },
+    'an issuer given as lowercase hex': {
+      TransactionType: 'Payment',
+      Destination: bob,
+      Amount: { ...USD, issuer: 'b5f762798a53d543a014caf8b297cff8f2f937e8' },
+    },
+    'an empty Destination': { TransactionType: 'Payment', Destination: '', Amount: '1' },
+    'an amount whose issuer is not its own enumerable field': {
+      TransactionType: 'Payment',
+      Destination: bob,
+      Amount: Object.defineProperty({ currency: 'USD', value: '1' }, 'issuer', { value: issuer, enumerable: false }),
+    },
+    'a Destination inherited, not its own': Object.assign(Object.create({ Destination: bob }), { TransactionType: 'Payment', Amount: '1' }),
     'a Destination as an X-address with a tag': {
       TransactionType: 'Payment',
       Destination: classicAddressToXAddress(bob, 7, false),
