@@ -74,11 +74,12 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
       const intervalMs = deps.limits[principal.plan].minPollIntervalMs
       // 0 means no poll gate (config takes 0 or whole seconds). The limiter is not asked: Redis would make 0 a 1 s gate.
       // A request refused by validation, or for an id that cannot be a payload's, is counted but passes no gate.
-      const gated = intervalMs > 0 && request.validationError === undefined && isUuid(uuid)
+      const wellFormed = isUuid(uuid)
+      const gated = intervalMs > 0 && request.validationError === undefined && wellFormed
       const pollGate = gated ? { key: `poll:${principal.projectId}:${uuid}`, limit: 1, windowMs: intervalMs } : undefined
       const gate = await deps.countRequest(request, reply, pollGate)
       if (request.validationError) throw request.validationError
-      if (!isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
+      if (!wellFormed) throw notFound(NOT_FOUND_MESSAGE)
       if (gate && !gate.allowed) {
         const retryAfter = retryAfterSeconds(gate, deps.now())
         throw tooManyRequests(

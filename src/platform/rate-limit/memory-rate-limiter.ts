@@ -5,7 +5,7 @@
 // and their headers are tested by moving the clock rather than by waiting minutes. The windows are the Redis ones,
 // rounded the same way (windowSeconds), and one behaviour test runs against both.
 import type { Clock } from '../clock.js'
-import { type Count, type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
+import { type Count, consumeOneByOne, type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
 
 interface Window {
   count: number
@@ -34,9 +34,8 @@ export class MemoryRateLimiter implements RateLimiter {
     return Promise.resolve({ allowed, limit, remaining: Math.max(0, limit - window.count), resetAtMs: window.resetAtMs })
   }
 
-  async consumeInTurn(first: Count, then: Count): Promise<[RateLimitDecision, RateLimitDecision | undefined]> {
-    const decision = await this.consume(first.key, first.limit, first.windowMs)
-    return [decision, decision.allowed ? await this.consume(then.key, then.limit, then.windowMs) : undefined]
+  consumeInTurn(first: Count, then: Count): Promise<[RateLimitDecision, RateLimitDecision | undefined]> {
+    return consumeOneByOne((count) => this.consume(count.key, count.limit, count.windowMs), first, then)
   }
 
   exhaustedUntil(key: string, limit: number): Promise<number | undefined> {

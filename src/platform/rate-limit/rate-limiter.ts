@@ -42,6 +42,16 @@ export function windowSeconds(windowMs: number): number {
   return Math.max(1, Math.ceil(windowMs / 1000))
 }
 
+/** consumeInTurn for a store that counts one key at a time: `first`, then `then` only when `first` allowed the request. */
+export async function consumeOneByOne(
+  consume: (count: Count) => Promise<RateLimitDecision>,
+  first: Count,
+  then: Count,
+): Promise<[RateLimitDecision, RateLimitDecision | undefined]> {
+  const decision = await consume(first)
+  return [decision, decision.allowed ? await consume(then) : undefined]
+}
+
 /** Whole seconds from `nowMs` until `resetAtMs`, rounded up; 0 once it has passed (X-RateLimit-Reset). */
 export function secondsUntil(resetAtMs: number, nowMs: number): number {
   return Math.max(0, Math.ceil((resetAtMs - nowMs) / 1000))

@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Clock } from '../clock.js'
 import { closeRedis, connectedWithin, lazyRedis } from '../redis.js'
-import { type Count, type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
+import { type Count, consumeOneByOne, type RateLimitDecision, type RateLimiter, windowSeconds } from './rate-limiter.js'
 
 export interface RedisRateLimiterOptions {
   redisUrl: string
@@ -101,9 +101,11 @@ export class RedisRateLimiter implements RateLimiter {
         // Counted below, by this instance; the fallback warns.
       }
     }
-    const decision = await this.counted(this.fallbackFor(first.limit, first.windowMs).consume(first.key, 1), first.limit)
-    if (!decision.allowed) return [decision, undefined]
-    return [decision, await this.counted(this.fallbackFor(then.limit, then.windowMs).consume(then.key, 1), then.limit)]
+    return consumeOneByOne(
+      (count) => this.counted(this.fallbackFor(count.limit, count.windowMs).consume(count.key, 1), count.limit),
+      first,
+      then,
+    )
   }
 
   /** Fails open: when Redis cannot answer, nothing counts as exhausted (consume still counts, in the fallback). */
@@ -157,7 +159,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private limiterFor(limit: number, windowMs: number): RateLimiterRedis {
-    const id = `${limit}:${windowMs}`
+    const id = shapeId(limit, windowMs)
     let limiter = this.limiters.get(id)
     if (!limiter) {
       limiter = new RateLimiterRedis({
@@ -174,7 +176,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** This instance's count of one limit while Redis is away: `consume`'s (as its insurance) and consumeInTurn's. */
   private fallbackFor(limit: number, windowMs: number): FallbackLimiter {
-    const id = `${limit}:${windowMs}`
+    const id = shapeId(limit, windowMs)
     let fallback = this.fallbacks.get(id)
     if (!fallback) {
       fallback = new FallbackLimiter(limiterShape(this.keyPrefix, limit, windowMs), () => this.warnFallback())
@@ -189,6 +191,11 @@ export class RedisRateLimiter implements RateLimiter {
     this.lastWarningMs = nowMs
     this.options.logger.warn({ err: error }, 'Redis is unreachable: rate limits are counted per instance until it is back')
   }
+}
+
+/** One limiter (and one fallback) a shape of limit: how many a window, and how long it is. */
+function shapeId(limit: number, windowMs: number): string {
+  return `${limit}:${windowMs}`
 }
 
 function limiterShape(keyPrefix: string, limit: number, windowMs: number): IRateLimiterOptions {
