@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
-import { newWebhookSecret, signStandardWebhook, signWebhookBody } from '../../../src/features/webhooks/signature.js'
+import { newWebhookSecret, signStandardWebhook, signWebhookBody, webhookSigningKey } from '../../../src/features/webhooks/signature.js'
 import { verifyWebhook, verifyWebhookSignature, WebhookVerificationError } from '../src/index.js'
 
 const secret = 'whsec_test-secret'
@@ -9,14 +9,14 @@ const body = JSON.stringify({ event: 'payload.signed', payload: { uuid: '4c6f6e6
 
 describe('verifyWebhookSignature', () => {
   it("accepts the service's signature of the raw body, as a string or as bytes", () => {
-    const header = signWebhookBody(body, secret)
+    const header = signWebhookBody(body, webhookSigningKey(secret))
     assert.equal(verifyWebhookSignature(body, header, secret), true)
     assert.equal(verifyWebhookSignature(Buffer.from(body), header, secret), true)
     assert.equal(verifyWebhookSignature(new TextEncoder().encode(body), header, secret), true)
   })
 
   it('refuses a changed body, another secret, a changed or truncated signature, and a missing header', () => {
-    const header = signWebhookBody(body, secret)
+    const header = signWebhookBody(body, webhookSigningKey(secret))
     assert.equal(verifyWebhookSignature(body.replace('signed', 'rejected'), header, secret), false)
     assert.equal(verifyWebhookSignature(`${body} `, header, secret), false)
     assert.equal(verifyWebhookSignature(body, header, 'whsec_other'), false)
@@ -41,8 +41,8 @@ describe('verifyWebhook', () => {
   const signed = (timestampSeconds = nowSeconds, secrets = [secret], signedBody = body) => ({
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': signStandardWebhook({ id, timestampSeconds, body: signedBody }, secrets),
-    'x-service-signature': signWebhookBody(signedBody, secrets[0] as string),
+    'webhook-signature': signStandardWebhook({ id, timestampSeconds, body: signedBody }, secrets.map(webhookSigningKey)),
+    'x-service-signature': signWebhookBody(signedBody, webhookSigningKey(secrets[0] as string)),
     'x-countersign-timestamp': String(timestampSeconds),
   })
   const failure = (reason: string) => (error: unknown) => error instanceof WebhookVerificationError && error.reason === reason

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { sendWebhook, type WebhookRequest } from '../../../src/features/webhooks/send.js'
-import { signWebhookBody } from '../../../src/features/webhooks/signature.js'
+import { signWebhookBody, webhookSigningKey } from '../../../src/features/webhooks/signature.js'
 import {
   answer,
   hang,
@@ -36,7 +36,7 @@ describe('sendWebhook', () => {
     const receiver = await startReceiver(answer(200, {}, 'thanks'))
     const secret = 'whsec_receiver-test'
     const headers = {
-      'X-Service-Signature': signWebhookBody(body, secret),
+      'X-Service-Signature': signWebhookBody(body, webhookSigningKey(secret)),
       'X-Countersign-Delivery': 'dlv_123',
       'X-Countersign-Timestamp': '1768478400',
       'X-Countersign-Event': 'payload.signed',

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
-import { newWebhookSecret, signStandardWebhook, signWebhookBody, standardSigningKey } from '../../../src/features/webhooks/signature.js'
+import {
+  newWebhookSecret,
+  signStandardWebhook,
+  signWebhookBody,
+  standardSigningKey,
+  webhookSigningKey,
+} from '../../../src/features/webhooks/signature.js'
 
 const secret = 'whsec_test-secret'
 const body = JSON.stringify({ event: 'payload.signed', payload: { uuid: '6f1c2c64-4a3a-4c5e-9a57-9e0b3f3f6f01', memo: 'café ✓' } })
@@ -10,19 +16,19 @@ const body = JSON.stringify({ event: 'payload.signed', payload: { uuid: '6f1c2c6
 describe('signWebhookBody', () => {
   it('matches an HMAC-SHA256 computed independently over the UTF-8 bytes, as sha256=<lower-case hex>', () => {
     const hex = createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(body, 'utf8')).digest('hex')
-    assert.equal(signWebhookBody(body, secret), `sha256=${hex}`)
-    assert.match(signWebhookBody(body, secret), /^sha256=[0-9a-f]{64}$/)
+    assert.equal(signWebhookBody(body, webhookSigningKey(secret)), `sha256=${hex}`)
+    assert.match(signWebhookBody(body, webhookSigningKey(secret)), /^sha256=[0-9a-f]{64}$/)
   })
 
   it('reproduces the RFC 4231 test case 2 vector', () => {
     assert.equal(
-      signWebhookBody('what do ya want for nothing?', 'Jefe'),
+      signWebhookBody('what do ya want for nothing?', webhookSigningKey('Jefe')),
       'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
     )
   })
 
   it('signs a string and the same bytes as a Buffer identically', () => {
-    assert.equal(signWebhookBody(Buffer.from(body, 'utf8'), secret), signWebhookBody(body, secret))
+    assert.equal(signWebhookBody(Buffer.from(body, 'utf8'), webhookSigningKey(secret)), signWebhookBody(body, webhookSigningKey(secret)))
   })
 })
 
@@ -42,20 +48,23 @@ describe('signStandardWebhook', () => {
     const secret = newWebhookSecret()
     const key = Buffer.from(secret.slice('whsec_'.length), 'base64')
     const expected = createHmac('sha256', key).update(`${message.id}.${message.timestampSeconds}.${body}`, 'utf8').digest('base64')
-    assert.equal(signStandardWebhook(message, [secret]), `v1,${expected}`)
+    assert.equal(signStandardWebhook(message, [webhookSigningKey(secret)]), `v1,${expected}`)
   })
 
   it("agrees with the standardwebhooks library's own signing", () => {
     const secret = newWebhookSecret()
     const library = new StandardWebhook(secret)
-    assert.equal(signStandardWebhook(message, [secret]), library.sign(message.id, new Date(message.timestampSeconds * 1000), body))
+    assert.equal(
+      signStandardWebhook(message, [webhookSigningKey(secret)]),
+      library.sign(message.id, new Date(message.timestampSeconds * 1000), body),
+    )
   })
 
   it('lists one signature per secret, space-separated, in the order given', () => {
     const [current, previous] = [newWebhookSecret(), newWebhookSecret()]
     assert.equal(
-      signStandardWebhook(message, [current, previous]),
-      `${signStandardWebhook(message, [current])} ${signStandardWebhook(message, [previous])}`,
+      signStandardWebhook(message, [webhookSigningKey(current), webhookSigningKey(previous)]),
+      `${signStandardWebhook(message, [webhookSigningKey(current)])} ${signStandardWebhook(message, [webhookSigningKey(previous)])}`,
     )
   })
 
@@ -66,7 +75,7 @@ describe('signStandardWebhook', () => {
     assert.match(old, /[-_]/, 'the example uses the characters that differ between the alphabets')
     assert.deepEqual(standardSigningKey(old), bytes)
     assert.equal(
-      signStandardWebhook(message, [old]),
+      signStandardWebhook(message, [webhookSigningKey(old)]),
       new StandardWebhook(standard).sign(message.id, new Date(message.timestampSeconds * 1000), body),
     )
   })

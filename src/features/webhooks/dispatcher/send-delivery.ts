@@ -5,15 +5,15 @@ import type { Config } from '../../../config.js'
 import type { Clock } from '../../../platform/clock.js'
 import type { WebhookDelivery } from '../model.js'
 import type { DeliveryTarget } from '../repository.js'
-import type { SecretBox } from '../secret-box.js'
 import { sendWebhook, type WebhookSendResult } from '../send.js'
-import { signStandardWebhook, signWebhookBody } from '../signature.js'
+import { signStandardWebhook, signWebhookBody, type WebhookSigningKey } from '../signature.js'
+import type { SigningKeys } from './signing-keys.js'
 
 export interface SenderContext {
   config: Pick<Config, 'webhookAllowPrivateTargets'>
   clock: Clock
   logger: Logger
-  secretBox: SecretBox
+  signingKeys: SigningKeys
 }
 
 /** Sends the delivery once, within `timeoutMs`. Never throws: a secret that cannot be read is a failed attempt, unsent. */
@@ -23,9 +23,9 @@ export async function sendDelivery(
   target: DeliveryTarget,
   timeoutMs: number,
 ): Promise<WebhookSendResult> {
-  let secret: string
+  let key: WebhookSigningKey
   try {
-    secret = ctx.secretBox.open(target.secretCiphertext)
+    key = ctx.signingKeys.of(target.secretCiphertext)
   } catch (error) {
     // The server secret changed since the webhook was created: nothing can be signed for it, so no attempt is made.
     const message = `the webhook's secret could not be decrypted (${(error as Error).message}); register the webhook again`
@@ -37,12 +37,12 @@ export async function sendDelivery(
     url: target.url,
     body: delivery.body,
     headers: {
-      'X-Service-Signature': signWebhookBody(delivery.body, secret),
+      'X-Service-Signature': signWebhookBody(delivery.body, key),
       'webhook-id': delivery.id,
       'webhook-timestamp': String(timestampSeconds),
       'webhook-signature': signStandardWebhook({ id: delivery.id, timestampSeconds, body: delivery.body }, [
-        secret,
-        ...previousSecret(ctx, target, nowMs),
+        key,
+        ...previousKey(ctx, target, nowMs),
       ]),
       'X-Countersign-Delivery': delivery.id,
       'X-Countersign-Timestamp': String(timestampSeconds),
@@ -53,12 +53,12 @@ export async function sendDelivery(
   })
 }
 
-/** The secret a rotation replaced, while it still signs beside the new one; none once it has expired or cannot be read. */
-function previousSecret(ctx: SenderContext, target: DeliveryTarget, nowMs: number): string[] {
+/** The key of the secret a rotation replaced, while it still signs beside the new one; none once it has expired or cannot be read. */
+function previousKey(ctx: SenderContext, target: DeliveryTarget, nowMs: number): WebhookSigningKey[] {
   const { previousSecretCiphertext: sealed, previousSecretExpiresAtMs: expiresAtMs } = target
   if (sealed === null || expiresAtMs === null || nowMs >= expiresAtMs) return []
   try {
-    return [ctx.secretBox.open(sealed)]
+    return [ctx.signingKeys.of(sealed)]
   } catch (error) {
     ctx.logger.warn(
       { err: error, webhookId: target.webhookId },

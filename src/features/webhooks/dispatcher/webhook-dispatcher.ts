@@ -13,7 +13,8 @@ import { type DeliveryTarget, webhooksRepository } from '../repository.js'
 import type { SecretBox } from '../secret-box.js'
 import { AttemptRecorder } from './attempt-recorder.js'
 import { DeliveryLease } from './delivery-lease.js'
-import { sendDelivery } from './send-delivery.js'
+import { type SenderContext, sendDelivery } from './send-delivery.js'
+import { SigningKeys } from './signing-keys.js'
 
 /** Deliveries one process holds at once, being sent or claimed and waiting for a slot of their webhook, across all webhooks. */
 const MAX_HELD_DELIVERIES = 256
@@ -75,6 +76,7 @@ export class WebhookDispatcher {
   private heldBack = false
   private readonly recorder: AttemptRecorder
   private readonly lease: DeliveryLease
+  private readonly sender: SenderContext
   private readonly timeoutMs: number
   private readonly maxHeldDeliveries: number
   private readonly maxConcurrentSendsPerWebhook: number
@@ -86,6 +88,7 @@ export class WebhookDispatcher {
   ) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
     this.lease = new DeliveryLease(this.timeoutMs)
+    this.sender = { ...ctx, signingKeys: new SigningKeys(ctx.secretBox) }
     this.recorder = new AttemptRecorder(ctx, options.random ?? Math.random)
     this.maxHeldDeliveries = options.maxHeldDeliveries ?? MAX_HELD_DELIVERIES
     this.maxConcurrentSendsPerWebhook = options.maxConcurrentSendsPerWebhook ?? MAX_CONCURRENT_SENDS_PER_WEBHOOK
@@ -213,7 +216,7 @@ export class WebhookDispatcher {
   }
 
   private async send(delivery: WebhookDelivery, target: DeliveryTarget): Promise<void> {
-    const result = await sendDelivery(this.ctx, delivery, target, this.timeoutMs)
+    const result = await sendDelivery(this.sender, delivery, target, this.timeoutMs)
     const recorded = await this.recorder.record(delivery, target, result)
     // A success frees its slot now; its record follows with others'.
     if (recorded.kind === 'success') this.track(recorded.recorded, delivery)
