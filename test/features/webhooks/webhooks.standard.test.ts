@@ -217,6 +217,31 @@ forEachDatabase('Standard Webhooks: deliveries verified by the standardwebhooks 
     assert.throws(() => new StandardWebhook(webhook.secret).verify(afterBody, headersOf(after24Hours)), /No matching signature/)
   })
 
+  it('a dispatcher that has signed with a secret signs with the new one from the first delivery after a rotation', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const webhook = await registerWebhook(t, apiKey, receiver.url)
+    await rejectedPayload(apiKey)
+    await dispatchAll(dispatcher)
+    const secret = (await api('POST', `/webhooks/${webhook.id}/rotate-secret`, apiKey)).json().secret
+    await rejectedPayload(apiKey)
+    await dispatchAll(dispatcher)
+    const [before, after] = receiver.requests
+    assert.ok(before && after)
+    assert.ok(hasValidSignature(before.rawBody, before.headers['x-service-signature'], webhook.secret))
+    assert.ok(hasValidSignature(after.rawBody, after.headers['x-service-signature'], secret))
+    assert.equal(hasValidSignature(after.rawBody, after.headers['x-service-signature'], webhook.secret), false)
+    const signatures = String(after.headers['webhook-signature']).split(' ')
+    assert.equal(signatures.length, 2)
+    assert.equal(
+      signatures[0],
+      new StandardWebhook(secret).sign(
+        String(after.headers['webhook-id']),
+        new Date(Number(after.headers['webhook-timestamp']) * 1000),
+        after.rawBody.toString('utf8'),
+      ),
+    )
+  })
+
   it('a second rotation within the 24 hours keeps only the secret it replaced beside the new one', async () => {
     const { apiKey } = await t.createProject('pro')
     const webhook = await registerWebhook(t, apiKey, receiver.url)
