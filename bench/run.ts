@@ -4,7 +4,8 @@
 // so the limiter's cost is in the figures. On PostgreSQL (when it answers at TEST_POSTGRES_URL) it also runs pgbench
 // with the same client count on a scratch database, and one and two instances; the goals' ratios are taken within
 // this one run, since the machine is shared and its speed varies from one minute to the next.
-//   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events (under two minutes)
+//   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events, analytics up to 100,000 payloads
+//                                      (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
 //   npm run bench -- --webhook-rate=500  the PostgreSQL webhook part offered this many events a second (1,200 by default)
@@ -375,7 +376,7 @@ if (wanted('webhooks')) {
     goals.push(...webhookGoals)
   }
 }
-if (wanted('analytics')) print(await benchAnalytics())
+if (wanted('analytics')) print(await benchAnalytics(quick))
 if (wanted('memory')) {
   const { text, goal } = await benchMemory()
   print(text)

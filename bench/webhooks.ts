@@ -28,6 +28,9 @@ import {
 
 const ALL_EVENTS = 5_000
 const QUICK_EVENTS = 2_000
+/** Rejections sent before the PostgreSQL part's measured ones (BENCH_WEBHOOK_WARM_UP sets another number, 0 for none). */
+const WARM_UP_EVENTS = 1_000
+const QUICK_WARM_UP_EVENTS = 300
 /** The rate events are committed at in the live run: the rate the service is meant to deliver at. */
 export const LIVE_EVENTS_PER_SECOND = 1_200
 const RECEIPT_TIMEOUT_MS = 120_000
@@ -229,10 +232,11 @@ export async function benchWebhooksPostgres(
     const headers = { authorization: `Bearer ${project.apiKey}`, 'content-type': 'application/json' }
     const hook = await fetch(`${bases[0]}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: receiver.url }) })
     if (hook.status !== 201) throw new Error(`creating the webhook answered ${hook.status}: ${await hook.text()}`)
+    const warmUpEvents = Number(process.env.BENCH_WEBHOOK_WARM_UP ?? (quick ? QUICK_WARM_UP_EVENTS : WARM_UP_EVENTS))
     const uuids: string[] = []
-    while (uuids.length < events) {
+    while (uuids.length < warmUpEvents + events) {
       const created = await Promise.all(
-        Array.from({ length: Math.min(50, events - uuids.length) }, async (_, i) => {
+        Array.from({ length: Math.min(50, warmUpEvents + events - uuids.length) }, async (_, i) => {
           const response = await fetch(`${bases[i % bases.length]}/payloads`, { method: 'POST', headers, body: '{"type":"connect"}' })
           return ((await response.json()) as { uuid: string }).uuid
         }),
@@ -240,14 +244,50 @@ export async function benchWebhooksPostgres(
       uuids.push(...created)
     }
 
-    const sentAtMs = new Map<string, number>()
-    const inFlight = new Set<Promise<void>>()
     // Kept-alive connections through node:http, as wallets' browsers keep theirs: fetch cost this process 300 to 500 µs a
     // request, processor time taken from the service on the same two cores.
     const agent = new http.Agent({ keepAlive: true })
-    let refused = 0
     const statuses = new Map<string, number>()
     const note = (status: string) => statuses.set(status, (statuses.get(status) ?? 0) + 1)
+    /** Rejects the payloads at the offered rate, round-robin to the instances; resolves once every answer is in. */
+    const rejectAtRate = async (payloads: readonly string[], sentAtMs: Map<string, number>): Promise<number> => {
+      const inFlight = new Set<Promise<void>>()
+      let refused = 0
+      const startMs = nowMs()
+      let sent = 0
+      while (sent < payloads.length) {
+        const due = Math.min(payloads.length, Math.floor(((nowMs() - startMs) / 1000) * eventsPerSecond) + 1)
+        while (sent < due) {
+          const uuid = payloads[sent]!
+          const base = bases[sent % bases.length]!
+          sent++
+          sentAtMs.set(uuid, nowMs())
+          const request = post(agent, `${base}/sign/${uuid}/reject`, '{}')
+            .then(({ status, body }) => {
+              if (status !== 200) {
+                refused++
+                note(`${status} ${body.slice(0, 120)}`)
+              }
+            })
+            .catch((error: unknown) => {
+              refused++
+              note(String(error instanceof Error ? error.message : error))
+            })
+            .finally(() => inFlight.delete(request))
+          inFlight.add(request)
+        }
+        await sleep(1)
+      }
+      await Promise.all(inFlight)
+      return refused
+    }
+    // A warm-up at the same rate, as the HTTP parts warm up: the measured events find the instances' code compiled, as
+    // in a service that has been running, not its first seconds of rejections and deliveries.
+    const warmUp = uuids.slice(0, warmUpEvents)
+    const warmUpRefused = await rejectAtRate(warmUp, new Map())
+    await receiver.receipts(warmUpEvents - warmUpRefused)
+    const measured = uuids.slice(warmUpEvents)
+    const sentAtMs = new Map<string, number>()
     const serverPids = servers.map((server) => server.child.pid!)
     const machineBefore = processorTicks()
     const serversBefore = processTicks(serverPids)
@@ -256,34 +296,11 @@ export async function benchWebhooksPostgres(
     const receiverBefore = processTicks([receiver.pid])
     const generatorBefore = process.cpuUsage()
     const startMs = nowMs()
-    let sent = 0
-    while (sent < events) {
-      const due = Math.min(events, Math.floor(((nowMs() - startMs) / 1000) * eventsPerSecond) + 1)
-      while (sent < due) {
-        const uuid = uuids[sent]!
-        const base = bases[sent % bases.length]!
-        sent++
-        sentAtMs.set(uuid, nowMs())
-        const request = post(agent, `${base}/sign/${uuid}/reject`, '{}')
-          .then(({ status, body }) => {
-            if (status !== 200) {
-              refused++
-              note(`${status} ${body.slice(0, 120)}`)
-            }
-          })
-          .catch((error: unknown) => {
-            refused++
-            note(String(error instanceof Error ? error.message : error))
-          })
-          .finally(() => inFlight.delete(request))
-        inFlight.add(request)
-      }
-      await sleep(1)
-    }
-    await Promise.all(inFlight)
+    const refused = (await rejectAtRate(measured, sentAtMs)) + warmUpRefused
     agent.destroy()
     const committedPerSecond = events / ((nowMs() - startMs) / 1000)
-    const { at, duplicates } = await receiver.receipts(events - refused)
+    const { at: received, duplicates } = await receiver.receipts(warmUpEvents + events - refused)
+    const at = new Map([...received].filter(([uuid]) => sentAtMs.has(uuid)))
     const machineBusy = busyBetween(machineBefore, processorTicks())
     const serversAfter = processTicks(serverPids)
     const postgresUsed = ticksSince(postgresBefore, commandTicks('postgres'))
@@ -305,7 +322,7 @@ export async function benchWebhooksPostgres(
     const text = [
       `### Webhook deliveries on PostgreSQL, ${POSTGRES_INSTANCES} instances, ${redisUrl ? 'with Redis' : 'without Redis'}`,
       '',
-      `${count.format(events)} rejections sent over HTTP at ${count.format(eventsPerSecond)} a second, round-robin to the instances; one webhook; the receiver in its own process.`,
+      `${count.format(events)} rejections sent over HTTP at ${count.format(eventsPerSecond)} a second, round-robin to the instances, after ${count.format(warmUpEvents)} more sent the same way and delivered to warm the instances up; one webhook; the receiver in its own process.`,
       'Latency is from the send of the request that commits the event to the receipt of its delivery (an upper bound of commit to receipt).',
       '',
       '| measure | result | target |',
