@@ -110,14 +110,26 @@ export const webhooksRepository = {
     return result.numUpdatedRows > 0n
   },
 
-  /** Every webhook's sealed secret, deleted ones too, for re-sealing under a new server secret. */
-  async listSealedSecrets(db: DbOrTx): Promise<Array<{ id: string; secretCiphertext: string }>> {
-    const rows = await db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).orderBy('id').execute()
-    return rows.map((row) => ({ id: row.id, secretCiphertext: row.secret_ciphertext }))
+  /** Every webhook's sealed secrets (the current one and the one a rotation replaced), deleted ones too, for re-sealing. */
+  async listSealedSecrets(db: DbOrTx): Promise<Array<{ id: string; secretCiphertext: string; previousSecretCiphertext: string | null }>> {
+    const rows = await db.selectFrom('webhooks').select(['id', 'secret_ciphertext', 'previous_secret_ciphertext']).orderBy('id').execute()
+    return rows.map((row) => ({
+      id: row.id,
+      secretCiphertext: row.secret_ciphertext,
+      previousSecretCiphertext: row.previous_secret_ciphertext,
+    }))
   },
 
-  async replaceSealedSecret(db: DbOrTx, id: string, secretCiphertext: string): Promise<void> {
-    await db.updateTable('webhooks').set({ secret_ciphertext: secretCiphertext }).where('id', '=', id).execute()
+  async replaceSealedSecrets(
+    db: DbOrTx,
+    id: string,
+    sealed: { secretCiphertext: string; previousSecretCiphertext: string | null },
+  ): Promise<void> {
+    await db
+      .updateTable('webhooks')
+      .set({ secret_ciphertext: sealed.secretCiphertext, previous_secret_ciphertext: sealed.previousSecretCiphertext })
+      .where('id', '=', id)
+      .execute()
   },
 
   /** Disables a webhook once; a second call keeps the first time and reason. */

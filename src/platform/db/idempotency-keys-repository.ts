@@ -111,6 +111,37 @@ export const idempotencyKeysRepository = {
     await releaseClaim.execute(db, claim)
   },
 
+  /** The kept responses (sealed, as they hold a webhook's secret), a page at a time in key order, for re-sealing. */
+  async listSealedResponses(
+    db: DbOrTx,
+    after: { projectId: string; key: string } | undefined,
+    limit: number,
+  ): Promise<Array<{ projectId: string; key: string; responseSealed: string }>> {
+    let query = db
+      .selectFrom('idempotency_keys')
+      .select(['project_id', 'key', 'response_sealed'])
+      .where('response_sealed', 'is not', null)
+      .orderBy('project_id')
+      .orderBy('key')
+      .limit(limit)
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([eb('project_id', '>', after.projectId), eb.and([eb('project_id', '=', after.projectId), eb('key', '>', after.key)])]),
+      )
+    }
+    const rows = await query.execute()
+    return rows.map((row) => ({ projectId: row.project_id, key: row.key, responseSealed: row.response_sealed as string }))
+  },
+
+  async replaceSealedResponse(db: DbOrTx, kept: { projectId: string; key: string; responseSealed: string }): Promise<void> {
+    await db
+      .updateTable('idempotency_keys')
+      .set({ response_sealed: kept.responseSealed })
+      .where('project_id', '=', kept.projectId)
+      .where('key', '=', kept.key)
+      .execute()
+  },
+
   /** Deletes the keys past their 24 hours; returns how many. Run every minute, each run has at most a minute's keys. */
   async deleteExpired(db: DbOrTx, nowMs: number): Promise<number> {
     const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', nowMs).executeTakeFirst()

@@ -66,6 +66,10 @@ describe('SESSION_SECRET in production', () => {
 forEachDatabase('rotating the server secret', (dialect) => {
   let database: TestDatabase
   let sealed: { id: string; secret: string }
+  /** The webhook's secret after a rotation through the API: the first one still signs beside it for 24 hours. */
+  let rotatedSecret: string
+  const creation = { method: 'POST' as const, url: '/api/v1/webhooks', payload: { url: 'http://127.0.0.1:9/hook' } }
+  let apiKey: string
   before(async () => {
     database = await createTestDatabase(dialect)
     // The embedded quick start: no SESSION_SECRET, so the service generates one and keeps it in the database.
@@ -73,14 +77,21 @@ forEachDatabase('rotating the server secret', (dialect) => {
     const service = await startService(config, { clock: new ManualClock(), logger: createLogger('silent'), listen: false, workers: false })
     try {
       const { key } = await service.ctx.projects.createProject({ name: 'Shop', plan: 'pro' })
+      apiKey = key.apiKey
+      // Created with an Idempotency-Key, whose kept response (the webhook and its secret) is sealed too.
       const response = await service.app.inject({
-        method: 'POST',
-        url: '/api/v1/webhooks',
-        headers: { authorization: `Bearer ${key.apiKey}` },
-        payload: { url: 'http://127.0.0.1:9/hook' },
+        ...creation,
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': 'create-the-hook' },
       })
       assert.equal(response.statusCode, 201, response.body)
       sealed = response.json()
+      const rotated = await service.app.inject({
+        method: 'POST',
+        url: `/api/v1/webhooks/${sealed.id}/rotate-secret`,
+        headers: { authorization: `Bearer ${apiKey}` },
+      })
+      assert.equal(rotated.statusCode, 200, rotated.body)
+      rotatedSecret = rotated.json().secret
     } finally {
       await service.stop()
     }
@@ -91,8 +102,13 @@ forEachDatabase('rotating the server secret', (dialect) => {
     const storage = openStorage(database.url)
     try {
       const settings = await storage.db.selectFrom('settings').selectAll().execute()
-      const webhooks = await storage.db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).execute()
-      return { settings, webhooks }
+      const webhooks = await storage.db.selectFrom('webhooks').select(['id', 'secret_ciphertext', 'previous_secret_ciphertext']).execute()
+      const kept = await storage.db.selectFrom('idempotency_keys').select(['key', 'response_sealed']).execute()
+      const sealedValues = [
+        ...webhooks.flatMap((row) => [row.secret_ciphertext, row.previous_secret_ciphertext]),
+        ...kept.map((row) => row.response_sealed),
+      ].filter((value) => value !== null)
+      return { settings, webhooks, sealedValues }
     } finally {
       await storage.close()
     }
@@ -102,17 +118,20 @@ forEachDatabase('rotating the server secret', (dialect) => {
   function openWithDatabaseAlone(contents: Awaited<ReturnType<typeof databaseContents>>): string[] {
     const opened: string[] = []
     for (const { value } of contents.settings) {
-      for (const { secret_ciphertext } of contents.webhooks) {
+      for (const sealedValue of contents.sealedValues) {
         try {
-          opened.push(createSecretBox(value).open(secret_ciphertext))
+          opened.push(createSecretBox(value).open(sealedValue))
         } catch {}
       }
     }
     return opened
   }
 
-  it('before: the database alone opens the webhook secret (the quick start)', async () => {
-    assert.deepEqual(openWithDatabaseAlone(await databaseContents()), [sealed.secret])
+  /** What the webhook's sealed values hold: its secret, the one its rotation replaced, the kept creation response. */
+  const secretsIn = (opened: string[]) => opened.map((plain) => (plain.startsWith('{') ? JSON.parse(plain).secret : plain))
+
+  it('before: the database alone opens the webhook secrets and the kept response (the quick start)', async () => {
+    assert.deepEqual(secretsIn(openWithDatabaseAlone(await databaseContents())), [rotatedSecret, sealed.secret, sealed.secret])
   })
 
   it('`countersign rotate-secret` re-seals under SESSION_SECRET and removes the generated one, so the database alone opens nothing', async () => {
@@ -126,7 +145,23 @@ forEachDatabase('rotating the server secret', (dialect) => {
       contents.settings.some((row) => row.key === 'server_secret'),
       false,
     )
-    assert.equal(createSecretBox(NEW_SECRET).open(contents.webhooks[0]!.secret_ciphertext), sealed.secret)
+    const newBox = createSecretBox(NEW_SECRET)
+    assert.deepEqual(secretsIn(contents.sealedValues.map((value) => newBox.open(value))), [rotatedSecret, sealed.secret, sealed.secret])
+
+    // An instance on the new secret replays the kept response and signs with both secrets, as before the rotation.
+    const config = loadConfig({ DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })
+    const service = await startService(config, { clock: new ManualClock(), logger: createLogger('silent'), listen: false, workers: false })
+    try {
+      const replay = await service.app.inject({
+        ...creation,
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': 'create-the-hook' },
+      })
+      assert.equal(replay.statusCode, 201, replay.body)
+      assert.equal(replay.headers['idempotent-replayed'], 'true')
+      assert.equal(replay.json().secret, sealed.secret)
+    } finally {
+      await service.stop()
+    }
 
     // Run again: nothing left to re-seal, and it says so.
     const again = await countersign(['rotate-secret'], {
@@ -152,7 +187,12 @@ forEachDatabase('rotating the server secret', (dialect) => {
 
     const right = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: next, OLD_SESSION_SECRET: NEW_SECRET })
     assert.equal(right.code, 0, right.stderr)
-    assert.equal(createSecretBox(next).open((await databaseContents()).webhooks[0]!.secret_ciphertext), sealed.secret)
+    const nextBox = createSecretBox(next)
+    assert.deepEqual(secretsIn((await databaseContents()).sealedValues.map((value) => nextBox.open(value))), [
+      rotatedSecret,
+      sealed.secret,
+      sealed.secret,
+    ])
   })
 
   it('refuses to run without SESSION_SECRET, or without any old secret to rotate from', async () => {
