@@ -1,5 +1,5 @@
 // Identifiers handed out by the service: random, URL-safe, with a prefix that says what they name.
-import { randomFillSync, randomUUID } from 'node:crypto'
+import { randomBytes, randomFillSync, randomUUID } from 'node:crypto'
 
 type IdPrefix = 'proj' | 'key' | 'acct' | 'wh' | 'dlv' | 'mail'
 
@@ -12,6 +12,7 @@ const pool = Buffer.alloc(POOL_BYTES)
 let poolOffset = POOL_BYTES
 
 function randomBase64url(bytes: number): string {
+  if (bytes > POOL_BYTES) return randomBytes(bytes).toString('base64url')
   if (poolOffset + bytes > POOL_BYTES) {
     randomFillSync(pool)
     poolOffset = 0

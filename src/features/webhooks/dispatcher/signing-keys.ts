@@ -1,10 +1,12 @@
-// The HMAC keys of webhooks' secrets, kept by the dispatcher: a secret is opened (AES-256-GCM, 13.5 µs here) and its
-// keys made once, not on every delivery (docs/performance.md).
+// The HMAC keys of webhooks' secrets, kept by the dispatcher: a secret is opened (AES-256-GCM) and its keys made once
+// an hour, not on every delivery (docs/performance.md).
 import type { SecretBox } from '../secret-box.js'
 import { type WebhookSigningKey, webhookSigningKey } from '../signature.js'
 
-/** Secrets kept at once: more than the webhooks one instance sends to in a while; past it the cache starts afresh. */
+/** Secrets kept at once: more than the webhooks one instance sends to in an hour; past it the cache starts afresh. */
 const MAX_KEPT_SECRETS = 1_000
+/** How long a secret's keys are kept after it was opened: a deleted webhook's or a replaced secret's leave within it. */
+const KEEP_MS = 60 * 60 * 1000
 
 /**
  * Keyed by the sealed secret, as stored: a rotated secret is sealed anew, so it gets new keys, and the cache holds no
@@ -12,17 +14,20 @@ const MAX_KEPT_SECRETS = 1_000
  * kept: `of` throws as `SecretBox.open` does, every time.
  */
 export class SigningKeys {
-  readonly #kept = new Map<string, WebhookSigningKey>()
+  readonly #kept = new Map<string, { key: WebhookSigningKey; openedAtMs: number }>()
 
-  constructor(private readonly box: SecretBox) {}
+  constructor(
+    private readonly box: SecretBox,
+    private readonly now: () => number,
+  ) {}
 
   of(sealed: string): WebhookSigningKey {
-    let key = this.#kept.get(sealed)
-    if (!key) {
-      key = webhookSigningKey(this.box.open(sealed))
-      if (this.#kept.size >= MAX_KEPT_SECRETS) this.#kept.clear()
-      this.#kept.set(sealed, key)
-    }
+    const nowMs = this.now()
+    const kept = this.#kept.get(sealed)
+    if (kept && nowMs - kept.openedAtMs < KEEP_MS) return kept.key
+    const key = webhookSigningKey(this.box.open(sealed))
+    if (!kept && this.#kept.size >= MAX_KEPT_SECRETS) this.#kept.clear()
+    this.#kept.set(sealed, { key, openedAtMs: nowMs })
     return key
   }
 }

@@ -88,7 +88,7 @@ export class WebhookDispatcher {
   ) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
     this.lease = new DeliveryLease(this.timeoutMs)
-    this.sender = { ...ctx, signingKeys: new SigningKeys(ctx.secretBox) }
+    this.sender = { ...ctx, signingKeys: new SigningKeys(ctx.secretBox, () => ctx.clock.now()) }
     this.recorder = new AttemptRecorder(ctx, options.random ?? Math.random)
     this.maxHeldDeliveries = options.maxHeldDeliveries ?? MAX_HELD_DELIVERIES
     this.maxConcurrentSendsPerWebhook = options.maxConcurrentSendsPerWebhook ?? MAX_CONCURRENT_SENDS_PER_WEBHOOK

@@ -19,6 +19,9 @@ function countingBox(serverSecret = 'a-server-secret-of-enough-entropy-for-tests
   }
 }
 
+let nowMs = Date.UTC(2026, 10, 27)
+const HOUR_MS = 3_600_000
+
 const message = { id: 'dlv_bq1Q5mU8WkSxq9rV0fW3tA', timestampSeconds: 1_768_478_400, body: '{"event":"payload.signed"}' }
 
 describe('SigningKeys', () => {
@@ -26,7 +29,7 @@ describe('SigningKeys', () => {
     const box = countingBox()
     const secret = newWebhookSecret()
     const sealed = box.seal(secret)
-    const keys = new SigningKeys(box)
+    const keys = new SigningKeys(box, () => nowMs)
     const first = keys.of(sealed)
     assert.equal(keys.of(sealed), first)
     assert.deepEqual(box.opened, [sealed])
@@ -39,7 +42,7 @@ describe('SigningKeys', () => {
 
   it('gives a rotated secret, sealed anew, its own keys', () => {
     const box = countingBox()
-    const keys = new SigningKeys(box)
+    const keys = new SigningKeys(box, () => nowMs)
     const [before, after] = [newWebhookSecret(), newWebhookSecret()]
     const signedBefore = signStandardWebhook(message, [keys.of(box.seal(before))])
     const signedAfter = signStandardWebhook(message, [keys.of(box.seal(after))])
@@ -50,16 +53,31 @@ describe('SigningKeys', () => {
   it('keeps nothing for a secret it cannot open: it fails as the box does, every time', () => {
     const other = createSecretBox('another-server-secret-of-enough-entropy')
     const box = countingBox()
-    const keys = new SigningKeys(box)
+    const keys = new SigningKeys(box, () => nowMs)
     const sealedElsewhere = other.seal(newWebhookSecret())
     assert.throws(() => keys.of(sealedElsewhere), /failed authentication/)
     assert.throws(() => keys.of(sealedElsewhere), /failed authentication/)
     assert.equal(box.opened.length, 2)
   })
 
+  it('opens a secret again an hour after it opened it, so that keys no longer used leave memory', () => {
+    const box = countingBox()
+    const keys = new SigningKeys(box, () => nowMs)
+    const sealed = box.seal(newWebhookSecret())
+    keys.of(sealed)
+    nowMs += HOUR_MS - 1
+    keys.of(sealed)
+    assert.equal(box.opened.length, 1)
+    nowMs += 1
+    keys.of(sealed)
+    assert.equal(box.opened.length, 2)
+    keys.of(sealed)
+    assert.equal(box.opened.length, 2, 'kept for another hour')
+  })
+
   it('keeps at most a thousand secrets, then starts afresh', () => {
     const box = countingBox()
-    const keys = new SigningKeys(box)
+    const keys = new SigningKeys(box, () => nowMs)
     const sealed = Array.from({ length: 1_001 }, () => box.seal(newWebhookSecret()))
     for (const one of sealed) keys.of(one)
     keys.of(sealed[0] as string)
