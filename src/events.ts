@@ -29,10 +29,12 @@ import type { Tx } from './platform/db/database.js'
 /** Emitted inside the transaction of the change that causes them: what a listener writes commits or rolls back with it. */
 export interface TransactionEvents {
   /**
-   * A payload left pending (signed, rejected, expired), a multisigned one recorded a signature (payload.signature_added),
-   * or its submitted transaction's outcome is final (payload.finalized).
+   * Payloads left pending (signed, rejected, expired), a multisigned one recorded a signature (payload.signature_added),
+   * or a submitted transaction's outcome is final (payload.finalized): every such change of one transaction, emitted
+   * once, so that a listener writes a group's rows together (one statement for a group's webhook deliveries on
+   * PostgreSQL). After the commit, each change is emitted on its own.
    */
-  'payload.changed': PayloadTransition
+  'payload.changed': readonly PayloadTransition[]
   /** A creation took a project's monthly usage past the warning threshold (first time this month). */
   'usage.warning': UsageWarning
   /** A payload's webhook delivery failed its last attempt. */
@@ -97,8 +99,8 @@ function listenersOf<K, L>(listeners: Map<K, L[]>, name: K): L[] {
 
 export interface EventWiring {
   events: ServiceEvents
-  webhooks: Pick<WebhookService, 'enqueueForTransition'>
-  follower: Pick<TransactionFollower, 'enqueueForTransition'>
+  webhooks: Pick<WebhookService, 'enqueueForTransitions'>
+  follower: Pick<TransactionFollower, 'enqueueForTransitions'>
   emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure' | 'enqueueWebhookDisabled'>
   liveEvents: Pick<LiveEvents, 'publish'>
   logger: Logger
@@ -107,8 +109,8 @@ export interface EventWiring {
 /** Wires every listener of the service's parts; the background workers add theirs when they start (WORKER_WAKE_EVENTS). */
 export function wireEvents({ events, webhooks, follower, emails, liveEvents, logger }: EventWiring): void {
   // The outboxes: rows written in the transaction of the change that causes them.
-  events.onTransaction('payload.changed', (tx, transition) => webhooks.enqueueForTransition(tx, transition))
-  events.onTransaction('payload.changed', (tx, transition) => follower.enqueueForTransition(tx, transition))
+  events.onTransaction('payload.changed', (tx, transitions) => webhooks.enqueueForTransitions(tx, transitions))
+  events.onTransaction('payload.changed', (tx, transitions) => follower.enqueueForTransitions(tx, transitions))
   events.onTransaction('usage.warning', (tx, warning) => emails.enqueueUsageWarning(tx, warning))
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
   events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))

@@ -20,10 +20,10 @@ describe('service events', () => {
     events.onTransaction('payload.changed', async () => void calls.push('outbox'))
     const removeSecond = events.onTransaction('payload.changed', async () => void calls.push('second'))
     events.onCommit('payload.changed', () => void calls.push('committed'))
-    await events.emitInTransaction(noTx, 'payload.changed', transition)
+    await events.emitInTransaction(noTx, 'payload.changed', [transition])
     events.emitCommitted('payload.changed', transition)
     removeSecond()
-    await events.emitInTransaction(noTx, 'payload.changed', transition)
+    await events.emitInTransaction(noTx, 'payload.changed', [transition])
     assert.deepEqual(calls, ['outbox', 'second', 'committed', 'outbox'])
   })
 
@@ -34,7 +34,7 @@ describe('service events', () => {
       throw new Error('outbox write failed')
     })
     events.onTransaction('payload.changed', async () => void calls.push('after'))
-    await assert.rejects(events.emitInTransaction(noTx, 'payload.changed', transition), /outbox write failed/)
+    await assert.rejects(events.emitInTransaction(noTx, 'payload.changed', [transition]), /outbox write failed/)
     assert.deepEqual(calls, [])
   })
 

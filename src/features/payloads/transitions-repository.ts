@@ -1,6 +1,7 @@
 // Payload moves: out of pending, a multisigned payload's signatures, and the final outcome of a submission. Every move
-// out of pending is one conditional UPDATE (WHERE status = 'pending'), so that of two racing transitions exactly one
-// wins, on SQLite and on PostgreSQL alike.
+// out of pending is a conditional UPDATE (WHERE status = 'pending'), so that of two racing transitions exactly one
+// wins, on SQLite and on PostgreSQL alike; on PostgreSQL the moves of a group are one such statement.
+import { type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
@@ -24,70 +25,119 @@ export interface TransitionCondition {
   notMultisigned?: boolean
 }
 
-/**
- * Every resolution column is written, null where the change has none: a pending payload has them all null, so this
- * is the same as writing only the change's own. `notExpiredAtMs` is the lowest safe integer when there is no condition;
- * `multisignedToo` is 1 unless the move is for a payload that is not multisigned.
- */
-const resolvePending = new HotQuery(
-  (
-    db,
-    p: Required<Pick<PayloadsTable, ResolutionColumn>> & {
-      status: ResolvedStatus
-      resolved_at: number
-      uuid: string
-      notExpiredAtMs: number
-      multisignedToo: 0 | 1
-    },
-  ) =>
-    db
-      .updateTable('payloads')
-      .set({
-        status: p.status,
-        resolved_at: p.resolved_at,
-        wallet_adapter: p.wallet_adapter,
-        signer_address: p.signer_address,
-        tx_hash: p.tx_hash,
-        tx_blob: p.tx_blob,
-        public_key: p.public_key,
-        signature: p.signature,
-        submit_engine_result: p.submit_engine_result,
-      })
-      .where('uuid', '=', p.uuid)
-      .where('status', '=', 'pending')
-      .where('expires_at', '>', p.notExpiredAtMs)
-      .where((eb) => eb.or([eb('multisign_json', 'is', null), eb(eb.val(p.multisignedToo), '=', 1)]))
-      .returningAll(),
-)
+/** A move out of pending, as its caller asked for it. */
+export interface PendingMove {
+  uuid: string
+  changes: TransitionChanges
+  condition?: TransitionCondition
+}
+
 type ResolutionColumn = 'wallet_adapter' | 'signer_address' | 'tx_hash' | 'tx_blob' | 'public_key' | 'signature' | 'submit_engine_result'
+
+/**
+ * What a move writes and when it may: every resolution column, null where the change has none (a pending payload has
+ * them all null, so this is the same as writing only the change's own). `notExpiredAtMs` is the lowest safe integer
+ * when there is no condition; `multisignedToo` is 1 unless the move is for a payload that is not multisigned.
+ */
+type ResolutionParams = Required<Pick<PayloadsTable, ResolutionColumn>> & {
+  status: ResolvedStatus
+  resolved_at: number
+  uuid: string
+  notExpiredAtMs: number
+  multisignedToo: 0 | 1
+}
+
+function resolutionParams({ uuid, changes, condition = {} }: PendingMove): ResolutionParams {
+  const signed = changes.signed
+  return {
+    uuid,
+    notExpiredAtMs: condition.notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
+    multisignedToo: condition.notMultisigned ? 0 : 1,
+    status: changes.status,
+    resolved_at: changes.resolvedAtMs,
+    wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,
+    signer_address: signed?.signerAddress ?? null,
+    tx_hash: signed?.txHash ?? null,
+    tx_blob: signed?.txBlob ?? null,
+    public_key: signed?.publicKey ?? null,
+    signature: signed?.signature ?? null,
+    submit_engine_result: signed?.submitEngineResult ?? null,
+  }
+}
+
+/** One move (SQLite): the payload is pending and the move's conditions hold. */
+const resolvePending = new HotQuery((db, p: ResolutionParams) =>
+  db
+    .updateTable('payloads')
+    .set({
+      status: p.status,
+      resolved_at: p.resolved_at,
+      wallet_adapter: p.wallet_adapter,
+      signer_address: p.signer_address,
+      tx_hash: p.tx_hash,
+      tx_blob: p.tx_blob,
+      public_key: p.public_key,
+      signature: p.signature,
+      submit_engine_result: p.submit_engine_result,
+    })
+    .where('uuid', '=', p.uuid)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', p.notExpiredAtMs)
+    .where((eb) => eb.or([eb('multisign_json', 'is', null), eb(eb.val(p.multisignedToo), '=', 1)]))
+    .returningAll(),
+)
+
+/** Moves of different payloads as one array a column (PostgreSQL): `all_uuid` holds their uuids in order, and so on. */
+type ResolutionArrays = { [K in keyof ResolutionParams as `all_${K}`]: ResolutionParams[K][] }
+
+/**
+ * Several moves in one statement (PostgreSQL), with resolvePending's conditions, each payload at most once. The moves go
+ * in as one array a column (unnest), so that the text is the same for any number of moves and runs as a prepared
+ * statement (platform/db/hot-query.ts). The payloads' rows are locked first, in the order of their uuids (byte order,
+ * as the caller sorts them), whatever plan the update gets: groups written at once then lock their rows in one order
+ * and do not deadlock. A row reaches the update only through its `locked` row, which the rows before it precede.
+ */
+const resolvePendingAll = new HotQuery(
+  (_db, p: ResolutionArrays) => sql<Selectable<PayloadsTable>>`
+    with locked as materialized (
+      select uuid from payloads where uuid = any(${p.all_uuid}::text[]) order by uuid collate "C" for no key update
+    )
+    update payloads set status = m.status, resolved_at = m.resolved_at, wallet_adapter = m.wallet_adapter,
+      signer_address = m.signer_address, tx_hash = m.tx_hash, tx_blob = m.tx_blob, public_key = m.public_key,
+      signature = m.signature, submit_engine_result = m.submit_engine_result
+    from unnest(${p.all_uuid}::text[], ${p.all_status}::text[], ${p.all_resolved_at}::bigint[], ${p.all_wallet_adapter}::text[],
+      ${p.all_signer_address}::text[], ${p.all_tx_hash}::text[], ${p.all_tx_blob}::text[], ${p.all_public_key}::text[],
+      ${p.all_signature}::text[], ${p.all_submit_engine_result}::text[], ${p.all_notExpiredAtMs}::bigint[],
+      ${p.all_multisignedToo}::int[])
+      as m(uuid, status, resolved_at, wallet_adapter, signer_address, tx_hash, tx_blob, public_key, signature,
+        submit_engine_result, not_expired_at, multisigned_too)
+    inner join locked on locked.uuid = m.uuid
+    where payloads.uuid = m.uuid and payloads.status = 'pending' and payloads.expires_at > m.not_expired_at
+      and (payloads.multisign_json is null or m.multisigned_too = 1)
+    returning payloads.*`,
+)
 
 export const payloadTransitionsRepository = {
   /**
-   * Moves a pending payload to a resolved status, if `condition` holds. Returns the updated payload, or undefined when
-   * another transition got there first or the condition does not hold.
+   * Moves pending payloads, each at most once, to a resolved status, each if its `condition` holds: one statement on
+   * PostgreSQL, one a move on SQLite (in-process, with no round trip to share). Returns what each moved, in the order
+   * of `moves`: the updated payload, or undefined when another transition got there first or the condition does not hold.
    */
-  async transition(
-    db: DbOrTx,
-    uuid: string,
-    changes: TransitionChanges,
-    condition: TransitionCondition = {},
-  ): Promise<Payload | undefined> {
-    const signed = changes.signed
-    const row = await resolvePending.executeTakeFirst(db, {
-      uuid,
-      notExpiredAtMs: condition.notExpiredAtMs ?? Number.MIN_SAFE_INTEGER,
-      multisignedToo: condition.notMultisigned ? 0 : 1,
-      status: changes.status,
-      resolved_at: changes.resolvedAtMs,
-      wallet_adapter: signed?.walletAdapter ?? changes.rejectedBy ?? null,
-      signer_address: signed?.signerAddress ?? null,
-      tx_hash: signed?.txHash ?? null,
-      tx_blob: signed?.txBlob ?? null,
-      public_key: signed?.publicKey ?? null,
-      signature: signed?.signature ?? null,
-      submit_engine_result: signed?.submitEngineResult ?? null,
-    })
-    return row && rowToPayload(row)
+  async transitionAll(db: DbOrTx, dialect: Dialect, moves: readonly PendingMove[]): Promise<(Payload | undefined)[]> {
+    if (dialect === 'sqlite') {
+      const moved: (Payload | undefined)[] = []
+      for (const move of moves) {
+        const row = await resolvePending.executeTakeFirst(db, resolutionParams(move))
+        moved.push(row && rowToPayload(row))
+      }
+      return moved
+    }
+    const params = moves.map(resolutionParams)
+    const arrays = Object.fromEntries(
+      (Object.keys(params[0]!) as (keyof ResolutionParams)[]).map((key) => [`all_${key}`, params.map((one) => one[key])]),
+    ) as ResolutionArrays
+    const byUuid = new Map((await resolvePendingAll.execute(db, arrays)).map((row) => [row.uuid, rowToPayload(row)]))
+    return moves.map((move) => byUuid.get(move.uuid))
   },
 
   /**

@@ -1,8 +1,8 @@
 // How a payload's change of state is recorded: one database transaction with what must happen alongside it (the proof
 // that resolved it, the 'payload.changed' event and its outbox rows, the daily rollup), then the event again after the
 // commit. Moves out of pending that arrive together are written together (group commit, platform/db/commit-groups.ts):
-// one transaction, one daily-count statement per kind of move, one commit; a group that fails is written again one
-// move at a time, so that one move's refusal (a proof already used) fails that move only. Which changes are allowed,
+// one transaction, on PostgreSQL one statement for the moves and one for their webhook deliveries, one daily-count
+// statement per kind of move, one commit; a group that fails is written again one move at a time, so that one move's refusal (a proof already used) fails that move only. Which changes are allowed,
 // and when, is the service's (service.ts).
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
@@ -70,19 +70,45 @@ export class PayloadTransitions {
   }
 
   /**
-   * Writes a group's moves in one transaction: what each moved, in the group's order. The payloads are moved in the
-   * order of their uuids, so that groups written at once lock their rows in one order.
+   * Writes a group's moves in one transaction: what each moved, in the group's order. The moves are written in rounds,
+   * a payload at most once a round (the first round holds each payload's first move, in the group's order, and so on):
+   * one statement a round on PostgreSQL, and almost always a single round. Within a round the payloads are moved in the
+   * order of their uuids, so that groups written at once lock their rows in one order. Then, for what moved: the proofs
+   * of signed resolutions (a proof that already resolved another payload rolls the group back with a 409), the
+   * in-transaction event, and the daily counts.
    */
   private moveGroup(group: WaitingMove[]): Promise<(Payload | undefined)[]> {
     const order = group
       .map((_, i) => i)
       .sort((a, b) => (group[a]!.uuid < group[b]!.uuid ? -1 : group[a]!.uuid > group[b]!.uuid ? 1 : a - b))
+    const rounds: number[][] = []
+    let round = 0
+    for (const [position, i] of order.entries()) {
+      round = position > 0 && group[order[position - 1]!]!.uuid === group[i]!.uuid ? round + 1 : 0
+      if (round === rounds.length) rounds.push([])
+      rounds[round]!.push(i)
+    }
     return this.options.db.transaction().execute(async (tx) => {
       const moved: (Payload | undefined)[] = new Array(group.length)
-      for (const i of order) moved[i] = await this.moveInTx(tx, group[i]!)
+      for (const round of rounds) {
+        const payloads = await payloadTransitionsRepository.transitionAll(
+          tx,
+          this.options.dialect,
+          round.map((i) => group[i]!),
+        )
+        for (const [k, i] of round.entries()) moved[i] = payloads[k]
+      }
+      const transitions: PayloadTransition[] = []
+      for (const i of order) {
+        const payload = moved[i]
+        if (!payload) continue
+        await this.recordProof(tx, group[i]!)
+        transitions.push({ payload, event: eventForStatus(payload.status as ResolvedStatus) })
+      }
+      await this.options.events.emitInTransaction(tx, 'payload.changed', transitions)
       await this.countInTx(
         tx,
-        moved.filter((payload) => payload !== undefined),
+        transitions.map(({ payload }) => payload),
       )
       return moved
     })
@@ -94,20 +120,14 @@ export class PayloadTransitions {
     for (const payload of moved) if (payload) this.emit(payload)
   }
 
-  /** One move in the group's transaction: the conditional update, the proof, the in-transaction event. */
-  private async moveInTx(tx: Tx, { uuid, changes, condition }: WaitingMove): Promise<Payload | undefined> {
-    const payload = await payloadTransitionsRepository.transition(tx, uuid, changes, condition)
-    if (!payload) return undefined
+  /** A signed resolution's proof, recorded with its move: a proof that already resolved another payload throws a 409. */
+  private async recordProof(tx: Tx, { uuid, changes }: WaitingMove): Promise<void> {
     const proofKey = changes.signed?.proofKey
-    if (
-      proofKey !== undefined &&
-      !(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
-    ) {
+    if (proofKey === undefined) return
+    if (!(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))) {
       // Rolls the transition back: the proof resolved another payload first (on this instance or another).
       throw conflict(PROOF_ALREADY_USED_MESSAGE)
     }
-    await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: eventForStatus(payload.status as ResolvedStatus) })
-    return payload
   }
 
   /** The payload as it is now: expired first if it is pending past its expiry. */
@@ -123,7 +143,11 @@ export class PayloadTransitions {
     const nowMs = this.options.clock.now()
     const expired = await this.options.db.transaction().execute(async (tx) => {
       const moved = await payloadTransitionsRepository.expireOverdue(tx, this.options.dialect, nowMs, batchSize)
-      for (const payload of moved) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.expired' })
+      await this.options.events.emitInTransaction(
+        tx,
+        'payload.changed',
+        moved.map((payload) => ({ payload, event: 'payload.expired' as const })),
+      )
       await this.countInTx(tx, moved)
       return moved
     })
@@ -144,7 +168,7 @@ export class PayloadTransitions {
     const { expected, next, nowMs } = change
     const changed = await this.options.db.transaction().execute(async (tx) => {
       const updated = await payloadTransitionsRepository.replaceMultisign(tx, uuid, { expected, next, notExpiredAtMs: nowMs })
-      if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload: updated, event })
+      if (updated && event) await this.options.events.emitInTransaction(tx, 'payload.changed', [{ payload: updated, event }])
       return updated
     })
     if (changed) this.options.events.emitCommitted('payload.changed', { payload: changed, event: event ?? 'payload.signature_added' })
@@ -157,7 +181,7 @@ export class PayloadTransitions {
    */
   async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
     const payload = await payloadTransitionsRepository.recordOutcome(tx, uuid, final)
-    if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', { payload, event: 'payload.finalized' })
+    if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', [{ payload, event: 'payload.finalized' }])
     return payload
   }
 

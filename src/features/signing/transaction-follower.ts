@@ -39,17 +39,19 @@ export class TransactionFollower {
   constructor(private readonly options: TransactionFollowerOptions) {}
 
   /** A transition hook: a signAndSubmit payload that moves to signed is followed from the same transaction on. */
-  async enqueueForTransition(tx: Tx, { payload, event }: PayloadTransition): Promise<void> {
-    if (event !== 'payload.signed' || payload.type !== 'signAndSubmit' || payload.txHash === null || payload.txBlob === null) return
-    const { LastLedgerSequence } = decode(payload.txBlob) as { LastLedgerSequence?: number }
+  async enqueueForTransitions(tx: Tx, transitions: readonly PayloadTransition[]): Promise<void> {
     const nowMs = this.options.clock.now()
-    await transactionFollowsRepository.insert(tx, {
-      payloadUuid: payload.uuid,
-      txHash: payload.txHash,
-      lastLedgerSequence: LastLedgerSequence ?? null,
-      followUntilMs: nowMs + FOLLOW_WITHOUT_LAST_LEDGER_MS,
-      nowMs,
-    })
+    for (const { payload, event } of transitions) {
+      if (event !== 'payload.signed' || payload.type !== 'signAndSubmit' || payload.txHash === null || payload.txBlob === null) continue
+      const { LastLedgerSequence } = decode(payload.txBlob) as { LastLedgerSequence?: number }
+      await transactionFollowsRepository.insert(tx, {
+        payloadUuid: payload.uuid,
+        txHash: payload.txHash,
+        lastLedgerSequence: LastLedgerSequence ?? null,
+        followUntilMs: nowMs + FOLLOW_WITHOUT_LAST_LEDGER_MS,
+        nowMs,
+      })
+    }
   }
 
   /** Takes one look at each due follow; returns true when the batch was full and more may be due. */

@@ -33,33 +33,79 @@ const insertDelivery = new HotQuery((db, row: Required<Insertable<WebhookDeliver
 /** How many deliveries one event's statement can name: two characters of base64url after an id stem. */
 export const DELIVERIES_AN_EVENT_CAN_NAME = BASE64URL_ALPHABET.length ** 2
 
+/** A payload event whose deliveries are written: one per webhook of its project that receives the event now. */
+export interface DeliveryEventRow {
+  projectId: string
+  payloadUuid: string
+  event: PayloadEvent
+  body: string
+}
+
+/** An event's part of an insert of deliveries, as values (one event) or as the columns of `unnest` (several). */
+interface EventSql {
+  idStem: unknown
+  projectId: unknown
+  payloadUuid: unknown
+  event: unknown
+  eventPattern: unknown
+  body: unknown
+}
+
+const INSERTED_COLUMNS = sql`id, webhook_id, project_id, payload_uuid, event, body, state, attempts, next_attempt_at,
+  lease_expires_at, last_status_code, last_error, created_at, completed_at`
+
 /**
- * A payload event's deliveries, one per webhook of the project that receives the event now (enabled, not deleted, the
- * project on the plan that has webhooks), in one statement: the subscribers are read by the insert itself. Their ids
- * are `idStem` (newIdStem: 20 characters of the 22 of an id) and two characters of base64url numbering the subscribers
- * in the order of their own ids, which names up to DELIVERIES_AN_EVENT_CAN_NAME of them (a project has at most
- * MAX_WEBHOOKS_PER_PROJECT). `eventPattern` is the event, quoted as JSON, as a LIKE pattern (`!` escapes) that matches
- * the webhook's list of events (JSON text, written by the service) when the event is in it. The same SQL on both
- * databases.
+ * A payload event's subscribers: the webhooks of the project that receive the event now (enabled, not deleted, the
+ * project on the plan that has webhooks), numbered from 0 in the order of their own ids. `eventPattern` is the event,
+ * quoted as JSON, as a LIKE pattern (`!` escapes) that matches the webhook's list of events (JSON text, written by the
+ * service) when the event is in it.
  */
-const insertForSubscribers = new HotQuery(
-  (
-    _db,
-    p: { idStem: string; projectId: string; payloadUuid: string; event: string; eventPattern: string; body: string; nowMs: number },
-  ) => sql<never>`insert into webhook_deliveries (id, webhook_id, project_id, payload_uuid, event, body, state, attempts,
-    next_attempt_at, lease_expires_at, last_status_code, last_error, created_at, completed_at)
-  select ${p.idStem} || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n / 64 + 1 as integer), 1)
-      || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n % 64 + 1 as integer), 1),
-    subscriber.id, ${p.projectId}, ${p.payloadUuid}, ${p.event}, ${p.body}, ${sql.lit('pending')}, 0,
-    cast(${p.nowMs} as bigint), null, null, null, cast(${p.nowMs} as bigint), null
-  from (
+const subscribersOf = (e: EventSql) => sql`(
     select webhooks.id, row_number() over (order by webhooks.id) - 1 as n
     from webhooks inner join projects on projects.id = webhooks.project_id
-    where webhooks.project_id = ${p.projectId} and projects.plan = ${sql.lit(WEBHOOKS_PLAN)}
+    where webhooks.project_id = ${e.projectId} and projects.plan = ${sql.lit(WEBHOOKS_PLAN)}
       and webhooks.disabled_at is null and webhooks.deleted_at is null
-      and webhooks.events_json like ${p.eventPattern} escape '!'
-  ) as subscriber`,
+      and webhooks.events_json like ${e.eventPattern} escape '!'
+  ) as subscriber`
+
+/**
+ * A delivery to each of subscribersOf: its id is the event's `idStem` (newIdStem: 20 characters of the 22 of an id) and
+ * two characters of base64url numbering the subscriber, which names up to DELIVERIES_AN_EVENT_CAN_NAME of them (a
+ * project has at most MAX_WEBHOOKS_PER_PROJECT).
+ */
+const deliveryValues = (e: EventSql, nowMs: unknown) => sql`${e.idStem}
+    || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n / 64 + 1 as integer), 1)
+    || substr(${sql.lit(BASE64URL_ALPHABET)}, cast(subscriber.n % 64 + 1 as integer), 1),
+  subscriber.id, ${e.projectId}, ${e.payloadUuid}, ${e.event}, ${e.body}, ${sql.lit('pending')}, 0,
+  cast(${nowMs} as bigint), null, null, null, cast(${nowMs} as bigint), null`
+
+type OneEvent = { idStem: string; projectId: string; payloadUuid: string; event: string; eventPattern: string; body: string }
+
+/** One event's deliveries in one statement, the subscribers read by the insert itself (SQLite). */
+const insertForSubscribers = new HotQuery(
+  (_db, p: OneEvent & { nowMs: number }) =>
+    sql<never>`insert into webhook_deliveries (${INSERTED_COLUMNS}) select ${deliveryValues(p, p.nowMs)} from ${subscribersOf(p)}`,
 )
+
+/**
+ * Several events' deliveries in one statement (PostgreSQL): the events go in as one array a column (unnest), so that
+ * the text is the same for any number of events and runs as a prepared statement (platform/db/hot-query.ts).
+ */
+const insertForSubscribersAll = new HotQuery((_db, p: { [K in keyof OneEvent as `all_${K}`]: string[] } & { nowMs: number }) => {
+  const e = {
+    idStem: sql.ref('e.id_stem'),
+    projectId: sql.ref('e.project_id'),
+    payloadUuid: sql.ref('e.payload_uuid'),
+    event: sql.ref('e.event'),
+    eventPattern: sql.ref('e.event_pattern'),
+    body: sql.ref('e.body'),
+  }
+  return sql<never>`insert into webhook_deliveries (${INSERTED_COLUMNS})
+    select ${deliveryValues(e, p.nowMs)}
+    from unnest(${p.all_idStem}::text[], ${p.all_projectId}::text[], ${p.all_payloadUuid}::text[], ${p.all_event}::text[],
+      ${p.all_eventPattern}::text[], ${p.all_body}::text[]) as e(id_stem, project_id, payload_uuid, event, event_pattern, body)
+    cross join lateral ${subscribersOf(e)}`
+})
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
   id: row.id,
@@ -115,18 +161,25 @@ export const webhookDeliveriesRepository = {
   },
 
   /**
-   * Writes a payload event's deliveries to the project's webhooks that receive it now, all with `body` (in the caller's
-   * transaction: the payload's change and its deliveries commit together).
+   * Writes payload events' deliveries to the webhooks of their projects that receive them now, each event's with its
+   * `body` (in the caller's transaction: the payloads' changes and their deliveries commit together): one statement on
+   * PostgreSQL, one an event on SQLite (in-process, with no round trip to share).
    */
-  async insertForSubscribers(
-    db: DbOrTx,
-    event: { projectId: string; payloadUuid: string; event: PayloadEvent; body: string; nowMs: number },
-  ): Promise<void> {
-    await insertForSubscribers.execute(db, {
+  async insertForSubscribers(db: DbOrTx, dialect: Dialect, events: readonly DeliveryEventRow[], nowMs: number): Promise<void> {
+    if (events.length === 0) return
+    const rows: OneEvent[] = events.map((event) => ({
       ...event,
       idStem: newIdStem('dlv'),
       eventPattern: `%${JSON.stringify(event.event).replace(/[!%_]/g, '!$&')}%`,
-    })
+    }))
+    if (dialect === 'sqlite') {
+      for (const row of rows) await insertForSubscribers.execute(db, { ...row, nowMs })
+      return
+    }
+    const arrays = Object.fromEntries(
+      (Object.keys(rows[0]!) as (keyof OneEvent)[]).map((key) => [`all_${key}`, rows.map((row) => row[key])]),
+    ) as { [K in keyof OneEvent as `all_${K}`]: string[] }
+    await insertForSubscribersAll.execute(db, { ...arrays, nowMs })
   },
 
   /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */

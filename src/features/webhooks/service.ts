@@ -186,17 +186,21 @@ export class WebhookService {
   }
 
   /**
-   * Runs inside the transaction of a payload's state change: one delivery per webhook that receives the event now,
-   * all with the same body, serialised once here and written in one statement with the read of the subscribers.
+   * Runs inside the transaction of payloads' state changes: for each change, one delivery per webhook that receives
+   * its event now, all with the same body, serialised once here; written with the read of the subscribers (repository).
    */
-  async enqueueForTransition(tx: Tx, { payload, event }: PayloadTransition): Promise<void> {
-    await webhookDeliveriesRepository.insertForSubscribers(tx, {
-      projectId: payload.projectId,
-      payloadUuid: payload.uuid,
-      event,
-      body: payloadEventBody(event, payload),
-      nowMs: this.options.clock.now(),
-    })
+  async enqueueForTransitions(tx: Tx, transitions: readonly PayloadTransition[]): Promise<void> {
+    await webhookDeliveriesRepository.insertForSubscribers(
+      tx,
+      this.options.dialect,
+      transitions.map(({ payload, event }) => ({
+        projectId: payload.projectId,
+        payloadUuid: payload.uuid,
+        event,
+        body: payloadEventBody(event, payload),
+      })),
+      this.options.clock.now(),
+    )
   }
 
   private async find(scope: ProjectScope, webhookId: string): Promise<Webhook> {

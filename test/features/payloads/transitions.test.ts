@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, it } from 'node:test'
+import { after, before, it, mock } from 'node:test'
 import pg from 'pg'
 import type { Payload } from '../../../src/features/payloads/model.js'
 import { PROOF_ALREADY_USED_MESSAGE } from '../../../src/features/payloads/transitions.js'
 import { describePostgres, forEachDatabase } from '../../support/databases.js'
 import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
-import { SIGNED } from '../../support/webhooks.js'
+import { deliveryRows, registerWebhook, SIGNED } from '../../support/webhooks.js'
 
 /** Counts the transactions begun on the service's database while `run` runs. */
 async function transactionsDuring<T>(t: TestService, run: () => Promise<T>): Promise<{ result: T; transactions: number }> {
@@ -21,6 +21,22 @@ async function transactionsDuring<T>(t: TestService, run: () => Promise<T>): Pro
     return { result: await run(), transactions }
   } finally {
     db.transaction = original
+  }
+}
+
+/** The text of each statement sent to PostgreSQL while `run` runs (none on SQLite). */
+async function statementsDuring<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  const statements: string[] = []
+  const query = pg.Client.prototype.query
+  const counted = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string }
+    statements.push(typeof config === 'string' ? config : (config.text ?? ''))
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  })
+  try {
+    return { result: await run(), statements }
+  } finally {
+    counted.mock.restore()
   }
 }
 
@@ -67,6 +83,45 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     )
     for (const uuid of uuids) assert.equal((await t.service.ctx.payloads.getForSigning(uuid)).status, 'rejected')
     assert.deepEqual(await dailyCounts(t, projectId), { 'rejected/crossmark': 20, 'rejected/gemwallet': 20 })
+  })
+
+  it("writes a group's moves and their deliveries together: each payload moved once, each webhook given its events only", async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const other = await t.createProject('pro')
+    const rejections = await registerWebhook(t, apiKey, 'http://127.0.0.1:9/rejections', ['payload.rejected'])
+    const signatures = await registerWebhook(t, apiKey, 'http://127.0.0.1:9/signatures', ['payload.signed'])
+    const elsewhere = await registerWebhook(t, other.apiKey, 'http://127.0.0.1:9/other')
+    const rejected: string[] = []
+    for (let i = 0; i < 10; i++) rejected.push(await createPayload(t, apiKey))
+    const [signed, otherRejected] = [await createPayload(t, apiKey), await createPayload(t, other.apiKey)]
+    const payloads = t.service.ctx.payloads
+    const { result, statements } = await statementsDuring(() =>
+      transactionsDuring(t, () =>
+        Promise.all([
+          ...rejected.map((uuid) => payloads.rejectSingleSigner(uuid, 'gemwallet')),
+          payloads.rejectSingleSigner(rejected[0]!, 'crossmark'), // the same payload again: its second move finds it moved
+          payloads.resolveSigned(signed!, { ...SIGNED, proofKey: `proof-${signed}` }),
+          payloads.rejectSingleSigner(otherRejected!, 'gemwallet'),
+        ]),
+      ),
+    )
+    assert.equal(result.transactions, 1)
+    assert.deepEqual(
+      result.result.map((payload) => payload?.status),
+      [...rejected.map(() => 'rejected'), undefined, 'signed', 'rejected'],
+    )
+    assert.equal((await payloads.getForSigning(rejected[0]!)).walletAdapter, 'gemwallet', 'the first move of the payload won')
+    if (dialect === 'postgres') {
+      const count = (pattern: RegExp) => statements.filter((text) => pattern.test(text)).length
+      assert.equal(count(/update payloads set status/), 2, "one statement for every payload's first move, one for its second")
+      assert.equal(count(/insert into webhook_deliveries/), 1, "one statement for every move's deliveries")
+    }
+    const delivered = async (webhookId: string) =>
+      (await deliveryRows(t, webhookId)).map((row) => [row.payload_uuid, JSON.parse(row.body).event, JSON.parse(row.body).payload.uuid])
+    assert.deepEqual((await delivered(rejections.id)).sort(), rejected.map((uuid) => [uuid, 'payload.rejected', uuid]).sort())
+    assert.deepEqual(await delivered(signatures.id), [[signed, 'payload.signed', signed]])
+    assert.deepEqual(await delivered(elsewhere.id), [[otherRejected, 'payload.rejected', otherRejected]])
+    assert.deepEqual(await dailyCounts(t, projectId), { 'rejected/gemwallet': 10, 'signed/xaman': 1 })
   })
 
   it("fails only the move whose proof another move of its group used; the group's other moves commit", async () => {
