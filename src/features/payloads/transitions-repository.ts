@@ -93,14 +93,17 @@ type ResolutionArrays = { [K in keyof ResolutionParams as `all_${K}`]: Resolutio
 /**
  * Several moves in one statement (PostgreSQL), with resolvePending's conditions, each payload at most once. The moves go
  * in as one array a column (unnest), so that the text is the same for any number of moves and runs as a prepared
- * statement (platform/db/hot-query.ts). The payloads' rows are locked first, in the order of their uuids (byte order,
- * as the caller sorts them), whatever plan the update gets: groups written at once then lock their rows in one order
- * and do not deadlock. A row reaches the update only through its `locked` row, which the rows before it precede.
+ * statement (platform/db/hot-query.ts). The rows of the payloads still pending are locked first, in the order of their
+ * uuids ("C": byte order, the order in which transitions.ts sorts the service's ASCII uuids), whatever plan the update
+ * gets: groups written at once then lock their rows in one order and do not deadlock. A row reaches the update only
+ * through its `locked` row, which the rows before it precede. A payload no longer pending is not locked, as the
+ * one-move update does not lock it: a reject sent again to a signed payload holds nothing while its group is written.
  */
 const resolvePendingAll = new HotQuery(
   (_db, p: ResolutionArrays) => sql<Selectable<PayloadsTable>>`
     with locked as materialized (
-      select uuid from payloads where uuid = any(${p.all_uuid}::text[]) order by uuid collate "C" for no key update
+      select uuid from payloads where uuid = any(${p.all_uuid}::text[]) and status = 'pending'
+      order by uuid collate "C" for no key update
     )
     update payloads set status = m.status, resolved_at = m.resolved_at, wallet_adapter = m.wallet_adapter,
       signer_address = m.signer_address, tx_hash = m.tx_hash, tx_blob = m.tx_blob, public_key = m.public_key,
@@ -132,7 +135,10 @@ export const payloadTransitionsRepository = {
       }
       return moved
     }
+    if (moves.length === 0) return []
     const params = moves.map(resolutionParams)
+    // One statement cannot move a payload twice: it would take either move's changes and report both as made.
+    if (new Set(params.map((one) => one.uuid)).size < params.length) throw new Error('transitionAll moves each payload at most once')
     const arrays = Object.fromEntries(
       (Object.keys(params[0]!) as (keyof ResolutionParams)[]).map((key) => [`all_${key}`, params.map((one) => one[key])]),
     ) as ResolutionArrays

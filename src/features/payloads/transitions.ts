@@ -74,8 +74,8 @@ export class PayloadTransitions {
    * a payload at most once a round (the first round holds each payload's first move, in the group's order, and so on):
    * one statement a round on PostgreSQL, and almost always a single round. Within a round the payloads are moved in the
    * order of their uuids, so that groups written at once lock their rows in one order. Then, for what moved: the proofs
-   * of signed resolutions (a proof that already resolved another payload rolls the group back with a 409), the
-   * in-transaction event, and the daily counts.
+   * of signed resolutions (a proof that already resolved another payload rolls the group back with a 409, and the group
+   * is written again one move at a time), the in-transaction event, and the daily counts.
    */
   private moveGroup(group: WaitingMove[]): Promise<(Payload | undefined)[]> {
     const order = group
@@ -98,13 +98,15 @@ export class PayloadTransitions {
         )
         for (const [k, i] of round.entries()) moved[i] = payloads[k]
       }
-      const transitions: PayloadTransition[] = []
-      for (const i of order) {
-        const payload = moved[i]
-        if (!payload) continue
-        await this.recordProof(tx, group[i]!)
-        transitions.push({ payload, event: eventForStatus(payload.status as ResolvedStatus) })
-      }
+      const made = order.filter((i) => moved[i] !== undefined)
+      await this.recordProofs(
+        tx,
+        made.map((i) => group[i]!),
+      )
+      const transitions = made.map((i): PayloadTransition => {
+        const payload = moved[i]!
+        return { payload, event: eventForStatus(payload.status as ResolvedStatus) }
+      })
       await this.options.events.emitInTransaction(tx, 'payload.changed', transitions)
       await this.countInTx(
         tx,
@@ -120,13 +122,18 @@ export class PayloadTransitions {
     for (const payload of moved) if (payload) this.emit(payload)
   }
 
-  /** A signed resolution's proof, recorded with its move: a proof that already resolved another payload throws a 409. */
-  private async recordProof(tx: Tx, { uuid, changes }: WaitingMove): Promise<void> {
-    const proofKey = changes.signed?.proofKey
-    if (proofKey === undefined) return
-    if (!(await payloadProofsRepository.record(tx, { proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))) {
+  /**
+   * The proofs of the signed resolutions among `moves`, in the order of their keys, so that groups recording the same
+   * proofs at once wait for each other rather than deadlock: a proof that already resolved another payload throws a 409.
+   */
+  private async recordProofs(tx: Tx, moves: readonly WaitingMove[]): Promise<void> {
+    const proofs = moves.flatMap(({ uuid, changes }) =>
+      changes.signed?.proofKey === undefined ? [] : [{ proofKey: changes.signed.proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }],
+    )
+    proofs.sort((a, b) => (a.proofKey < b.proofKey ? -1 : a.proofKey > b.proofKey ? 1 : 0))
+    for (const proof of proofs) {
       // Rolls the transition back: the proof resolved another payload first (on this instance or another).
-      throw conflict(PROOF_ALREADY_USED_MESSAGE)
+      if (!(await payloadProofsRepository.record(tx, proof))) throw conflict(PROOF_ALREADY_USED_MESSAGE)
     }
   }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { after, before, it, mock } from 'node:test'
 import pg from 'pg'
 import type { Payload } from '../../../src/features/payloads/model.js'
@@ -93,7 +94,11 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     const elsewhere = await registerWebhook(t, other.apiKey, 'http://127.0.0.1:9/other')
     const rejected: string[] = []
     for (let i = 0; i < 10; i++) rejected.push(await createPayload(t, apiKey))
-    const [signed, otherRejected] = [await createPayload(t, apiKey), await createPayload(t, other.apiKey)]
+    const [signed, otherRejected, late] = [
+      await createPayload(t, apiKey),
+      await createPayload(t, other.apiKey),
+      await createPayload(t, apiKey),
+    ]
     const payloads = t.service.ctx.payloads
     const { result, statements } = await statementsDuring(() =>
       transactionsDuring(t, () =>
@@ -102,14 +107,18 @@ forEachDatabase('payload transitions, written together', (dialect) => {
           payloads.rejectSingleSigner(rejected[0]!, 'crossmark'), // the same payload again: its second move finds it moved
           payloads.resolveSigned(signed!, { ...SIGNED, proofKey: `proof-${signed}` }),
           payloads.rejectSingleSigner(otherRejected!, 'gemwallet'),
+          payloads.rejectSingleSigner(randomUUID(), 'gemwallet'), // no such payload
+          // Submitted after the payload's expiry: its condition does not hold.
+          payloads.resolveRecoveredSubmission(late!, { ...SIGNED, proofKey: `proof-${late}` }, t.clock.now() + 10 * 86_400_000),
         ]),
       ),
     )
     assert.equal(result.transactions, 1)
     assert.deepEqual(
-      result.result.map((payload) => payload?.status),
-      [...rejected.map(() => 'rejected'), undefined, 'signed', 'rejected'],
+      result.result.map((payload) => payload && `${payload.uuid} ${payload.status}`),
+      [...rejected.map((uuid) => `${uuid} rejected`), undefined, `${signed} signed`, `${otherRejected} rejected`, undefined, undefined],
     )
+    assert.equal(await statusOf(t, late!), 'pending')
     assert.equal((await payloads.getForSigning(rejected[0]!)).walletAdapter, 'gemwallet', 'the first move of the payload won')
     if (dialect === 'postgres') {
       const count = (pattern: RegExp) => statements.filter((text) => pattern.test(text)).length
@@ -121,7 +130,7 @@ forEachDatabase('payload transitions, written together', (dialect) => {
     assert.deepEqual((await delivered(rejections.id)).sort(), rejected.map((uuid) => [uuid, 'payload.rejected', uuid]).sort())
     assert.deepEqual(await delivered(signatures.id), [[signed, 'payload.signed', signed]])
     assert.deepEqual(await delivered(elsewhere.id), [[otherRejected, 'payload.rejected', otherRejected]])
-    assert.deepEqual(await dailyCounts(t, projectId), { 'rejected/gemwallet': 10, 'signed/xaman': 1 })
+    assert.deepEqual(await dailyCounts(t, projectId), { 'pending/': 1, 'rejected/gemwallet': 10, 'signed/xaman': 1 })
   })
 
   it("fails only the move whose proof another move of its group used; the group's other moves commit", async () => {
@@ -210,6 +219,46 @@ describePostgres('moves and sweeps beside transactions that hold their rows', ()
       await other.end()
     }
     assert.equal(await statusOf(t, referenced), 'expired')
+  })
+
+  it('does not hold the row of a payload no longer pending while a group is written: a reject sent again to a signed one', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const [signed, pending] = [await createPayload(t, apiKey), await createPayload(t, apiKey)]
+    const payloads = t.service.ctx.payloads
+    await payloads.resolveSigned(signed!, { ...SIGNED, proofKey: `proof-${signed}` })
+    let inGroup!: () => void
+    const groupWritten = new Promise<void>((resolve) => (inGroup = resolve))
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    // The group's transaction stays open, its moves made, until released.
+    const removeListener = t.service.ctx.events.onTransaction('payload.changed', async () => {
+      inGroup()
+      await released
+    })
+    const other = new pg.Client({ connectionString: t.config.databaseUrl })
+    await other.connect()
+    try {
+      const group = Promise.all([payloads.rejectSingleSigner(signed!, 'gemwallet'), payloads.rejectSingleSigner(pending!, 'gemwallet')])
+      await groupWritten
+      await other.query('begin')
+      // Fails at once (55P03) if the group holds the row.
+      await other.query('select uuid from payloads where uuid = $1 for no key update nowait', [signed])
+      await assert.rejects(
+        other.query('select uuid from payloads where uuid = $1 for no key update nowait', [pending]),
+        (error: { code?: string }) => error.code === '55P03',
+        'the moved payload is held until the commit',
+      )
+      await other.query('rollback')
+      release()
+      assert.deepEqual(
+        (await group).map((payload) => payload?.status),
+        [undefined, 'rejected'],
+      )
+    } finally {
+      release()
+      removeListener()
+      await other.end()
+    }
   })
 
   it("writes a group again when PostgreSQL chose it as a deadlock's victim, and both its moves commit", async () => {
