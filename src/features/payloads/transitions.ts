@@ -2,8 +2,9 @@
 // that resolved it, the 'payload.changed' event and its outbox rows, the daily rollup), then the event again after the
 // commit. Moves out of pending that arrive together are written together (group commit, platform/db/commit-groups.ts):
 // one transaction, on PostgreSQL one statement for the moves and one for their webhook deliveries, one daily-count
-// statement per kind of move, one commit; a group that fails is written again one move at a time, so that one move's refusal (a proof already used) fails that move only. Which changes are allowed,
-// and when, is the service's (service.ts).
+// statement per kind of move, one commit; a group that fails is written again one move at a time, so that one move's
+// refusal (a proof already used) fails that move only. Which changes are allowed, and when, is the service's
+// (service.ts).
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
