@@ -22,7 +22,7 @@ import { benchAnalytics } from './analytics.js'
 import { floorUuid } from './floor-payloads.js'
 import { busyBetween, type Goal, goalsTable, type LoadResult, load, processorTicks, startProcess, stopProcess, table } from './http.js'
 import { benchMemory } from './memory.js'
-import { benchWebhooks, benchWebhooksPostgres, LIVE_EVENTS_PER_SECOND } from './webhooks.js'
+import { benchWebhooks, type benchWebhooksPostgres, LIVE_EVENTS_PER_SECOND } from './webhooks.js'
 
 const quick = process.argv.includes('--quick')
 const only = process.argv
@@ -371,7 +371,16 @@ if (wanted('sqlite') || postgres) print(await benchPayloadApi())
 if (wanted('webhooks')) {
   print(await benchWebhooks(quick))
   if (!postgresSkip) {
-    const { text, goals: webhookGoals } = await benchWebhooksPostgres(quick, webhookRate, redisUrl)
+    const { text, goals: webhookGoals } = JSON.parse(
+      execFileSync(
+        process.execPath,
+        ['--import', 'tsx', 'bench/webhooks-postgres.ts', String(quick), String(webhookRate), redisUrl ?? ''],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+          maxBuffer: 16 * 1024 * 1024,
+        },
+      ).toString(),
+    ) as Awaited<ReturnType<typeof benchWebhooksPostgres>>
     print(text)
     goals.push(...webhookGoals)
   }
