@@ -7,7 +7,7 @@
 import { sql } from 'kysely'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
+import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import { errorCode } from '../../platform/db/unavailable.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
@@ -171,8 +171,8 @@ export class PayloadCreations {
         !one.creation.alongside,
     )
     if (!alone || holdsAnExternalIdTwice(group)) return false
-    const rows = group.map((one) => newPayloadRow(one.payload) as Record<string, unknown>)
-    const columns = Object.fromEntries(PAYLOAD_COLUMNS.map((column) => [`rows_${column}`, rows.map((row) => row[column])])) as RowArrays
+    const rows = group.map((one) => newPayloadRow(one.payload))
+    const columns = asColumns(rows, 'rows_')
     try {
       const counted = await insertGroup.executeTakeFirst(this.db, {
         projectId: first.payload.projectId,

@@ -3,7 +3,7 @@
 // wins, on SQLite and on PostgreSQL alike; on PostgreSQL the moves of a group are one such statement.
 import { type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
+import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import type { PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type { FinalOutcome, Payload, ResolvedStatus, SignedResolution } from './model.js'
@@ -139,10 +139,7 @@ export const payloadTransitionsRepository = {
     const params = moves.map(resolutionParams)
     // One statement cannot move a payload twice: it would take either move's changes and report both as made.
     if (new Set(params.map((one) => one.uuid)).size < params.length) throw new Error('transitionAll moves each payload at most once')
-    const arrays = Object.fromEntries(
-      (Object.keys(params[0]!) as (keyof ResolutionParams)[]).map((key) => [`all_${key}`, params.map((one) => one[key])]),
-    ) as ResolutionArrays
-    const byUuid = new Map((await resolvePendingAll.execute(db, arrays)).map((row) => [row.uuid, rowToPayload(row)]))
+    const byUuid = new Map((await resolvePendingAll.execute(db, asColumns(params, 'all_'))).map((row) => [row.uuid, rowToPayload(row)]))
     return moves.map((move) => byUuid.get(move.uuid))
   },
 

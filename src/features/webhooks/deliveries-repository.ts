@@ -2,7 +2,7 @@
 import { type Insertable, type Selectable, sql } from 'kysely'
 import { BASE64URL_ALPHABET, newIdStem } from '../../platform/crypto/ids.js'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
-import { HotQuery } from '../../platform/db/hot-query.js'
+import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import { claimDueRows, claimHolds, type OutboxClaim, releaseClaimedRows } from '../../platform/db/outbox.js'
 import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
 import type { PayloadEvent } from '../payloads/model.js'
@@ -176,10 +176,7 @@ export const webhookDeliveriesRepository = {
       for (const row of rows) await insertForSubscribers.execute(db, { ...row, nowMs })
       return
     }
-    const arrays = Object.fromEntries(
-      (Object.keys(rows[0]!) as (keyof OneEvent)[]).map((key) => [`all_${key}`, rows.map((row) => row[key])]),
-    ) as { [K in keyof OneEvent as `all_${K}`]: string[] }
-    await insertForSubscribersAll.execute(db, { ...arrays, nowMs })
+    await insertForSubscribersAll.execute(db, { ...asColumns(rows, 'all_'), nowMs })
   },
 
   /** Due deliveries moved to 'sending' under a lease (see claimDueRows), except those of `excludeWebhookIds`. */

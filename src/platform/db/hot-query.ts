@@ -117,6 +117,21 @@ export function compileHotQuery(template: HotTemplate, compiler: QueryCompiler):
   }
 }
 
+/**
+ * A group of rows as one array a column, each named `prefix` + the column (`rows_uuid` holds the rows' uuids in order,
+ * and so on): how a hot query takes a group, with `unnest` (see above). The columns are those of the first row; every
+ * row has the same. An empty group has no columns: its callers write nothing.
+ */
+export function asColumns<Row extends object, Prefix extends string>(
+  rows: readonly Row[],
+  prefix: Prefix,
+): { [K in keyof Row & string as `${Prefix}${K}`]: Row[K][] } {
+  const columns = rows.length === 0 ? [] : (Object.keys(rows[0]!) as (keyof Row & string)[])
+  return Object.fromEntries(columns.map((column) => [`${prefix}${column}`, rows.map((row) => row[column])])) as {
+    [K in keyof Row & string as `${Prefix}${K}`]: Row[K][]
+  }
+}
+
 function buildTemplate<Params extends Record<string, unknown>, Row>(
   db: Kysely<Database>,
   build: HotQueryBuilder<Params, Row>,
