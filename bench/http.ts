@@ -140,11 +140,13 @@ export async function load(
     connections?: number
     /** Each request's path in turn, instead of the URL's (e.g. to read many payloads round-robin). */
     nextPath?: () => string
+    /** Headers each request adds in turn to `headers` (e.g. a fresh Idempotency-Key each). */
+    nextHeaders?: () => Record<string, string>
     /** The server processes whose processor time per request to report. */
     serverPids?: number[]
   },
 ): Promise<LoadResult> {
-  const nextPath = options.nextPath
+  const { nextPath, nextHeaders } = options
   const ticksBefore = processorTicks()
   const serverBefore = options.serverPids && processTicks(options.serverPids)
   const result = await autocannon({
@@ -152,7 +154,17 @@ export async function load(
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
-    ...(nextPath && { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: nextPath() }) }] }),
+    ...((nextPath || nextHeaders) && {
+      requests: [
+        {
+          setupRequest: (request: autocannon.Request) => ({
+            ...request,
+            ...(nextPath && { path: nextPath() }),
+            ...(nextHeaders && { headers: { ...request.headers, ...nextHeaders() } }),
+          }),
+        },
+      ],
+    }),
     ...(options.amount ? { amount: options.amount } : { duration: options.seconds ?? 10 }),
     connections: options.connections ?? 10,
   })

@@ -12,6 +12,7 @@
 //   npm run bench -- --no-redis        the PostgreSQL parts without Redis (by default they run with REDIS_URL, as deployed,
 //                                      when Redis answers at TEST_REDIS_URL)
 import { type ChildProcess, execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,6 +58,7 @@ const SIGN_TRANSACTION = { TransactionType: 'Payment', Destination: 'rPT1Sjq2YGr
 const SIGN_BODY = JSON.stringify({ type: 'sign', transaction: SIGN_TRANSACTION })
 const POST_NAME = 'POST /api/v1/payloads'
 const GET_NAME = 'GET /api/v1/payloads/{uuid}'
+const KEYED_POST_NAME = 'POST /api/v1/payloads with an Idempotency-Key'
 const FLOOR_GET_NAME = 'GET floor: log line, key hash, SQLite read'
 const FLOOR_POST_NAME = 'POST floor: log line, key hash, codec, SQLite insert'
 const FLOOR_ENV = { FLOOR_API_KEY: 'floor-bench-key', FLOOR_PAYLOADS: String(POLLED_PAYLOADS) }
@@ -162,7 +164,16 @@ async function benchService(databaseUrl: string, instances: number, redis?: stri
       seconds,
       nextPath: () => paths[next++ % paths.length]!,
     }))
-    return [post, get]
+    // Each with a key of its own, as an integrator that follows Stripe's advice sends every creation.
+    const keyed = await together(KEYED_POST_NAME, (base) => ({
+      url: `${base}/payloads`,
+      method: 'POST',
+      headers,
+      body: SIGN_BODY,
+      seconds,
+      nextHeaders: () => ({ 'idempotency-key': randomUUID() }),
+    }))
+    return [post, get, keyed]
   } finally {
     await Promise.all(servers.map((s) => stopProcess(s.child)))
   }

@@ -4,6 +4,7 @@
 
 import { newPayloadUuid } from '../../platform/crypto/ids.js'
 import type { Tx } from '../../platform/db/database.js'
+import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
 import { AppError, conflict, unprocessable } from '../../platform/errors.js'
 import { utcMonth } from '../../platform/utc.js'
 import { PLAN_LABELS, type PlanName, usageWarningThreshold } from '../projects/plans.js'
@@ -34,14 +35,10 @@ export class PayloadCreator {
   }
 
   /**
-   * Creates a payload. `alongside` runs inside the creation's transaction once the payload is written, so that what it
-   * records (an idempotent response) commits or rolls back with the payload.
+   * Creates a payload. `keep` gives the response an Idempotency-Key keeps for it: written with the payload, so that
+   * both commit or neither.
    */
-  async create(
-    project: CreatingProject,
-    request: CreatePayloadRequest,
-    alongside?: (tx: Tx, payload: Payload) => Promise<void>,
-  ): Promise<Payload> {
+  async create(project: CreatingProject, request: CreatePayloadRequest, keep?: (payload: Payload) => KeptResponse): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
     if (errors.length > 0) throw unprocessable(errors)
@@ -83,14 +80,14 @@ export class PayloadCreator {
     const limit = limits.monthlyPayloads
     const externalId = payload.externalId
     // Written with the other creations of the moment, in one statement or one transaction (creations.ts); the
-    // externalId's check and `alongside` run in the transaction for this payload.
+    // externalId's check runs in the transaction for this payload.
     const result = await this.creations.create(payload, {
       quota: { month, limit },
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
       // Without an externalId there is nothing to check.
       checkExternalId: externalId === null ? undefined : (tx) => this.assertExternalIdFree(tx, project.projectId, externalId),
-      alongside: alongside && ((tx) => alongside(tx, payload)),
+      keptResponse: keep?.(payload),
     })
     if (!result.created) {
       throw new AppError(

@@ -1,6 +1,6 @@
 // Group commit of payload creations. The creations that arrive while the previous group is being written (or in the
 // same turn of the event loop) are written together in one transaction: one quota reservation and one daily count
-// per project, the payload rows, one commit. Each caller is answered after that commit, so a 201 still means the
+// per project, the payload rows, the responses their Idempotency-Keys keep, one commit. Each caller is answered after that commit, so a 201 still means the
 // payload is durable. On PostgreSQL a commit waits for the log to reach the disk, and several rounds trips go with
 // it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
 // group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
@@ -8,7 +8,9 @@ import { sql } from 'kysely'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
+import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
 import { errorCode } from '../../platform/db/unavailable.js'
+import { recordKeptResponse } from '../../platform/http/idempotency.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
@@ -24,11 +26,15 @@ export interface Creation {
    * transaction before the month's count, and again if the payload's insert did nothing (the externalId taken
    * meanwhile). A group written in one statement does not run it: that statement writes nothing when an externalId is
    * taken, and the group goes to the transaction, where this check tells the repeat. So it may check the externalId
-   * and nothing else; a check of anything else needs the transaction, as `alongside` does.
+   * and nothing else.
    */
   checkExternalId?: (tx: Tx) => Promise<void>
-  /** Runs in the transaction once the payload is written: what it writes commits or rolls back with the payload. */
-  alongside?: (tx: Tx) => Promise<void>
+  /**
+   * The response the request's Idempotency-Key keeps: recorded with the payload, in the group's one statement or its
+   * transaction, so that both commit or neither. When the request no longer holds the key, the creation is refused
+   * (409) and writes nothing.
+   */
+  keptResponse?: KeptResponse
 }
 
 /** How a group of `count` creations was written: in one statement (PostgreSQL's common case) or in a transaction. */
@@ -128,7 +134,7 @@ export class PayloadCreations {
         await group[0]!.creation.checkExternalId?.(tx)
         throw new Error('the payload was not inserted, and its check found nothing in the way')
       }
-      for (const one of accepted) await one.creation.alongside?.(tx)
+      for (const { creation } of accepted) if (creation.keptResponse) await recordKeptResponse(tx, creation.keptResponse)
       const perDay = new Map<string, { projectId: string; day: string; count: number }>()
       for (const { payload } of accepted) {
         const day = utcDay(payload.createdAtMs)
@@ -149,14 +155,15 @@ export class PayloadCreations {
 
   /**
    * The common case on PostgreSQL, in one statement and so one round trip, committed by itself: a group of one
-   * project and day, with no work alongside (no idempotency key), whose shard has quota for all of it and whose
-   * externalIds are free and all different. The shard's count, the rows and the daily count are written only if the
-   * count fits and no payload holds one of the externalIds (`where exists`); and not at all when the unique index
+   * project and day whose shard has quota for all of it, whose externalIds are free and all different, and whose
+   * requests still hold their Idempotency-Keys, if they sent one. The shard's count, the rows, the daily count and the
+   * kept responses are written only if the count fits, no payload holds one of the externalIds and every key's claim
+   * is held (`where exists`); and not at all when the unique index
    * refuses an externalId taken since the statement's snapshot, by a creation racing on another connection (the
    * statement fails as a whole, which PostgreSQL logs as an error; a repeat of a committed externalId, an integrator's
    * ordinary retry, and the same externalId twice in one group do not). Returns false, having written nothing, when the
    * group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
-   * says which payload a repeat repeats.
+   * says which payload a repeat repeats, or which request no longer holds its key.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
     if (this.dialect === 'sqlite') return false
@@ -167,22 +174,38 @@ export class PayloadCreations {
         one.payload.projectId === first.payload.projectId &&
         one.month === first.month &&
         one.limit === first.limit &&
-        utcDay(one.payload.createdAtMs) === day &&
-        !one.creation.alongside,
+        utcDay(one.payload.createdAtMs) === day,
     )
     if (!alone || holdsAnExternalIdTwice(group)) return false
-    const rows = group.map((one) => newPayloadRow(one.payload))
-    const columns = asColumns(rows, 'rows_')
+    const params: GroupParams = {
+      projectId: first.payload.projectId,
+      month: first.month,
+      limit: first.limit,
+      shard,
+      count: group.length,
+      day,
+      ...asColumns(
+        group.map((one) => newPayloadRow(one.payload)),
+        'rows_',
+      ),
+    }
+    const kept = group.flatMap(({ creation }) =>
+      creation.keptResponse
+        ? [
+            {
+              key: creation.keptResponse.key,
+              claim_token: creation.keptResponse.claimToken,
+              status_code: creation.keptResponse.statusCode,
+              response_sealed: creation.keptResponse.responseSealed,
+            },
+          ]
+        : [],
+    )
     try {
-      const counted = await insertGroup.executeTakeFirst(this.db, {
-        projectId: first.payload.projectId,
-        month: first.month,
-        limit: first.limit,
-        shard,
-        count: group.length,
-        day,
-        ...columns,
-      })
+      const counted =
+        kept.length === 0
+          ? await insertGroup.executeTakeFirst(this.db, params)
+          : await insertGroupKeeping.executeTakeFirst(this.db, { ...params, keptCount: kept.length, ...asColumns(kept, 'kept_') })
       return counted?.counted === 1
     } catch (error) {
       // An externalId taken since the statement's snapshot: nothing was written.
@@ -200,6 +223,14 @@ const BIGINT_COLUMNS = new Set<PayloadColumn>(['expires_at', 'created_at'])
 /** A group's rows as one array a column: `rows_uuid` holds the uuids of the group in order, and so on. */
 type RowArrays = { [C in PayloadColumn as `rows_${C}`]: unknown[] }
 type GroupParams = { projectId: string; month: string; limit: number; shard: number; count: number; day: string } & RowArrays
+/** The responses a group's Idempotency-Keys keep, one array a column, and how many. */
+type KeptArrays = {
+  keptCount: number
+  kept_key: unknown[]
+  kept_claim_token: unknown[]
+  kept_status_code: unknown[]
+  kept_response_sealed: unknown[]
+}
 
 /**
  * insertInOneStatement's statement. The group's rows go in as one array a column (unnest), so that its text is the
@@ -207,13 +238,50 @@ type GroupParams = { projectId: string; month: string; limit: number; shard: num
  * its text changed with the size and PostgreSQL parsed and planned it for every group: about 250 µs of its time
  * a group (docs/performance.md, "2026-11-26, night").
  */
-const insertGroup = new HotQuery((_db, p: GroupParams) => {
+const insertGroup = new HotQuery((_db, p: GroupParams) => groupInsert(p))
+/** The same, for a group that holds Idempotency-Keys: their claims locked and checked first, their responses kept. */
+const insertGroupKeeping = new HotQuery((_db, p: GroupParams & KeptArrays) => groupInsert(p, p))
+
+function groupInsert(p: GroupParams, kept?: KeptArrays) {
   const columns = sql.join(PAYLOAD_COLUMNS.map((column) => sql.ref(column)))
   const arrays = sql.join(
     PAYLOAD_COLUMNS.map((column) => sql`${p[`rows_${column}`]}::${sql.raw(BIGINT_COLUMNS.has(column) ? 'bigint' : 'text')}[]`),
   )
+  // The claims this group's requests hold on their keys, locked until the commit: when a request's claim was taken over
+  // (its lease ran out) or released, fewer are held than the group has keys, and the group writes nothing. Both parts
+  // reach a key's row through its primary key whatever plan PostgreSQL keeps for the statement: a probe a key (the
+  // lateral subquery's limit), and the responses written by `insert ... on conflict`, whose arbiter is that index. As an
+  // update joined to the keys, its generic plan read every key of the project for each group: 2 ms a group once there
+  // were a few thousand (docs/performance.md, "fifth session"). The insert's row is the held row itself with its
+  // response, so it can only ever update.
+  const held = kept
+    ? sql`held as materialized (
+        select taken.* from unnest(${kept.kept_key}::text[], ${kept.kept_claim_token}::text[]) as wanted(key, claim_token)
+        cross join lateral (
+          select key, fingerprint, claim_token, created_at, expires_at from idempotency_keys
+          where project_id = ${p.projectId} and key = wanted.key and claim_token = wanted.claim_token and response_sealed is null
+          limit 1 for update
+        ) as taken
+      ),`
+    : sql.raw('')
+  const allHeld = kept ? sql`and (select count(*) from held) = ${kept.keptCount}::int` : sql.raw('')
+  const keep = kept
+    ? sql`, kept as (
+        insert into idempotency_keys
+          (project_id, key, fingerprint, claim_token, lease_expires_at, status_code, response_sealed, created_at, expires_at)
+        select ${p.projectId}::text, held.key, held.fingerprint, held.claim_token, null, wanted.status_code,
+          wanted.response_sealed, held.created_at, held.expires_at
+        from held
+        join unnest(${kept.kept_key}::text[], ${kept.kept_status_code}::int[], ${kept.kept_response_sealed}::text[])
+          as wanted(key, status_code, response_sealed) on wanted.key = held.key
+        where exists (select 1 from counted)
+        on conflict (project_id, key) do update
+          set status_code = excluded.status_code, response_sealed = excluded.response_sealed, lease_expires_at = null
+          where idempotency_keys.claim_token = excluded.claim_token
+      )`
+    : sql.raw('')
   return sql<{ counted: number }>`
-    with counted as (
+    with ${held} counted as (
       update usage_shards set used = used + ${p.count}::int
       where project_id = ${p.projectId} and month = ${p.month} and shard = ${p.shard}::int and used + ${p.count}::int <= granted
         and (select payload_count from project_usage where project_id = ${p.projectId} and month = ${p.month}) <= ${p.limit}::bigint
@@ -226,6 +294,7 @@ const insertGroup = new HotQuery((_db, p: GroupParams) => {
             select 1 from payloads where project_id = ${p.projectId} and external_id = wanted.external_id limit 1
           ) as taken
         )
+        ${allHeld}
       returning used
     ), inserted as (
       insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)
@@ -233,9 +302,9 @@ const insertGroup = new HotQuery((_db, p: GroupParams) => {
       insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
       select ${p.projectId}::text, ${p.day}::text, 'pending', '', ${p.count}::bigint, ${p.shard}::int where exists (select 1 from counted)
       on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
-    )
+    )${keep}
     select count(*)::int as counted from counted`
-})
+}
 
 function holdsAnExternalIdTwice(group: Waiting[]): boolean {
   const externalIds = group.flatMap((one) => (one.payload.externalId === null ? [] : [one.payload.externalId]))

@@ -47,7 +47,7 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
       const payload = await deps.payloads.create(
         principalOf(request),
         request.body,
-        idempotency ? (tx, created) => idempotency.complete(tx, 201, toCreatedView(created, deps.publicUrl)) : undefined,
+        idempotency ? (created) => idempotency.keep(201, toCreatedView(created, deps.publicUrl)) : undefined,
       )
       return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
     },

@@ -4,6 +4,7 @@
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
 import { conflict, gone, notFound } from '../../platform/errors.js'
 import type { PlanLimits, PlanName } from '../projects/plans.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
@@ -49,15 +50,11 @@ export class PayloadService {
   }
 
   /**
-   * Creates a payload. `alongside` runs inside the creation's transaction once the payload is written, so that what it
-   * records (an idempotent response) commits or rolls back with the payload.
+   * Creates a payload. `keep` gives the response an Idempotency-Key keeps for it: written with the payload, so that
+   * both commit or neither.
    */
-  create(
-    project: CreatingProject,
-    request: CreatePayloadRequest,
-    alongside?: (tx: Tx, payload: Payload) => Promise<void>,
-  ): Promise<Payload> {
-    return this.creator.create(project, request, alongside)
+  create(project: CreatingProject, request: CreatePayloadRequest, keep?: (payload: Payload) => KeptResponse): Promise<Payload> {
+    return this.creator.create(project, request, keep)
   }
 
   /** A project's payload, expired first if its time has passed. */

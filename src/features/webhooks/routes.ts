@@ -2,7 +2,7 @@
 // registered under each scope of scopes.ts, which says whose project a request acts for.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type TProperties, Type } from 'typebox'
-import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
+import { IdempotencyKeyHeaders, recordKeptResponse } from '../../platform/http/idempotency.js'
 import { errorResponses, PageQuery, pageOf, RefTo } from '../../platform/http/schemas.js'
 import { MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from './model.js'
 import {
@@ -67,7 +67,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesDeps> = async
       const created = await webhooks.create(
         await scope.projectOf(request),
         request.body,
-        idempotency ? (tx, created) => idempotency.complete(tx, 201, view(created)) : undefined,
+        idempotency ? (tx, created) => recordKeptResponse(tx, idempotency.keep(201, view(created))) : undefined,
       )
       return reply.code(201).send(view(created))
     },

@@ -1,5 +1,6 @@
 // Idempotency-Key rows. A key is claimed by one INSERT, which the primary key (project, key) lets only one request
-// win, on SQLite and on PostgreSQL, whichever instance it runs on; the winner completes it in its own transaction.
+// win, on SQLite and on PostgreSQL, whichever instance it runs on; the winner completes it with the write that creates
+// the resource: in that write's transaction, or in a payload creation group's one statement (payloads/creations.ts).
 import type { Selectable } from 'kysely'
 import type { DbOrTx } from './database.js'
 import { HotQuery } from './hot-query.js'
@@ -45,16 +46,15 @@ const takeOverClaim = new HotQuery((db, p: FreshClaim & { nowMs: number }) =>
 const selectHolder = new HotQuery((db, p: { projectId: string; key: string }) =>
   db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', p.projectId).where('key', '=', p.key),
 )
-const completeClaim = new HotQuery(
-  (db, p: { projectId: string; key: string; claimToken: string; statusCode: number; responseSealed: string }) =>
-    db
-      .updateTable('idempotency_keys')
-      .set({ status_code: p.statusCode, response_sealed: p.responseSealed, lease_expires_at: null })
-      .where('project_id', '=', p.projectId)
-      .where('key', '=', p.key)
-      .where('claim_token', '=', p.claimToken)
-      .where('response_sealed', 'is', null)
-      .returning('key'),
+const completeClaim = new HotQuery((db, p: KeptResponse) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ status_code: p.statusCode, response_sealed: p.responseSealed, lease_expires_at: null })
+    .where('project_id', '=', p.projectId)
+    .where('key', '=', p.key)
+    .where('claim_token', '=', p.claimToken)
+    .where('response_sealed', 'is', null)
+    .returning('key'),
 )
 const releaseClaim = new HotQuery((db, p: { projectId: string; key: string; claimToken: string }) =>
   db
@@ -64,6 +64,15 @@ const releaseClaim = new HotQuery((db, p: { projectId: string; key: string; clai
     .where('claim_token', '=', p.claimToken)
     .where('response_sealed', 'is', null),
 )
+
+/** The response kept under a key, sealed, and the claim whose request recorded it (only its holder may). */
+export type KeptResponse = {
+  projectId: string
+  key: string
+  claimToken: string
+  statusCode: number
+  responseSealed: string
+}
 
 export interface IdempotencyClaim {
   projectId: string
@@ -99,10 +108,7 @@ export const idempotencyKeysRepository = {
   },
 
   /** Records the response of the request that holds the claim; false when it no longer holds it. */
-  async complete(
-    db: DbOrTx,
-    done: { projectId: string; key: string; claimToken: string; statusCode: number; responseSealed: string },
-  ): Promise<boolean> {
+  async complete(db: DbOrTx, done: KeptResponse): Promise<boolean> {
     return (await completeClaim.executeTakeFirst(db, done)) !== undefined
   },
 

@@ -3,8 +3,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { Db, Tx } from '../db/database.js'
-import { idempotencyKeysRepository } from '../db/idempotency-keys-repository.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import { idempotencyKeysRepository, type KeptResponse } from '../db/idempotency-keys-repository.js'
 import { AppError, unprocessable } from '../errors.js'
 import { principalOf, type RequestCounter } from './api-key-auth.js'
 
@@ -41,8 +41,17 @@ export const IdempotencyKeyHeaders = Type.Object({
 })
 
 export interface IdempotentRequest {
-  /** Records the response; called inside the transaction that creates the resource, so that both commit or neither. */
-  complete(tx: Tx, statusCode: number, body: unknown): Promise<void>
+  /**
+   * The response to keep under the key, sealed: the write that creates the resource records it (recordKeptResponse),
+   * so that both commit or neither. The route answers with `statusCode` only once that write has committed: a request
+   * that ends with another status lets go of its key (releaseUnfinished).
+   */
+  keep(statusCode: number, body: unknown): KeptResponse
+}
+
+/** Records a kept response in the write that creates its resource; 409 when the request no longer holds the key. */
+export async function recordKeptResponse(db: DbOrTx, kept: KeptResponse): Promise<void> {
+  if (!(await idempotencyKeysRepository.complete(db, kept))) throw stillInFlight()
 }
 
 export interface IdempotencyDeps {
@@ -59,8 +68,14 @@ export function countsAfterIdempotencyCheck(request: FastifyRequest): boolean {
   return request.routeOptions.config.idempotent === true && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
 }
 
+/** A request that holds its key's claim: what lets the claim go, and the status of the response it keeps, once it keeps one. */
+interface Holding {
+  release(): Promise<void>
+  keptStatus?: number
+}
+
 export function idempotencyHooks(deps: IdempotencyDeps) {
-  const pending = new WeakMap<FastifyRequest, { release: () => Promise<void> }>()
+  const pending = new WeakMap<FastifyRequest, Holding>()
 
   /** preValidation: the body is parsed and not yet changed by schema defaults, so the fingerprint is of what was sent. */
   async function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -95,12 +110,12 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
         await release()
         throw error
       }
-      pending.set(request, { release })
+      const holding: Holding = { release }
+      pending.set(request, holding)
       request.idempotency = {
-        async complete(tx, statusCode, body) {
-          const responseSealed = deps.secretBox.seal(JSON.stringify(body))
-          if (!(await idempotencyKeysRepository.complete(tx, { ...claim, statusCode, responseSealed }))) throw stillInFlight()
-          pending.delete(request)
+        keep(statusCode, body) {
+          holding.keptStatus = statusCode
+          return { ...claim, statusCode, responseSealed: deps.secretBox.seal(JSON.stringify(body)) }
         },
       }
       return
@@ -128,12 +143,15 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
     return reply
   }
 
-  /** onSend: a request that ends without recording a response (it failed) lets go of its key, so that a retry runs. */
-  async function releaseUnfinished(request: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
+  /**
+   * onSend: a request that ends without the response it kept (it failed before or at the write) lets go of its key, so
+   * that a retry runs. The release deletes only a claim with no kept response, so a response committed after all stays.
+   */
+  async function releaseUnfinished(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const unfinished = pending.get(request)
     if (unfinished) {
       pending.delete(request)
-      await unfinished.release()
+      if (reply.statusCode !== unfinished.keptStatus) await unfinished.release()
     }
     return payload
   }

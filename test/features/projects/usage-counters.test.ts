@@ -15,6 +15,7 @@ import { ProjectService } from '../../../src/features/projects/service.js'
 import { COUNTER_SHARDS, usageRepository } from '../../../src/features/projects/usage-repository.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
+import { idempotencyKeysRepository } from '../../../src/platform/db/idempotency-keys-repository.js'
 import { utcMonth } from '../../../src/platform/utc.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
@@ -185,6 +186,103 @@ forEachDatabase('usage counters', (dialect) => {
       assert.equal(refusal.fields?.uuid, held.uuid)
     }
     assert.equal(await payloadRows(projectId), created + (dialect === 'postgres' ? 1 : 0))
+    assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), created)
+  })
+
+  it('keeps each Idempotency-Key response with its payload, in one statement on PostgreSQL; a creation whose key was taken over writes nothing', async () => {
+    const projectId = await newProject()
+    const [instance] = services(1_000_000)
+    let nextKey = 0
+    /** Claims `count` new keys at `nowMs`, as the idempotency hook does; returns each key and its claim's token. */
+    const claim = async (count: number, nowMs = NOW) => {
+      const claims = Array.from({ length: count }, () => ({ key: `key-${nextKey++}`, claimToken: randomUUID() }))
+      for (const { key, claimToken } of claims) {
+        const held = await idempotencyKeysRepository.claim(db(), {
+          projectId,
+          key,
+          fingerprint: 'f',
+          claimToken,
+          nowMs,
+          leaseMs: 60_000,
+          keepMs: 24 * 60 * 60 * 1000,
+        })
+        assert.equal(held, true)
+      }
+      return claims
+    }
+    /** Creates a payload for each claim at once, keeping `kept <uuid>` as its response; returns each one's outcome. */
+    const createKeeping = (claims: { key: string; claimToken: string }[]) =>
+      Promise.allSettled(
+        claims.map(({ key, claimToken }) =>
+          instance!.create({ projectId, plan: 'pro' }, SIGN, (payload) => ({
+            projectId,
+            key,
+            claimToken,
+            statusCode: 201,
+            responseSealed: `kept ${payload.uuid}`,
+          })),
+        ),
+      )
+    const keyRow = (key: string) =>
+      db().selectFrom('idempotency_keys').selectAll().where('project_id', '=', projectId).where('key', '=', key).executeTakeFirstOrThrow()
+    let created = 0
+    // A shard's first group takes its block of quota in a transaction; the waves go on until one statement writes some.
+    for (let wave = 0; wave === 0 || (dialect === 'postgres' && wave < 40 && written['one statement'] < 30); wave++) {
+      const claims = await claim(10)
+      const results = await createKeeping(claims)
+      for (const [i, result] of results.entries()) {
+        assert.equal(result.status, 'fulfilled', String((result as PromiseRejectedResult).reason))
+        const row = await keyRow(claims[i]!.key)
+        assert.equal(row.response_sealed, `kept ${(result as PromiseFulfilledResult<{ uuid: string }>).value.uuid}`)
+        assert.equal(row.status_code, 201)
+        assert.equal(row.lease_expires_at, null)
+      }
+      created += claims.length
+    }
+    if (dialect === 'postgres') assert.ok(written['one statement'] >= 30, `written: ${JSON.stringify(written)}`)
+
+    // One request's claim ran out while it was held up (its lease is a minute) and another request took the key over.
+    // Its creation is written in a group with nine others: it is refused with 409 and writes nothing; the others are created.
+    for (let round = 0; round < 5; round++) {
+      const [stale] = await claim(1, NOW - 120_000)
+      const thief = randomUUID()
+      const takeover = { projectId, key: stale!.key, fingerprint: 'f', claimToken: thief, nowMs: NOW, leaseMs: 60_000, keepMs: 1 }
+      assert.equal(await idempotencyKeysRepository.claim(db(), takeover), true)
+      const claims = await claim(9)
+      const results = await createKeeping([...claims.slice(0, 4), stale!, ...claims.slice(4)])
+      const refused = results[4]!
+      assert.equal(refused.status, 'rejected', 'created under a key another request holds')
+      assert.equal((refused.reason as { statusCode?: number }).statusCode, 409, String(refused.reason))
+      assert.equal(results.filter((result) => result.status === 'fulfilled').length, 9)
+      const row = await keyRow(stale!.key)
+      assert.equal(row.claim_token, thief)
+      assert.equal(row.response_sealed, null)
+      created += 9
+    }
+    if (dialect === 'postgres') {
+      // The takeover commits while the group's statement waits for the claim's row: the statement finds the claim gone
+      // and writes nothing. Were the claim only read, not locked, the statement would keep its response over the new
+      // holder's claim and create the payload.
+      const [late] = await claim(1, NOW - 120_000)
+      const thief = randomUUID()
+      const takeover = { projectId, key: late!.key, fingerprint: 'f', claimToken: thief, nowMs: NOW, leaseMs: 60_000, keepMs: 1 }
+      const answered = await db()
+        .transaction()
+        .execute(async (tx) => {
+          assert.equal(await idempotencyKeysRepository.claim(tx, takeover), true)
+          const answer = createKeeping([late!]).then(([result]) => result!)
+          await sleep(300)
+          // Wrapped, so that the commit does not wait for the answer, which waits for the commit.
+          return { answer }
+        })
+      const result = await answered.answer
+      assert.equal(result.status, 'rejected', 'created under a key another request took over')
+      assert.equal((result.reason as { statusCode?: number }).statusCode, 409, String(result.reason))
+      const row = await keyRow(late!.key)
+      assert.equal(row.claim_token, thief)
+      assert.equal(row.response_sealed, null)
+    }
+    assert.equal(await payloadRows(projectId), created)
     assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), created)
   })
 
