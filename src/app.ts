@@ -132,7 +132,13 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
         }),
       )
       const countRequest = requestCounter(rate)
-      const idempotency = idempotencyHooks({ db: ctx.storage.db, secretBox: ctx.secretBox, now: () => ctx.clock.now(), countRequest })
+      const idempotency = idempotencyHooks({
+        db: ctx.storage.db,
+        dialect: ctx.storage.dialect,
+        secretBox: ctx.secretBox,
+        now: () => ctx.clock.now(),
+        countRequest,
+      })
       api.decorateRequest('idempotency', null)
       api.addHook('preValidation', idempotency.checkIdempotencyKey)
       api.addHook('onSend', idempotency.releaseUnfinished)

@@ -1,9 +1,10 @@
 // Idempotency-Key rows. A key is claimed by one INSERT, which the primary key (project, key) lets only one request
 // win, on SQLite and on PostgreSQL, whichever instance it runs on; the winner completes it with the write that creates
 // the resource: in that write's transaction, or in a payload creation group's one statement (payloads/creations.ts).
-import type { Selectable } from 'kysely'
-import type { DbOrTx } from './database.js'
-import { HotQuery } from './hot-query.js'
+import { type Selectable, sql } from 'kysely'
+import { CommitGroups } from './commit-groups.js'
+import type { Db, DbOrTx, Dialect } from './database.js'
+import { asColumns, HotQuery } from './hot-query.js'
 import type { IdempotencyKeysTable } from './schema.js'
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>
@@ -33,6 +34,21 @@ const insertClaim = new HotQuery((db, p: FreshClaim) =>
     .values({ project_id: p.projectId, key: p.key, ...claimColumns(p) })
     .onConflict((oc) => oc.columns(['project_id', 'key']).doNothing())
     .returning('key'),
+)
+/**
+ * Many claims in one statement (PostgreSQL), one array a column: the keys not yet taken are inserted, each claim's
+ * token returned with its row. Of two claims of one key in the group, one is inserted and the other finds it taken.
+ */
+const insertClaims = new HotQuery(
+  (_db, p: { [C in keyof FreshClaim as `claims_${C}`]: unknown[] }) =>
+    sql<{ claim_token: string }>`
+    insert into idempotency_keys (project_id, key, fingerprint, claim_token, lease_expires_at, created_at, expires_at)
+    select * from unnest(
+      ${p.claims_projectId}::text[], ${p.claims_key}::text[], ${p.claims_fingerprint}::text[], ${p.claims_claim_token}::text[],
+      ${p.claims_lease_expires_at}::bigint[], ${p.claims_created_at}::bigint[], ${p.claims_expires_at}::bigint[]
+    )
+    on conflict (project_id, key) do nothing
+    returning claim_token`,
 )
 const takeOverClaim = new HotQuery((db, p: FreshClaim & { nowMs: number }) =>
   db
@@ -85,26 +101,40 @@ export interface IdempotencyClaim {
   keepMs: number
 }
 
+function freshClaim(claim: IdempotencyClaim): FreshClaim {
+  return {
+    projectId: claim.projectId,
+    key: claim.key,
+    fingerprint: claim.fingerprint,
+    claim_token: claim.claimToken,
+    lease_expires_at: claim.nowMs + claim.leaseMs,
+    created_at: claim.nowMs,
+    expires_at: claim.nowMs + claim.keepMs,
+  }
+}
+
 export const idempotencyKeysRepository = {
   /**
    * Claims the key for a request: true when this request now holds it, else the row that holds it. A key whose
    * 24 hours have passed, or whose holder's lease ran out before it completed (its instance died), is taken over.
    */
   async claim(db: DbOrTx, claim: IdempotencyClaim): Promise<true | IdempotencyKeyRow> {
-    const fresh: FreshClaim = {
-      projectId: claim.projectId,
-      key: claim.key,
-      fingerprint: claim.fingerprint,
-      claim_token: claim.claimToken,
-      lease_expires_at: claim.nowMs + claim.leaseMs,
-      created_at: claim.nowMs,
-      expires_at: claim.nowMs + claim.keepMs,
-    }
-    if (await insertClaim.executeTakeFirst(db, fresh)) return true
-    if (await takeOverClaim.executeTakeFirst(db, { ...fresh, nowMs: claim.nowMs })) return true
+    if (await insertClaim.executeTakeFirst(db, freshClaim(claim))) return true
+    return idempotencyKeysRepository.claimTaken(db, claim)
+  },
+
+  /** The rest of `claim` once the key was found taken: a takeover if its holder's time is up, else the holder's row. */
+  async claimTaken(db: DbOrTx, claim: IdempotencyClaim): Promise<true | IdempotencyKeyRow> {
+    if (await takeOverClaim.executeTakeFirst(db, { ...freshClaim(claim), nowMs: claim.nowMs })) return true
     const holder = await selectHolder.executeTakeFirst(db, { projectId: claim.projectId, key: claim.key })
     // Released between the insert and this read: the caller may simply try again.
     return holder ?? idempotencyKeysRepository.claim(db, claim)
+  },
+
+  /** Inserts the claims of keys not yet taken, in one statement (PostgreSQL only); returns the tokens of those inserted. */
+  async insertClaims(db: DbOrTx, claims: IdempotencyClaim[]): Promise<Set<string>> {
+    const rows = await insertClaims.execute(db, asColumns(claims.map(freshClaim), 'claims_'))
+    return new Set(rows.map((row) => row.claim_token))
   },
 
   /** Records the response of the request that holds the claim; false when it no longer holds it. */
@@ -153,4 +183,52 @@ export const idempotencyKeysRepository = {
     const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', nowMs).executeTakeFirst()
     return Number(result.numDeletedRows)
   },
+}
+
+interface WaitingClaim {
+  claim: IdempotencyClaim
+  resolve(held: true | IdempotencyKeyRow): void
+  reject(error: unknown): void
+}
+
+/** Claims written at once on PostgreSQL (each holds a pooled connection until it is answered). */
+const CLAIM_GROUPS_IN_FLIGHT = 3
+
+/**
+ * Group commit of claims on PostgreSQL: the claims that arrive while earlier ones are being written (or in the same turn
+ * of the event loop) are inserted in one statement, one commit, as creations are (payloads/creations.ts); a claim whose
+ * key is taken goes on alone (claimTaken). On SQLite, in-process, each claim is written at once.
+ */
+export class IdempotencyClaims {
+  private readonly groups: CommitGroups<WaitingClaim, Set<string>> | undefined
+
+  constructor(
+    private readonly db: Db,
+    dialect: Dialect,
+  ) {
+    if (dialect === 'sqlite') return
+    this.groups = new CommitGroups<WaitingClaim, Set<string>>({
+      maxInFlight: CLAIM_GROUPS_IN_FLIGHT,
+      maxGroup: 500,
+      write: (group) =>
+        idempotencyKeysRepository.insertClaims(
+          db,
+          group.map((one) => one.claim),
+        ),
+      settle: (group, inserted) => {
+        for (const one of group) {
+          if (inserted.has(one.claim.claimToken)) one.resolve(true)
+          else idempotencyKeysRepository.claimTaken(db, one.claim).then(one.resolve, one.reject)
+        }
+      },
+      fail: (one, error) => one.reject(error),
+    })
+  }
+
+  /** As idempotencyKeysRepository.claim. */
+  claim(claim: IdempotencyClaim): Promise<true | IdempotencyKeyRow> {
+    const groups = this.groups
+    if (!groups) return idempotencyKeysRepository.claim(this.db, claim)
+    return new Promise((resolve, reject) => groups.add({ claim, resolve, reject }))
+  }
 }

@@ -3,8 +3,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { Db, DbOrTx } from '../db/database.js'
-import { idempotencyKeysRepository, type KeptResponse } from '../db/idempotency-keys-repository.js'
+import type { Db, DbOrTx, Dialect } from '../db/database.js'
+import { IdempotencyClaims, idempotencyKeysRepository, type KeptResponse } from '../db/idempotency-keys-repository.js'
 import { AppError, unprocessable } from '../errors.js'
 import { principalOf, type RequestCounter } from './api-key-auth.js'
 
@@ -56,6 +56,7 @@ export async function recordKeptResponse(db: DbOrTx, kept: KeptResponse): Promis
 
 export interface IdempotencyDeps {
   db: Db
+  dialect: Dialect
   /** Seals stored responses (a webhook's creation response holds its secret): the service's secret box. */
   secretBox: { seal(plain: string): string; open(sealed: string): string }
   now: () => number
@@ -76,6 +77,7 @@ interface Holding {
 
 export function idempotencyHooks(deps: IdempotencyDeps) {
   const pending = new WeakMap<FastifyRequest, Holding>()
+  const claims = new IdempotencyClaims(deps.db, deps.dialect)
 
   /** preValidation: the body is parsed and not yet changed by schema defaults, so the fingerprint is of what was sent. */
   async function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -92,7 +94,7 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
     const fingerprint = fingerprintOf(request)
     const claimToken = randomUUID()
     const nowMs = deps.now()
-    const held = await idempotencyKeysRepository.claim(deps.db, {
+    const held = await claims.claim({
       projectId,
       key,
       fingerprint,

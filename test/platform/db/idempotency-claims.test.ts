@@ -1,0 +1,86 @@
+// Idempotency-Key claims arriving together: on PostgreSQL one statement claims them all, and each request still gets
+// what a claim of its own would give it (the key, the holder's row, or a takeover).
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, it, mock } from 'node:test'
+import pg from 'pg'
+import { ProjectService } from '../../../src/features/projects/service.js'
+import { ManualClock } from '../../../src/platform/clock.js'
+import { openStorage, type Storage } from '../../../src/platform/db/database.js'
+import { type IdempotencyClaim, IdempotencyClaims } from '../../../src/platform/db/idempotency-keys-repository.js'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+
+const NOW = Date.UTC(2026, 4, 14, 12, 0, 0)
+const LEASE_MS = 60_000
+
+forEachDatabase('Idempotency-Key claims', (dialect) => {
+  let database: TestDatabase
+  let storage: Storage
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    storage = openStorage(database.url)
+  })
+  after(async () => {
+    await storage?.close()
+    await database?.drop()
+  })
+
+  it('claims keys that arrive together in one statement on PostgreSQL, each answered as if it were alone', async () => {
+    const clock = new ManualClock(NOW)
+    const projectId = (await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
+    const claims = new IdempotencyClaims(storage.db, dialect)
+    const claimOf = (key: string, fingerprint: string, nowMs = NOW): IdempotencyClaim => ({
+      projectId,
+      key,
+      fingerprint,
+      claimToken: randomUUID(),
+      nowMs,
+      leaseMs: LEASE_MS,
+      keepMs: 24 * 60 * 60 * 1000,
+    })
+    // Held before the group: one by a request still running, one by a request whose lease has run out.
+    assert.equal(await claims.claim(claimOf('running', 'first')), true)
+    assert.equal(await claims.claim(claimOf('abandoned', 'first', NOW - 2 * LEASE_MS)), true)
+
+    const fresh = Array.from({ length: 20 }, (_, i) => claimOf(`fresh-${i}`, 'f'))
+    const twice = [claimOf('twice', 'one'), claimOf('twice', 'other')]
+    const group = [...fresh, ...twice, claimOf('running', 'second'), claimOf('abandoned', 'second')]
+    const statements: string[] = []
+    const query = pg.Client.prototype.query
+    const counted = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+      const config = args[0] as string | { text?: string }
+      statements.push(typeof config === 'string' ? config : (config.text ?? ''))
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    })
+    let results: Awaited<ReturnType<IdempotencyClaims['claim']>>[]
+    try {
+      results = await Promise.all(group.map((claim) => claims.claim(claim)))
+    } finally {
+      counted.mock.restore()
+    }
+    const answer = (i: number) => {
+      const result = results[i]!
+      return result === true ? 'held' : `holder ${result.fingerprint}`
+    }
+    for (let i = 0; i < fresh.length; i++) assert.equal(answer(i), 'held', fresh[i]!.key)
+    // One of the two requests with one key holds it; the other is told of it, as a repeat is.
+    const [first, second] = [answer(20), answer(21)].sort()
+    assert.equal(first, 'held')
+    assert.match(second!, /^holder (one|other)$/)
+    assert.equal(answer(22), 'holder first', 'a key held by a running request stays its')
+    assert.equal(answer(23), 'held', 'a key whose lease ran out is taken over')
+
+    const rows = await storage.db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', projectId).execute()
+    assert.equal(rows.length, 20 + 3)
+    const tokenOf = (key: string) => rows.find((row) => row.key === key)?.claim_token
+    for (const claim of fresh) assert.equal(tokenOf(claim.key), claim.claimToken)
+    assert.equal(tokenOf('abandoned'), group[23]!.claimToken)
+    const twiceHolder = results[20] === true ? twice[0]! : twice[1]!
+    assert.equal(tokenOf('twice'), twiceHolder.claimToken)
+    if (dialect === 'postgres') {
+      const inserts = statements.filter((text) => /^\s*insert into "?idempotency_keys/.test(text))
+      assert.equal(inserts.length, 1, inserts.join('\n'))
+      assert.match(inserts[0]!, /unnest/)
+    }
+  })
+})
