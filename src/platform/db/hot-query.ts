@@ -13,6 +13,10 @@
 // A statement whose text would change with its input, such as a group of rows written in one insert, takes its rows as
 // one array a column (`unnest`), so that one text serves every size: a creation group's statement (creations.ts)
 // written as a list of VALUES was parsed and planned by PostgreSQL for every group, about 250 µs of its time each.
+// Such a statement reaches existing rows through their unique index whatever the plan: a lateral subquery with
+// `limit 1` a row (a probe), or `insert ... on conflict` (its arbiter is the index). A join of the arrays to the table
+// may keep a generic plan that reads every row of the project for each group: the Idempotency-Key responses written
+// that way took 2 ms a group once a project had a few thousand keys (docs/performance.md, "fifth session").
 //
 // A hot query runs through Kysely (`db.executeQuery`): on the transaction's connection inside a transaction, on a
 // connection of the pool outside one. The drivers that openStorage gives Kysely (sqlite-dialect.ts,

@@ -131,10 +131,20 @@ export const idempotencyKeysRepository = {
     return holder ?? idempotencyKeysRepository.claim(db, claim)
   },
 
-  /** Inserts the claims of keys not yet taken, in one statement (PostgreSQL only); returns the tokens of those inserted. */
-  async insertClaims(db: DbOrTx, claims: IdempotencyClaim[]): Promise<Set<string>> {
-    const rows = await insertClaims.execute(db, asColumns(claims.map(freshClaim), 'claims_'))
-    return new Set(rows.map((row) => row.claim_token))
+  /**
+   * Inserts the claims of keys not yet taken, with one commit: one statement on PostgreSQL, one transaction of inserts
+   * on SQLite (in-process, where the commit is what costs). Returns the tokens of the claims inserted.
+   */
+  async insertClaims(db: Db, dialect: Dialect, claims: IdempotencyClaim[]): Promise<Set<string>> {
+    if (dialect === 'postgres') {
+      const rows = await insertClaims.execute(db, asColumns(claims.map(freshClaim), 'claims_'))
+      return new Set(rows.map((row) => row.claim_token))
+    }
+    return db.transaction().execute(async (tx) => {
+      const inserted = new Set<string>()
+      for (const claim of claims) if (await insertClaim.executeTakeFirst(tx, freshClaim(claim))) inserted.add(claim.claimToken)
+      return inserted
+    })
   },
 
   /** Records the response of the request that holds the claim; false when it no longer holds it. */
@@ -191,28 +201,26 @@ interface WaitingClaim {
   reject(error: unknown): void
 }
 
-/** Claims written at once on PostgreSQL (each holds a pooled connection until it is answered). */
-const CLAIM_GROUPS_IN_FLIGHT = 3
+/** Claim groups written at once on PostgreSQL (each holds a pooled connection until it is answered). */
+const POSTGRES_CLAIM_GROUPS_IN_FLIGHT = 3
 
 /**
- * Group commit of claims on PostgreSQL: the claims that arrive while earlier ones are being written (or in the same turn
- * of the event loop) are inserted in one statement, one commit, as creations are (payloads/creations.ts); a claim whose
- * key is taken goes on alone (claimTaken). On SQLite, in-process, each claim is written at once.
+ * Group commit of claims: the claims that arrive while earlier ones are being written (or in the same turn of the
+ * event loop) are inserted with one commit, as creations are (payloads/creations.ts); a claim whose key is taken goes
+ * on alone (claimTaken).
  */
 export class IdempotencyClaims {
-  private readonly groups: CommitGroups<WaitingClaim, Set<string>> | undefined
+  private readonly groups: CommitGroups<WaitingClaim, Set<string>>
 
-  constructor(
-    private readonly db: Db,
-    dialect: Dialect,
-  ) {
-    if (dialect === 'sqlite') return
+  constructor(db: Db, dialect: Dialect) {
     this.groups = new CommitGroups<WaitingClaim, Set<string>>({
-      maxInFlight: CLAIM_GROUPS_IN_FLIGHT,
+      // SQLite has one connection.
+      maxInFlight: dialect === 'sqlite' ? 1 : POSTGRES_CLAIM_GROUPS_IN_FLIGHT,
       maxGroup: 500,
       write: (group) =>
         idempotencyKeysRepository.insertClaims(
           db,
+          dialect,
           group.map((one) => one.claim),
         ),
       settle: (group, inserted) => {
@@ -227,8 +235,6 @@ export class IdempotencyClaims {
 
   /** As idempotencyKeysRepository.claim. */
   claim(claim: IdempotencyClaim): Promise<true | IdempotencyKeyRow> {
-    const groups = this.groups
-    if (!groups) return idempotencyKeysRepository.claim(this.db, claim)
-    return new Promise((resolve, reject) => groups.add({ claim, resolve, reject }))
+    return new Promise((resolve, reject) => this.groups.add({ claim, resolve, reject }))
   }
 }

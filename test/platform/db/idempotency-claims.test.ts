@@ -1,5 +1,5 @@
-// Idempotency-Key claims arriving together: on PostgreSQL one statement claims them all, and each request still gets
-// what a claim of its own would give it (the key, the holder's row, or a takeover).
+// Idempotency-Key claims arriving together are written with one commit (on PostgreSQL, one statement), and each request
+// still gets what a claim of its own would give it (the key, the holder's row, or a takeover).
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, it, mock } from 'node:test'
