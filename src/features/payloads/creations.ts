@@ -272,8 +272,9 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
         select ${p.projectId}::text, held.key, held.fingerprint, held.claim_token, null, wanted.status_code,
           wanted.response_sealed, held.created_at, held.expires_at
         from held
-        join unnest(${kept.kept_key}::text[], ${kept.kept_status_code}::int[], ${kept.kept_response_sealed}::text[])
-          as wanted(key, status_code, response_sealed) on wanted.key = held.key
+        join unnest(
+          ${kept.kept_key}::text[], ${kept.kept_claim_token}::text[], ${kept.kept_status_code}::int[], ${kept.kept_response_sealed}::text[]
+        ) as wanted(key, claim_token, status_code, response_sealed) on wanted.key = held.key and wanted.claim_token = held.claim_token
         where exists (select 1 from counted)
         on conflict (project_id, key) do update
           set status_code = excluded.status_code, response_sealed = excluded.response_sealed, lease_expires_at = null

@@ -101,6 +101,11 @@ export interface IdempotencyClaim {
   keepMs: number
 }
 
+function compareKeys(a: IdempotencyClaim, b: IdempotencyClaim): number {
+  if (a.projectId !== b.projectId) return a.projectId < b.projectId ? -1 : 1
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+}
+
 function freshClaim(claim: IdempotencyClaim): FreshClaim {
   return {
     projectId: claim.projectId,
@@ -136,13 +141,16 @@ export const idempotencyKeysRepository = {
    * on SQLite (in-process, where the commit is what costs). Returns the tokens of the claims inserted.
    */
   async insertClaims(db: Db, dialect: Dialect, claims: IdempotencyClaim[]): Promise<Set<string>> {
+    // In one order of keys: a group inserting a key another group has inserted and not yet committed waits for it, so
+    // two groups holding the same keys in opposite orders would each wait for the other.
+    const ordered = [...claims].sort((a, b) => compareKeys(a, b))
     if (dialect === 'postgres') {
-      const rows = await insertClaims.execute(db, asColumns(claims.map(freshClaim), 'claims_'))
+      const rows = await insertClaims.execute(db, asColumns(ordered.map(freshClaim), 'claims_'))
       return new Set(rows.map((row) => row.claim_token))
     }
     return db.transaction().execute(async (tx) => {
       const inserted = new Set<string>()
-      for (const claim of claims) if (await insertClaim.executeTakeFirst(tx, freshClaim(claim))) inserted.add(claim.claimToken)
+      for (const claim of ordered) if (await insertClaim.executeTakeFirst(tx, freshClaim(claim))) inserted.add(claim.claimToken)
       return inserted
     })
   },

@@ -3,12 +3,17 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, it, mock } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { ProjectService } from '../../../src/features/projects/service.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
-import { type IdempotencyClaim, IdempotencyClaims } from '../../../src/platform/db/idempotency-keys-repository.js'
-import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+import {
+  type IdempotencyClaim,
+  IdempotencyClaims,
+  idempotencyKeysRepository,
+} from '../../../src/platform/db/idempotency-keys-repository.js'
+import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 
 const NOW = Date.UTC(2026, 4, 14, 12, 0, 0)
 const LEASE_MS = 60_000
@@ -25,9 +30,11 @@ forEachDatabase('Idempotency-Key claims', (dialect) => {
     await database?.drop()
   })
 
+  const newProject = async () =>
+    (await new ProjectService(storage.db, new ManualClock(NOW)).createProject({ name: 'Shop', plan: 'pro' })).project.id
+
   it('claims keys that arrive together in one statement on PostgreSQL, each answered as if it were alone', async () => {
-    const clock = new ManualClock(NOW)
-    const projectId = (await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
+    const projectId = await newProject()
     const claims = new IdempotencyClaims(storage.db, dialect)
     const claimOf = (key: string, fingerprint: string, nowMs = NOW): IdempotencyClaim => ({
       projectId,
@@ -82,5 +89,55 @@ forEachDatabase('Idempotency-Key claims', (dialect) => {
       assert.equal(inserts.length, 1, inserts.join('\n'))
       assert.match(inserts[0]!, /unnest/)
     }
+  })
+})
+
+// Two instances, each with its own pool: SQLite has one connection, so its groups run one at a time.
+describePostgres('Idempotency-Key claims on two instances', () => {
+  let database: TestDatabase
+  let one: Storage
+  let two: Storage
+  before(async () => {
+    database = await createTestDatabase('postgres')
+    one = openStorage(database.url)
+    two = openStorage(database.url)
+  })
+  after(async () => {
+    await one?.close()
+    await two?.close()
+    await database?.drop()
+  })
+
+  it('does not deadlock two groups that claim the same keys in opposite orders', async () => {
+    const projectId = (await new ProjectService(one.db, new ManualClock(NOW)).createProject({ name: 'Shop', plan: 'pro' })).project.id
+    const claimOf = (key: string): IdempotencyClaim => ({
+      projectId,
+      key,
+      fingerprint: 'f',
+      claimToken: randomUUID(),
+      nowMs: NOW,
+      leaseMs: LEASE_MS,
+      keepMs: 24 * 60 * 60 * 1000,
+    })
+    const keys = Array.from({ length: 300 }, (_, i) => `burst-${String(i).padStart(3, '0')}`)
+    const ascending = keys.map(claimOf)
+    const descending = [...keys].reverse().map(claimOf)
+    // One group has inserted the first half of the keys and not committed; the other, on another instance, runs meanwhile.
+    // Were its keys taken in the order given, it would insert the second half, then wait for the first group at key
+    // 149, while the first group goes on to the second half and waits for it: a deadlock, one of them cancelled (40P01).
+    const answered = await one.db.transaction().execute(async (tx) => {
+      const firstHalf = await idempotencyKeysRepository.insertClaims(tx, 'postgres', ascending.slice(0, 150))
+      const racing = idempotencyKeysRepository.insertClaims(two.db, 'postgres', descending).then(
+        (inserted) => inserted,
+        (error: unknown) => error,
+      )
+      await sleep(300)
+      const secondHalf = await idempotencyKeysRepository.insertClaims(tx, 'postgres', ascending.slice(150))
+      // Wrapped, so that the commit does not wait for the racing group, which waits for the commit.
+      return { inserted: firstHalf.size + secondHalf.size, racing }
+    })
+    const racing = await answered.racing
+    assert.ok(racing instanceof Set, String(racing))
+    assert.equal(answered.inserted + racing.size, keys.length, 'every key claimed once')
   })
 })
