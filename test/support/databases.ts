@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe } from 'node:test'
+import { describe, mock } from 'node:test'
 import pg from 'pg'
 import { openStorage } from '../../src/platform/db/database.js'
 import { migrateToLatest } from '../../src/platform/db/migrations.js'
@@ -172,5 +172,21 @@ export async function createTestDatabase(dialect: TestDialect, options: { empty?
         await client.end()
       }
     },
+  }
+}
+
+/** The text of each statement sent to PostgreSQL while `run` runs (none on SQLite). */
+export async function statementsDuring<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  const statements: string[] = []
+  const query = pg.Client.prototype.query
+  const counted = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string }
+    statements.push(typeof config === 'string' ? config : (config.text ?? ''))
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  })
+  try {
+    return { result: await run(), statements }
+  } finally {
+    counted.mock.restore()
   }
 }

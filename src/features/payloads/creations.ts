@@ -189,18 +189,7 @@ export class PayloadCreations {
         'rows_',
       ),
     }
-    const kept = group.flatMap(({ creation }) =>
-      creation.keptResponse
-        ? [
-            {
-              key: creation.keptResponse.key,
-              claim_token: creation.keptResponse.claimToken,
-              status_code: creation.keptResponse.statusCode,
-              response_sealed: creation.keptResponse.responseSealed,
-            },
-          ]
-        : [],
-    )
+    const kept = group.flatMap(({ creation }) => (creation.keptResponse ? [creation.keptResponse] : []))
     try {
       const counted =
         kept.length === 0
@@ -224,13 +213,7 @@ const BIGINT_COLUMNS = new Set<PayloadColumn>(['expires_at', 'created_at'])
 type RowArrays = { [C in PayloadColumn as `rows_${C}`]: unknown[] }
 type GroupParams = { projectId: string; month: string; limit: number; shard: number; count: number; day: string } & RowArrays
 /** The responses a group's Idempotency-Keys keep, one array a column, and how many. */
-type KeptArrays = {
-  keptCount: number
-  kept_key: unknown[]
-  kept_claim_token: unknown[]
-  kept_status_code: unknown[]
-  kept_response_sealed: unknown[]
-}
+type KeptArrays = { keptCount: number } & { [K in keyof KeptResponse as `kept_${K}`]: unknown[] }
 
 /**
  * insertInOneStatement's statement. The group's rows go in as one array a column (unnest), so that its text is the
@@ -256,7 +239,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
   // response, so it can only ever update.
   const held = kept
     ? sql`held as materialized (
-        select taken.* from unnest(${kept.kept_key}::text[], ${kept.kept_claim_token}::text[]) as wanted(key, claim_token)
+        select taken.* from unnest(${kept.kept_key}::text[], ${kept.kept_claimToken}::text[]) as wanted(key, claim_token)
         cross join lateral (
           select key, fingerprint, claim_token, created_at, expires_at from idempotency_keys
           where project_id = ${p.projectId} and key = wanted.key and claim_token = wanted.claim_token and response_sealed is null
@@ -273,7 +256,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
           wanted.response_sealed, held.created_at, held.expires_at
         from held
         join unnest(
-          ${kept.kept_key}::text[], ${kept.kept_claim_token}::text[], ${kept.kept_status_code}::int[], ${kept.kept_response_sealed}::text[]
+          ${kept.kept_key}::text[], ${kept.kept_claimToken}::text[], ${kept.kept_statusCode}::int[], ${kept.kept_responseSealed}::text[]
         ) as wanted(key, claim_token, status_code, response_sealed) on wanted.key = held.key and wanted.claim_token = held.claim_token
         where exists (select 1 from counted)
         on conflict (project_id, key) do update

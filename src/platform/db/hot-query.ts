@@ -25,8 +25,9 @@
 // pooled connection (Kysely sends an unnamed one, parsed and planned every time), inside a transaction as outside one,
 // and planned once too unless PostgreSQL estimates a plan for the given values cheaper than its generic plan: an
 // `unnest` of fewer than 10 elements is (the generic plan assumes 10), so a small group is planned for its values
-// (20 to 30 µs of PostgreSQL's time a webhook event, docs/performance.md, "fourth session"). Kysely's executor and connection hand-over cost about 2.5 µs a statement on SQLite over running it on
-// the connection directly, which is what hot queries did before they went through Kysely's driver interface.
+// (20 to 30 µs of PostgreSQL's time a webhook event, docs/performance.md, "fourth session"). Kysely's executor and
+// connection hand-over cost about 2.5 µs a statement on SQLite over running it on the connection directly, which is
+// what hot queries did before they went through Kysely's driver interface.
 import {
   type Compilable,
   type CompiledQuery,

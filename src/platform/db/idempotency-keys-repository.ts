@@ -143,7 +143,7 @@ export const idempotencyKeysRepository = {
   async insertClaims(db: Db, dialect: Dialect, claims: IdempotencyClaim[]): Promise<Set<string>> {
     // In one order of keys: a group inserting a key another group has inserted and not yet committed waits for it, so
     // two groups holding the same keys in opposite orders would each wait for the other.
-    const ordered = [...claims].sort((a, b) => compareKeys(a, b))
+    const ordered = [...claims].sort(compareKeys)
     if (dialect === 'postgres') {
       const rows = await insertClaims.execute(db, asColumns(ordered.map(freshClaim), 'claims_'))
       return new Set(rows.map((row) => row.claim_token))

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, it, mock } from 'node:test'
+import { after, before, it } from 'node:test'
 import pg from 'pg'
 import type { Payload } from '../../../src/features/payloads/model.js'
 import { PROOF_ALREADY_USED_MESSAGE } from '../../../src/features/payloads/transitions.js'
-import { describePostgres, forEachDatabase } from '../../support/databases.js'
+import { describePostgres, forEachDatabase, statementsDuring } from '../../support/databases.js'
 import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { deliveryRows, registerWebhook, SIGNED } from '../../support/webhooks.js'
@@ -22,22 +22,6 @@ async function transactionsDuring<T>(t: TestService, run: () => Promise<T>): Pro
     return { result: await run(), transactions }
   } finally {
     db.transaction = original
-  }
-}
-
-/** The text of each statement sent to PostgreSQL while `run` runs (none on SQLite). */
-async function statementsDuring<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  const statements: string[] = []
-  const query = pg.Client.prototype.query
-  const counted = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string }
-    statements.push(typeof config === 'string' ? config : (config.text ?? ''))
-    return (query as (...a: unknown[]) => unknown).apply(this, args)
-  })
-  try {
-    return { result: await run(), statements }
-  } finally {
-    counted.mock.restore()
   }
 }
 

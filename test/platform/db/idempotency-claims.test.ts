@@ -2,9 +2,8 @@
 // still gets what a claim of its own would give it (the key, the holder's row, or a takeover).
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, it, mock } from 'node:test'
+import { after, before, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { ProjectService } from '../../../src/features/projects/service.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
@@ -13,7 +12,7 @@ import {
   IdempotencyClaims,
   idempotencyKeysRepository,
 } from '../../../src/platform/db/idempotency-keys-repository.js'
-import { createTestDatabase, describePostgres, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+import { createTestDatabase, describePostgres, forEachDatabase, statementsDuring, type TestDatabase } from '../../support/databases.js'
 
 const NOW = Date.UTC(2026, 4, 14, 12, 0, 0)
 const LEASE_MS = 60_000
@@ -52,19 +51,7 @@ forEachDatabase('Idempotency-Key claims', (dialect) => {
     const fresh = Array.from({ length: 20 }, (_, i) => claimOf(`fresh-${i}`, 'f'))
     const twice = [claimOf('twice', 'one'), claimOf('twice', 'other')]
     const group = [...fresh, ...twice, claimOf('running', 'second'), claimOf('abandoned', 'second')]
-    const statements: string[] = []
-    const query = pg.Client.prototype.query
-    const counted = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: string }
-      statements.push(typeof config === 'string' ? config : (config.text ?? ''))
-      return (query as (...a: unknown[]) => unknown).apply(this, args)
-    })
-    let results: Awaited<ReturnType<IdempotencyClaims['claim']>>[]
-    try {
-      results = await Promise.all(group.map((claim) => claims.claim(claim)))
-    } finally {
-      counted.mock.restore()
-    }
+    const { result: results, statements } = await statementsDuring(() => Promise.all(group.map((claim) => claims.claim(claim))))
     const answer = (i: number) => {
       const result = results[i]!
       return result === true ? 'held' : `holder ${result.fingerprint}`
