@@ -78,11 +78,12 @@ export class PayloadCreator {
     }
     const month = utcMonth(nowMs)
     const limit = limits.monthlyPayloads
+    const warnFrom = usageWarningThreshold(limits)
     const externalId = payload.externalId
     // Written with the other creations of the moment, in one statement or one transaction (creations.ts); the
     // externalId's check runs in the transaction for this payload.
     const result = await this.creations.create(payload, {
-      quota: { month, limit },
+      quota: { month, limit, countFrom: warnFrom },
       // Checked before the month's count, so that a repeat is told which payload it repeats even at the limit; and
       // again if the insert found the externalId taken since.
       // Without an externalId there is nothing to check.
@@ -97,7 +98,7 @@ export class PayloadCreator {
       )
     }
     const used = result.monthCount
-    if (used !== undefined && used >= usageWarningThreshold(limits)) await this.warnOfUsage(project.projectId, month, used, limit, nowMs)
+    if (used !== undefined && used >= warnFrom) await this.warnOfUsage(project.projectId, month, used, limit, nowMs)
     return payload
   }
 

@@ -16,11 +16,19 @@ import { pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
 import { newPayloadRow, payloadsRepository } from './repository.js'
 
-/** The month's count of the project's payloads after the creation's commit, or the limit reached. */
+/**
+ * The creation's outcome: created, or the limit reached. monthCount is the month's count of the project's payloads read
+ * after the commit, once it may have reached quota.countFrom; undefined below that, or if it could not be read.
+ */
 export type CreationResult = { created: true; monthCount: number | undefined } | { created: false }
 
 export interface Creation {
-  quota: { month: string; limit: number }
+  /**
+   * The month and its limit; countFrom is the count from which the caller wants to know the month's count (the usage
+   * warning's threshold). The count is read only when the month's grants, which it never passes, have reached it
+   * (usage-repository.ts): one statement less a group for most of the month.
+   */
+  quota: { month: string; limit: number; countFrom: number }
   /**
    * Refuses a creation whose externalId is taken, with what the refusal should say (the payload it repeats): runs in the
    * transaction before the month's count, and again if the payload's insert did nothing (the externalId taken
@@ -49,6 +57,9 @@ interface Waiting {
   reject(error: unknown): void
 }
 
+/** A group's creations that fit in their month, each with its month's grants at the commit (Reservation). */
+type Accepted = Map<Waiting, number>
+
 /** A group's insert did less than all its rows: each is written again on its own, to learn which and why. */
 class PartialInsert extends Error {}
 
@@ -60,14 +71,14 @@ const POSTGRES_GROUPS_IN_FLIGHT = 3
 const UNIQUE_VIOLATION = '23505'
 
 export class PayloadCreations {
-  private readonly groups: CommitGroups<Waiting, Waiting[]>
+  private readonly groups: CommitGroups<Waiting, Accepted>
 
   constructor(
     private readonly db: Db,
     private readonly dialect: Dialect,
     private readonly observe: CreationsObserver = () => {},
   ) {
-    this.groups = new CommitGroups<Waiting, Waiting[]>({
+    this.groups = new CommitGroups<Waiting, Accepted>({
       maxInFlight: dialect === 'sqlite' ? 1 : POSTGRES_GROUPS_IN_FLIGHT,
       maxGroup: MAX_GROUP,
       // One creation's refusal (a taken externalId) or bad row fails that creation only.
@@ -88,24 +99,24 @@ export class PayloadCreations {
     })
   }
 
-  /** Answers a written group's creations, with the month's count after the commit. */
-  private async answer(group: Waiting[], accepted: Waiting[]): Promise<void> {
+  /** Answers a written group's creations, with the month's count after the commit where it may have reached countFrom. */
+  private async answer(group: Waiting[], accepted: Accepted): Promise<void> {
     const counts = new Map<string, number | undefined>()
-    for (const one of accepted) {
+    for (const [one, monthGranted] of accepted) {
       const key = monthKey(one)
-      if (counts.has(key)) continue
+      if (counts.has(key) || monthGranted < one.creation.quota.countFrom) continue
       counts.set(key, await usageRepository.monthlyCount(this.db, one.payload.projectId, one.month).catch(() => undefined))
     }
-    const created = new Set(accepted)
-    for (const one of group) one.resolve(created.has(one) ? { created: true, monthCount: counts.get(monthKey(one)) } : { created: false })
+    for (const one of group) one.resolve(accepted.has(one) ? { created: true, monthCount: counts.get(monthKey(one)) } : { created: false })
   }
 
-  /** Writes the group in one transaction; returns the creations that fit in their month, in arrival order. */
-  private async insert(group: Waiting[]): Promise<Waiting[]> {
+  /** Writes the group in one transaction; returns the creations that fit in their month, with the month's grants. */
+  private async insert(group: Waiting[]): Promise<Accepted> {
     const shard = pickShard(this.dialect)
-    if (await this.insertInOneStatement(group, shard)) {
+    const monthGranted = await this.insertInOneStatement(group, shard)
+    if (monthGranted !== undefined) {
       this.observe('one statement', group.length)
-      return group
+      return new Map(group.map((one) => [one, monthGranted]))
     }
     const byMonth = new Map<string, Waiting[]>()
     for (const one of group) {
@@ -114,14 +125,14 @@ export class PayloadCreations {
     }
     const accepted = await this.db.transaction().execute(async (tx) => {
       for (const one of group) await one.creation.checkExternalId?.(tx)
-      const fitting = new Set<Waiting>()
+      const fitting: Accepted = new Map()
       // In one order of projects, so that groups written at once lock their counter rows in the same order.
       for (const key of [...byMonth.keys()].sort()) {
         const creations = byMonth.get(key) ?? []
         const first = creations[0]!
         const quota = { projectId: first.payload.projectId, month: first.month, limit: first.limit }
-        const fit = await usageRepository.reserveMonthlyPayloads(tx, this.dialect, quota, creations.length, shard)
-        for (const one of creations.slice(0, fit)) fitting.add(one)
+        const { fit, monthGranted } = await usageRepository.reserveMonthlyPayloads(tx, this.dialect, quota, creations.length, shard)
+        for (const one of creations.slice(0, fit)) fitting.set(one, monthGranted)
       }
       const accepted = group.filter((one) => fitting.has(one))
       const inserted = await payloadsRepository.insertMany(
@@ -147,7 +158,7 @@ export class PayloadCreations {
         const { projectId, day, count } = perDay.get(key)!
         await usageRepository.addDailyCount(tx, { projectId, day, status: 'pending', walletAdapter: '' }, count, shard)
       }
-      return accepted
+      return new Map(accepted.map((one) => [one, fitting.get(one)!]))
     })
     this.observe('transaction', group.length)
     return accepted
@@ -161,12 +172,13 @@ export class PayloadCreations {
    * is held (`where exists`); and not at all when the unique index
    * refuses an externalId taken since the statement's snapshot, by a creation racing on another connection (the
    * statement fails as a whole, which PostgreSQL logs as an error; a repeat of a committed externalId, an integrator's
-   * ordinary retry, and the same externalId twice in one group do not). Returns false, having written nothing, when the
+   * ordinary retry, and the same externalId twice in one group do not). Returns the month's grants at the commit, read
+   * from the shard's row as reserveMonthlyPayloads reads them; or undefined, having written nothing, when the
    * group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
    * says which payload a repeat repeats, or which request no longer holds its key.
    */
-  private async insertInOneStatement(group: Waiting[], shard: number): Promise<boolean> {
-    if (this.dialect === 'sqlite') return false
+  private async insertInOneStatement(group: Waiting[], shard: number): Promise<number | undefined> {
+    if (this.dialect === 'sqlite') return undefined
     const first = group[0]!
     const day = utcDay(first.payload.createdAtMs)
     const alone = group.every(
@@ -176,7 +188,7 @@ export class PayloadCreations {
         one.limit === first.limit &&
         utcDay(one.payload.createdAtMs) === day,
     )
-    if (!alone || holdsAnExternalIdTwice(group)) return false
+    if (!alone || holdsAnExternalIdTwice(group)) return undefined
     const params: GroupParams = {
       projectId: first.payload.projectId,
       month: first.month,
@@ -195,10 +207,10 @@ export class PayloadCreations {
         kept.length === 0
           ? await insertGroup.executeTakeFirst(this.db, params)
           : await insertGroupKeeping.executeTakeFirst(this.db, { ...params, keptCount: kept.length, ...asColumns(kept, 'kept_') })
-      return counted?.counted === 1
+      return counted?.counted === 1 ? Number(counted.month_granted) : undefined
     } catch (error) {
       // An externalId taken since the statement's snapshot: nothing was written.
-      if (errorCode(error) === UNIQUE_VIOLATION) return false
+      if (errorCode(error) === UNIQUE_VIOLATION) return undefined
       throw error
     }
   }
@@ -264,7 +276,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
           where idempotency_keys.claim_token = excluded.claim_token
       )`
     : sql.raw('')
-  return sql<{ counted: number }>`
+  return sql<{ counted: number; month_granted: number | null }>`
     with ${held} counted as (
       update usage_shards set used = used + ${p.count}::int
       where project_id = ${p.projectId} and month = ${p.month} and shard = ${p.shard}::int and used + ${p.count}::int <= granted
@@ -279,7 +291,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
           ) as taken
         )
         ${allHeld}
-      returning used
+      returning used, month_granted
     ), inserted as (
       insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)
     ), daily as (
@@ -287,7 +299,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
       select ${p.projectId}::text, ${p.day}::text, 'pending', '', ${p.count}::bigint, ${p.shard}::int where exists (select 1 from counted)
       on conflict (project_id, day, status, wallet_adapter, shard) do update set count = payload_daily_counts.count + excluded.count
     )${keep}
-    select count(*)::int as counted from counted`
+    select count(*)::int as counted, max(month_granted) as month_granted from counted`
 }
 
 function holdsAnExternalIdTwice(group: Waiting[]): boolean {

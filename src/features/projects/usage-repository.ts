@@ -8,6 +8,9 @@
 //   the limit, so neither do the payloads. A shard out of quota takes the next block, and once the month's quota is
 //   all granted it takes what other shards have left over, so that the last payloads of the month are refused only
 //   when every shard is full.
+//   Every shard row also holds the month's grants in all (`month_granted`), rewritten on every shard with each grant:
+//   as no count passes the grants, a creation that sees them below a threshold (the usage warning's) knows the month's
+//   count is below it too, without reading it (reserveMonthlyPayloads).
 // - The daily counts: each transaction adds to its shard's row; analytics sums the shards.
 import { sql } from 'kysely'
 import type { DbOrTx, Dialect, Tx } from '../../platform/db/database.js'
@@ -44,7 +47,7 @@ const useFromShard = new HotQuery((db, p: { projectId: string; month: string; sh
         p.limit,
       ),
     )
-    .returning('used'),
+    .returning(['used', 'month_granted']),
 )
 
 const addToDailyCount = new HotQuery(
@@ -85,17 +88,44 @@ const monthlyUsed = new HotQuery((db, p: { projectId: string; month: string }) =
     .where('month', '=', p.month),
 )
 
+/**
+ * A grant's new total, on every shard's row of the month (whose locks the grant holds): a creation counted after it on
+ * any shard reads it there (Reservation).
+ */
+async function setMonthGranted(tx: Tx, projectId: string, month: string, monthGranted: number): Promise<void> {
+  await tx
+    .updateTable('usage_shards')
+    .set({ month_granted: monthGranted })
+    .where('project_id', '=', projectId)
+    .where('month', '=', month)
+    .execute()
+}
+
 /** A shard's block: a share of what is left of the month, so that the shards do not take it all early. */
 function blockSize(left: number, needed: number): number {
   return Math.min(left, Math.max(needed, Math.min(MAX_BLOCK, Math.floor(left / (4 * COUNTER_SHARDS)))))
 }
 
+/**
+ * What reserveMonthlyPayloads counted: how many payloads fit (0 to the count asked), and the month's grants as they
+ * stand at the transaction's commit, which the month's count never passes (0 when none fit).
+ */
+export interface Reservation {
+  fit: number
+  monthGranted: number
+}
+
 export const usageRepository = {
   /**
-   * Counts up to `count` more payloads of the month in `shard`, within the limit; returns how many fit (0 to `count`).
+   * Counts up to `count` more payloads of the month in `shard`, within the limit.
    * Exact under concurrency on several instances: every count stays within its shard's grant, and the grants within
    * the limit. Runs in the transaction that creates the payloads, so that the count commits or rolls back with them.
    * A transaction reserving for several projects must do so in one order of projects (rows are locked as they go).
+   *
+   * `monthGranted` is read from the shard's row as the count updates it. It is the month's grants at the commit: a
+   * grant rewrites every shard's row, so a grant committed before this count locked its row is read from that row (on
+   * PostgreSQL the update reads the row's latest version), and a grant after it must wait for this commit (it locks
+   * every shard's row first).
    */
   async reserveMonthlyPayloads(
     tx: Tx,
@@ -103,10 +133,11 @@ export const usageRepository = {
     quota: { projectId: string; month: string; limit: number },
     count: number,
     shard: number,
-  ) {
-    if (count <= 0 || quota.limit <= 0) return 0
+  ): Promise<Reservation> {
+    if (count <= 0 || quota.limit <= 0) return { fit: 0, monthGranted: 0 }
     const { projectId, month, limit } = quota
-    if (await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count, limit })) return count
+    const counted = await useFromShard.executeTakeFirst(tx, { projectId, month, shard, count, limit })
+    if (counted) return { fit: count, monthGranted: Number(counted.month_granted) }
     // Out of quota in this shard: take a block from the month, under the month's row lock (every grant and every
     // move between shards of this month waits for it, so they run one at a time and see each other's counts).
     // SQLite has one writer and no row locks (nor FOR UPDATE).
@@ -121,7 +152,7 @@ export const usageRepository = {
     const granted = Number((await monthRow.executeTakeFirstOrThrow()).payload_count)
     await tx
       .insertInto('usage_shards')
-      .values({ project_id: projectId, month, shard, granted: 0, used: 0 })
+      .values({ project_id: projectId, month, shard, granted: 0, used: 0, month_granted: granted })
       .onConflict((oc) => oc.doNothing())
       .execute()
     let shards = tx
@@ -157,8 +188,9 @@ export const usageRepository = {
           .where('month', '=', month)
           .where('shard', '=', shard)
           .execute()
+        await setMonthGranted(tx, projectId, month, granted + extra)
       }
-      return taken
+      return { fit: taken, monthGranted: taken > 0 ? granted + extra : 0 }
     }
     const block = blockSize(Math.max(0, limit - granted), count - own)
     let available = own + block
@@ -192,7 +224,8 @@ export const usageRepository = {
       .where('month', '=', month)
       .where('shard', '=', shard)
       .execute()
-    return taken
+    if (block > 0) await setMonthGranted(tx, projectId, month, granted + block)
+    return { fit: taken, monthGranted: taken > 0 ? granted + block : 0 }
   },
 
   /** Payloads of the project created in `month` (YYYY-MM), counted over its shards. */

@@ -358,6 +358,17 @@ const migrations: Record<string, StorageMigration> = {
       await db.schema.alterTable('submission_claims').addColumn('submitted_at', 'bigint').execute()
     },
   },
+  '0012_usage_month_granted': {
+    async up(db: Kysely<unknown>) {
+      // The month's grants on each shard's row (usage-repository.ts), from the month's row they copy.
+      await db.schema
+        .alterTable('usage_shards')
+        .addColumn('month_granted', 'bigint', (c) => c.notNull().defaultTo(0))
+        .execute()
+      await sql`update usage_shards set month_granted = coalesce((select payload_count from project_usage
+        where project_usage.project_id = usage_shards.project_id and project_usage.month = usage_shards.month), 0)`.execute(db)
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {
@@ -371,8 +382,20 @@ class InCodeMigrationProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(storage: Pick<Storage, 'db' | 'dialect'>): Promise<string[]> {
+  return migrate(storage, (migrator) => migrator.migrateToLatest())
+}
+
+/** Migrates an empty or older database up to `name` and no further: for tests of what a migration does to data. */
+export async function migrateUpTo(storage: Pick<Storage, 'db' | 'dialect'>, name: string): Promise<string[]> {
+  return migrate(storage, (migrator) => migrator.migrateTo(name))
+}
+
+async function migrate(
+  storage: Pick<Storage, 'db' | 'dialect'>,
+  run: (migrator: Migrator) => ReturnType<Migrator['migrateToLatest']>,
+): Promise<string[]> {
   const migrator = new Migrator({ db: storage.db, provider: new InCodeMigrationProvider(storage.dialect) })
-  const { error, results } = await migrator.migrateToLatest()
+  const { error, results } = await run(migrator)
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
 }

@@ -152,7 +152,8 @@ export interface ProjectUsageTable {
 
 /**
  * A share of a project's monthly quota: `granted` taken from project_usage in blocks, `used` the payloads created
- * against it. The month's count of payloads is the sum of `used`.
+ * against it. The month's count of payloads is the sum of `used`. `month_granted` is project_usage.payload_count as of
+ * the month's last grant, which rewrites it on every shard's row (usage-repository.ts).
  */
 export interface UsageShardsTable {
   project_id: string
@@ -160,6 +161,7 @@ export interface UsageShardsTable {
   shard: number
   granted: number
   used: number
+  month_granted: number
 }
 
 export interface UsageWarningsTable {

@@ -3,8 +3,9 @@
 // equal to the payloads themselves after concurrent creations and transitions.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, it } from 'node:test'
+import { after, before, it, mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { sql } from 'kysely'
 import { ServiceEvents } from '../../../src/events.js'
 import { payloadsRepository } from '../../../src/features/payloads/repository.js'
 import type { CreatePayloadRequest } from '../../../src/features/payloads/schemas.js'
@@ -16,6 +17,7 @@ import { COUNTER_SHARDS, usageRepository } from '../../../src/features/projects/
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
 import { idempotencyKeysRepository } from '../../../src/platform/db/idempotency-keys-repository.js'
+import { migrateToLatest, migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { utcMonth } from '../../../src/platform/utc.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
@@ -345,7 +347,7 @@ forEachDatabase('usage counters', (dialect) => {
     const reserve = (count: number, shard: number) =>
       db()
         .transaction()
-        .execute((tx) => usageRepository.reserveMonthlyPayloads(tx, dialect, quota, count, shard))
+        .execute(async (tx) => (await usageRepository.reserveMonthlyPayloads(tx, dialect, quota, count, shard)).fit)
     // Shard 0 takes a block bigger than its one payload: a share of the month, so the next ones need no grant.
     assert.equal(await reserve(1, 0), 1)
     const grants = () =>
@@ -398,6 +400,115 @@ forEachDatabase('usage counters', (dialect) => {
     assert.equal(warned, 1)
     assert.equal(Number(warnings[0]!.payload_count), 8)
   })
+
+  it("reads the month's count after a group only once the month's grants reach the warning's threshold, and warns at it exactly", async () => {
+    const projectId = await newProject()
+    const instances = services(1000)
+    const counted = mock.method(usageRepository, 'monthlyCount')
+    try {
+      // A shard holds at most a block of 15 (1,000 / 64) it has not used: after 500 payloads the month's grants are
+      // at most 740, below the threshold of 800, so no count can have reached it and none is read.
+      for (let wave = 0; wave < 50; wave++) assert.deepEqual(await createAtOnce(instances, projectId, 10), { created: 10, refused: 0 })
+      assert.equal(counted.mock.callCount(), 0)
+      for (let wave = 50; wave < 85; wave++) assert.deepEqual(await createAtOnce(instances, projectId, 10), { created: 10, refused: 0 })
+      assert.ok(counted.mock.callCount() > 0)
+    } finally {
+      counted.mock.restore()
+    }
+    // The wave that reached 800 was answered after its last commit's count: that count is the warning's.
+    const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
+    assert.deepEqual(
+      warnings.map((warning) => Number(warning.payload_count)),
+      [800],
+    )
+    assert.equal(warned, 1)
+  })
+
+  it("gives every shard of a month counted before the month's grants were kept on the shards those grants", async () => {
+    const older = await createTestDatabase(dialect, { empty: true })
+    const storage = openStorage(older.url)
+    try {
+      await migrateUpTo(storage, '0011_submission_intents')
+      const projectId = await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' }).then((p) => p.project.id)
+      await storage.db
+        .insertInto('project_usage')
+        .values([
+          { project_id: projectId, month: '2026-04', payload_count: 900 },
+          { project_id: projectId, month: MONTH, payload_count: 650 },
+        ])
+        .execute()
+      const shard = (month: string, n: number, granted: number) => ({ project_id: projectId, month, shard: n, granted, used: granted - 1 })
+      // The columns of the time: no month_granted yet.
+      await sql`insert into usage_shards (project_id, month, shard, granted, used) values
+        ${sql.join([shard('2026-04', 0, 900), shard(MONTH, 0, 400), shard(MONTH, 7, 250)].map((row) => sql`(${sql.join(Object.values(row))})`))}`.execute(
+        storage.db,
+      )
+      assert.deepEqual(await migrateToLatest(storage), ['0012_usage_month_granted'])
+      const rows = await storage.db
+        .selectFrom('usage_shards')
+        .select(['month', 'shard', 'month_granted'])
+        .where('project_id', '=', projectId)
+        .orderBy('month')
+        .orderBy('shard')
+        .execute()
+      assert.deepEqual(
+        rows.map((row) => [row.month, row.shard, Number(row.month_granted)]),
+        [
+          ['2026-04', 0, 900],
+          [MONTH, 0, 650],
+          [MONTH, 7, 650],
+        ],
+      )
+    } finally {
+      await storage.close()
+      await older.drop()
+    }
+  })
+
+  if (dialect === 'postgres') {
+    it("warns when a grant commits while a group's one statement waits for its shard: the count that crosses 80% is read", async () => {
+      const projectId = await newProject()
+      const [instance] = services(1000)
+      // Every shard has one payload's quota left: 784 granted (below the threshold of 800), 768 created.
+      await db().insertInto('project_usage').values({ project_id: projectId, month: MONTH, payload_count: 784 }).execute()
+      await db()
+        .insertInto('usage_shards')
+        .values(
+          Array.from({ length: COUNTER_SHARDS }, (_, shard) => ({
+            project_id: projectId,
+            month: MONTH,
+            shard,
+            granted: 49,
+            used: 48,
+            month_granted: 784,
+          })),
+        )
+        .execute()
+      const quota = { projectId, month: MONTH, limit: 1000 }
+      // Another instance's group of 31 takes a block (the month's grants: 814) and holds every shard's row until its
+      // commit: 799 created. Meanwhile this instance's one creation, in one statement, waits for its shard's row. When
+      // the grant commits, the statement reads that row again, the grant's 814 with it, so the count after its commit
+      // (800) is read and warned of. Read from the month's row as the statement's snapshot had it (784), the creation
+      // would take the count for below 800 and not read it, and the other instance read 799 before this commit.
+      const answered = await db()
+        .transaction()
+        .execute(async (tx) => {
+          assert.deepEqual(await usageRepository.reserveMonthlyPayloads(tx, dialect, quota, 31, 0), { fit: 31, monthGranted: 814 })
+          const answer = instance!.create({ projectId, plan: 'pro' }, SIGN)
+          await sleep(300)
+          // Wrapped, so that the commit does not wait for the answer, which waits for the commit.
+          return { answer }
+        })
+      await answered.answer
+      assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 800)
+      const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
+      assert.deepEqual(
+        warnings.map((warning) => Number(warning.payload_count)),
+        [800],
+      )
+      assert.equal(warned, 1)
+    })
+  }
 
   it('keeps analytics equal to the payloads after concurrent creations and transitions on every instance', async () => {
     const projectId = await newProject()
