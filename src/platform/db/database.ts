@@ -23,9 +23,19 @@ export interface Storage {
 // int8 (bigint) columns hold epoch milliseconds and counters, well inside Number's exact range.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value))
 
-export function openStorage(databaseUrl: string): Storage {
+/**
+ * How long PostgreSQL lets one of the service's sessions sit idle inside a transaction before it ends the session, and
+ * with it the transaction and its locks. The service's transactions wait between their statements only for the
+ * process's own work, milliseconds; a transaction idle for longer belongs to an instance that froze or lost its network
+ * in the middle of it. Its row locks (a project's month, a counter shard, a payload, an Idempotency-Key's claim) would
+ * otherwise hold every other instance's requests for those rows, and then their connections, until the operating
+ * system gave up on the connection: two hours by default.
+ */
+export const POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_MS = 10_000
+
+export function openStorage(databaseUrl: string, options: { idleInTransactionTimeoutMs?: number } = {}): Storage {
   if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length))
-  return openPostgres(databaseUrl)
+  return openPostgres(databaseUrl, options.idleInTransactionTimeoutMs ?? POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_MS)
 }
 
 function openSqlite(path: string): Storage {
@@ -58,12 +68,17 @@ function createPrivately(path: string): void {
   }
 }
 
-function openPostgres(url: string): Storage {
+function openPostgres(url: string, idleInTransactionTimeoutMs: number): Storage {
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 })
   // A client losing its connection (a database restart) must not crash the process: idle clients report through
   // the pool, checked-out ones through their own 'error' event; the query in flight fails and answers 503.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    // Queued before the first query of whoever asked for the connection. A SET rather than a startup option, which a
+    // connection pooler in front (PgBouncer) may refuse. Should it fail, the connection is broken and so is that query.
+    client.query(`set idle_in_transaction_session_timeout = ${Math.round(idleInTransactionTimeoutMs)}`).catch(() => {})
+  })
   const db = new Kysely<Database>({ dialect: new PostgresStorageDialect(pool) })
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }
