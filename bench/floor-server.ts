@@ -7,6 +7,8 @@
 // No rate limits, schema validation, usage counting, metrics or expiry check: the service does all of that on top.
 // With FLOOR_DATABASE_URL set to a PostgreSQL database, the read and the insert are prepared statements on a pool of
 // 10 connections through the same driver as the service (pg), on a table shaped as the service's payloads table.
+// FLOOR_ADDED_WORK_US (0 by default) adds that many microseconds of busy work to each read, for the bench's
+// `floor-cost` part: what a microsecond of work on top of the floor costs on the machine of the run.
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,6 +23,7 @@ import { floorUuid, floorUuidSql } from './floor-payloads.js'
 const apiKey = process.env.FLOOR_API_KEY ?? ''
 /** The payloads read round-robin: `floorUuid(0)` to `floorUuid(FLOOR_PAYLOADS - 1)`. */
 const payloadCount = Number(process.env.FLOOR_PAYLOADS ?? '1')
+const addedWorkMs = Number(process.env.FLOOR_ADDED_WORK_US ?? '0') / 1000
 
 const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-floor-'))
 process.once('SIGTERM', () => {
@@ -110,6 +113,7 @@ app.post('/floor', async (request, reply) => {
   })
 })
 app.get('/floor/:uuid', async (request, reply) => {
+  if (addedWorkMs > 0) for (const until = performance.now() + addedWorkMs; performance.now() < until; );
   const projectId = projectOf(request.headers.authorization)
   if (!projectId) return reply.code(401).send({ error: 'Invalid API key' })
   const row = await select((request.params as { uuid: string }).uuid, projectId)

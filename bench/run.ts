@@ -8,6 +8,7 @@
 //                                      (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
+//   npm run bench -- --only=floor-cost  what each microsecond of work on top of the SQLite GET floor costs here
 //   npm run bench -- --webhook-rate=500  the PostgreSQL webhook part offered this many events a second (1,200 by default)
 //   npm run bench -- --no-redis        the PostgreSQL parts without Redis (by default they run with REDIS_URL, as deployed,
 //                                      when Redis answers at TEST_REDIS_URL)
@@ -34,7 +35,8 @@ const webhookRate = Number(
   process.argv.find((arg) => arg.startsWith('--webhook-rate='))?.slice('--webhook-rate='.length) ?? LIVE_EVENTS_PER_SECOND,
 )
 if (!(webhookRate > 0)) throw new Error('--webhook-rate takes a number of events a second, above 0')
-const wanted = (part: string) => (only ? only.includes(part) : part !== 'memory' || process.argv.includes('--memory'))
+const wanted = (part: string) =>
+  only ? only.includes(part) : part !== 'floor-cost' && (part !== 'memory' || process.argv.includes('--memory'))
 const postgres = wanted('postgres') && !postgresSkip
 const seconds = quick ? 3 : 10
 // The PostgreSQL deployment is instances on one database and one Redis (docs/deployment.md): its rate limits, poll gate
@@ -83,6 +85,51 @@ async function benchBareRoute(): Promise<Record<string, LoadResult>> {
   } finally {
     await stopProcess(bare.child)
   }
+}
+
+/**
+ * The SQLite GET floor with 0, 20, 40 and 80 µs of busy work added to each read: how much processor time and
+ * throughput a microsecond of work on top of the floor costs on this machine. Beyond the work itself, the answer's
+ * write costs more, and the load generator is woken more often, as each read takes longer (docs/performance.md).
+ */
+async function benchFloorCost(): Promise<string> {
+  const rows: LoadResult[] = []
+  for (const addedUs of [0, 20, 40, 80]) {
+    const floor = await startProcess(
+      ['--import', 'tsx', 'bench/floor-server.ts'],
+      { ...FLOOR_ENV, FLOOR_ADDED_WORK_US: String(addedUs) },
+      /listening on (\d+)/,
+    )
+    try {
+      const authorization = `Bearer ${FLOOR_ENV.FLOOR_API_KEY}`
+      let next = 0
+      const get = {
+        url: `http://127.0.0.1:${floor.match[1]}/floor`,
+        headers: { authorization },
+        nextPath: () => `/floor/${floorUuid(next++ % POLLED_PAYLOADS)}`,
+        connections,
+      }
+      await load('warm-up', { ...get, seconds: 2 })
+      rows.push(await load(`${FLOOR_GET_NAME}, ${addedUs} µs of work added`, { ...get, seconds, serverPids: pids(floor.child) }))
+    } finally {
+      await stopProcess(floor.child)
+    }
+  }
+  const base = rows[0]!
+  const lines = rows.slice(1).map((row, i) => {
+    const addedUs = [20, 40, 80][i]!
+    const cpu = row.serverCpuUs !== undefined && base.serverCpuUs !== undefined ? row.serverCpuUs - base.serverCpuUs : undefined
+    return `| ${addedUs} µs | ${row.requestsPerSecond} | ${share(row.requestsPerSecond, base.requestsPerSecond)} | ${cpu ?? ''} µs |`
+  })
+  return [
+    `### What work on top of the SQLite GET floor costs here (${seconds} s per run, ${connections} connections)`,
+    '',
+    table(rows),
+    '',
+    '| work added to each read | req/s | share of the floor | processor time added a read |',
+    '|---|---:|---:|---:|',
+    ...lines,
+  ].join('\n')
 }
 
 /**
@@ -397,6 +444,7 @@ if (wanted('webhooks')) {
   }
 }
 if (wanted('analytics')) print(await benchAnalytics(quick))
+if (wanted('floor-cost')) print(await benchFloorCost())
 if (wanted('memory')) {
   const { text, goal } = await benchMemory()
   print(text)
