@@ -12,7 +12,7 @@ import type { KeptResponse } from '../../platform/db/idempotency-keys-repository
 import { errorCode } from '../../platform/db/unavailable.js'
 import { recordKeptResponse } from '../../platform/http/idempotency.js'
 import { utcDay } from '../../platform/utc.js'
-import { pickShard, usageRepository } from '../projects/usage-repository.js'
+import { monthGrants, pickShard, usageRepository } from '../projects/usage-repository.js'
 import type { Payload } from './model.js'
 import { newPayloadRow, payloadsRepository } from './repository.js'
 
@@ -101,10 +101,14 @@ export class PayloadCreations {
 
   /** Answers a written group's creations, with the month's count after the commit where it may have reached countFrom. */
   private async answer(group: Waiting[], accepted: Accepted): Promise<void> {
+    // A group's creations of one month under two limits (a change of plan between them) were counted one limit after
+    // the other in its transaction: the later count's grants are the month's at the commit.
+    const granted = new Map<string, number>()
+    for (const [one, monthGranted] of accepted) granted.set(monthKey(one), Math.max(granted.get(monthKey(one)) ?? 0, monthGranted))
     const counts = new Map<string, number | undefined>()
-    for (const [one, monthGranted] of accepted) {
+    for (const one of accepted.keys()) {
       const key = monthKey(one)
-      if (counts.has(key) || monthGranted < one.creation.quota.countFrom) continue
+      if (counts.has(key) || granted.get(key)! < one.creation.quota.countFrom) continue
       counts.set(key, await usageRepository.monthlyCount(this.db, one.payload.projectId, one.month).catch(() => undefined))
     }
     for (const one of group) one.resolve(accepted.has(one) ? { created: true, monthCount: counts.get(monthKey(one)) } : { created: false })
@@ -291,7 +295,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
           ) as taken
         )
         ${allHeld}
-      returning used, month_granted
+      returning used, ${monthGrants(p.projectId, p.month)} as month_granted
     ), inserted as (
       insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)
     ), daily as (

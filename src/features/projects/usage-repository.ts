@@ -10,7 +10,7 @@
 //   when every shard is full.
 //   Every shard row also holds the month's grants in all (`month_granted`), rewritten on every shard with each grant:
 //   as no count passes the grants, a creation that sees them below a threshold (the usage warning's) knows the month's
-//   count is below it too, without reading it (reserveMonthlyPayloads).
+//   count is below it too, without reading it (Reservation, monthGrants).
 // - The daily counts: each transaction adds to its shard's row; analytics sums the shards.
 import { sql } from 'kysely'
 import type { DbOrTx, Dialect, Tx } from '../../platform/db/database.js'
@@ -47,8 +47,20 @@ const useFromShard = new HotQuery((db, p: { projectId: string; month: string; sh
         p.limit,
       ),
     )
-    .returning(['used', 'month_granted']),
+    .returning((eb) => ['used', monthGrants(p.projectId, p.month).as('month_granted')]),
 )
+
+/**
+ * The month's grants as a count that updates a shard's row sees them (Reservation): the row's `month_granted`, or the
+ * month's row as the statement's snapshot has it, whichever is more. The row's holds a grant committed while the count
+ * waited for the row; the month's row, every grant committed before the statement, those of an instance of a version
+ * before `month_granted` included (during a rolling deploy), which did not write it on the shards.
+ */
+export function monthGrants(projectId: string, month: string) {
+  const monthRow = sql`coalesce((select payload_count from project_usage where project_id = ${projectId} and month = ${month}), 0)`
+  // The greater of the two, written so on both databases (PostgreSQL's greatest() is not SQLite's).
+  return sql<number>`case when month_granted > ${monthRow} then month_granted else ${monthRow} end`
+}
 
 const addToDailyCount = new HotQuery(
   (db, p: { projectId: string; day: string; status: string; walletAdapter: string; delta: number; shard: number }) =>
@@ -122,10 +134,10 @@ export const usageRepository = {
    * the limit. Runs in the transaction that creates the payloads, so that the count commits or rolls back with them.
    * A transaction reserving for several projects must do so in one order of projects (rows are locked as they go).
    *
-   * `monthGranted` is read from the shard's row as the count updates it. It is the month's grants at the commit: a
-   * grant rewrites every shard's row, so a grant committed before this count locked its row is read from that row (on
-   * PostgreSQL the update reads the row's latest version), and a grant after it must wait for this commit (it locks
-   * every shard's row first).
+   * `monthGranted` is read as the count updates the shard's row (monthGrants). It is the month's grants at the commit:
+   * a grant committed before the statement is in the month's row; one committed while the count waited for the
+   * shard's row rewrote that row, which the update then reads again at its latest version (PostgreSQL); and a grant
+   * after it must wait for this commit (it locks every shard's row first).
    */
   async reserveMonthlyPayloads(
     tx: Tx,

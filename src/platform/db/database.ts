@@ -69,16 +69,21 @@ function createPrivately(path: string): void {
 }
 
 function openPostgres(url: string, idleInTransactionTimeoutMs: number): Storage {
-  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 })
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    // Before the connection is handed out; should it fail, the connection is closed and whoever asked for it gets the
+    // error, so that no session runs without the timeout. A SET rather than a startup option, which a connection
+    // pooler in front (PgBouncer) may refuse.
+    onConnect: async (client) => {
+      await client.query(`set idle_in_transaction_session_timeout = ${Math.round(idleInTransactionTimeoutMs)}`)
+    },
+  })
   // A client losing its connection (a database restart) must not crash the process: idle clients report through
   // the pool, checked-out ones through their own 'error' event; the query in flight fails and answers 503.
   pool.on('error', () => {})
-  pool.on('connect', (client) => {
-    client.on('error', () => {})
-    // Queued before the first query of whoever asked for the connection. A SET rather than a startup option, which a
-    // connection pooler in front (PgBouncer) may refuse. Should it fail, the connection is broken and so is that query.
-    client.query(`set idle_in_transaction_session_timeout = ${Math.round(idleInTransactionTimeoutMs)}`).catch(() => {})
-  })
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresStorageDialect(pool) })
   return { db, dialect: 'postgres', close: () => db.destroy() }
 }

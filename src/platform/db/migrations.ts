@@ -360,13 +360,12 @@ const migrations: Record<string, StorageMigration> = {
   },
   '0012_usage_month_granted': {
     async up(db: Kysely<unknown>) {
-      // The month's grants on each shard's row (usage-repository.ts), from the month's row they copy.
+      // The month's grants on each shard's row, as of the month's last grant (usage-repository.ts). Nothing to fill in:
+      // a count reads the month's row too and takes the greater, so a row's 0 stands for "no grant since".
       await db.schema
         .alterTable('usage_shards')
         .addColumn('month_granted', 'bigint', (c) => c.notNull().defaultTo(0))
         .execute()
-      await sql`update usage_shards set month_granted = coalesce((select payload_count from project_usage
-        where project_usage.project_id = usage_shards.project_id and project_usage.month = usage_shards.month), 0)`.execute(db)
     },
   },
 }

@@ -153,7 +153,8 @@ export interface ProjectUsageTable {
 /**
  * A share of a project's monthly quota: `granted` taken from project_usage in blocks, `used` the payloads created
  * against it. The month's count of payloads is the sum of `used`. `month_granted` is project_usage.payload_count as of
- * the month's last grant, which rewrites it on every shard's row (usage-repository.ts).
+ * the month's last grant, which rewrites it on every shard's row (usage-repository.ts); 0 on rows no grant has
+ * rewritten since the column was added.
  */
 export interface UsageShardsTable {
   project_id: string

@@ -12,6 +12,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
+  '25P03', // idle_in_transaction_session_timeout: the session was ended (database.ts)
   '08000',
   '08003',
   '08006',

@@ -424,41 +424,52 @@ forEachDatabase('usage counters', (dialect) => {
     assert.equal(warned, 1)
   })
 
-  it("gives every shard of a month counted before the month's grants were kept on the shards those grants", async () => {
+  it("warns at 80% on shards whose rows an earlier version wrote and granted, which do not hold the month's grants", async () => {
     const older = await createTestDatabase(dialect, { empty: true })
     const storage = openStorage(older.url)
     try {
       await migrateUpTo(storage, '0011_submission_intents')
-      const projectId = await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' }).then((p) => p.project.id)
-      await storage.db
-        .insertInto('project_usage')
-        .values([
-          { project_id: projectId, month: '2026-04', payload_count: 900 },
-          { project_id: projectId, month: MONTH, payload_count: 650 },
-        ])
-        .execute()
-      const shard = (month: string, n: number, granted: number) => ({ project_id: projectId, month, shard: n, granted, used: granted - 1 })
-      // The columns of the time: no month_granted yet.
-      await sql`insert into usage_shards (project_id, month, shard, granted, used) values
-        ${sql.join([shard('2026-04', 0, 900), shard(MONTH, 0, 400), shard(MONTH, 7, 250)].map((row) => sql`(${sql.join(Object.values(row))})`))}`.execute(
-        storage.db,
+      const { project } = await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' })
+      // The version before: the month all granted (1,000), 799 created, every shard with quota left; its rows have no
+      // month_granted, and so hold 0 once migrated.
+      await storage.db.insertInto('project_usage').values({ project_id: project.id, month: MONTH, payload_count: 1000 }).execute()
+      const shards =
+        dialect === 'sqlite'
+          ? [{ shard: 0, granted: 1000, used: 799 }]
+          : Array.from({ length: COUNTER_SHARDS }, (_, shard) => {
+              const granted = shard < 8 ? 62 : 63
+              return { shard, granted, used: granted - (shard === 0 ? 6 : 13) }
+            })
+      assert.equal(
+        shards.reduce((sum, row) => sum + row.used, 0),
+        799,
       )
+      await sql`insert into usage_shards (project_id, month, shard, granted, used) values ${sql.join(
+        shards.map(({ shard, granted, used }) => sql`(${project.id}, ${MONTH}, ${shard}, ${granted}, ${used})`),
+      )}`.execute(storage.db)
       assert.deepEqual(await migrateToLatest(storage), ['0012_usage_month_granted'])
-      const rows = await storage.db
-        .selectFrom('usage_shards')
-        .select(['month', 'shard', 'month_granted'])
-        .where('project_id', '=', projectId)
-        .orderBy('month')
-        .orderBy('shard')
-        .execute()
+      const events = new ServiceEvents()
+      let warnedHere = 0
+      events.onTransaction('usage.warning', async () => void warnedHere++)
+      const instance = new PayloadService({
+        db: storage.db,
+        dialect: storage.dialect,
+        clock,
+        events,
+        publicUrl: 'http://countersign.test',
+        network: 'testnet',
+        limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads: 1000 } },
+      })
+      // The 800th payload, counted on a shard with quota (in one statement on PostgreSQL): its row says 0 granted,
+      // the month's row 1,000; the count after the commit is read and warned of.
+      await instance.create({ projectId: project.id, plan: 'pro' }, SIGN)
+      assert.equal(await usageRepository.monthlyCount(storage.db, project.id, MONTH), 800)
+      const warnings = await storage.db.selectFrom('usage_warnings').selectAll().where('project_id', '=', project.id).execute()
       assert.deepEqual(
-        rows.map((row) => [row.month, row.shard, Number(row.month_granted)]),
-        [
-          ['2026-04', 0, 900],
-          [MONTH, 0, 650],
-          [MONTH, 7, 650],
-        ],
+        warnings.map((warning) => Number(warning.payload_count)),
+        [800],
       )
+      assert.equal(warnedHere, 1)
     } finally {
       await storage.close()
       await older.drop()
@@ -468,9 +479,9 @@ forEachDatabase('usage counters', (dialect) => {
   if (dialect === 'postgres') {
     it("warns when a grant commits while a group's one statement waits for its shard: the count that crosses 80% is read", async () => {
       const projectId = await newProject()
-      const [instance] = services(1000)
-      // Every shard has one payload's quota left: 784 granted (below the threshold of 800), 768 created.
-      await db().insertInto('project_usage').values({ project_id: projectId, month: MONTH, payload_count: 784 }).execute()
+      const [instance] = services(100_000)
+      // Every shard has one payload's quota left: 79,840 granted (below the threshold of 80,000), 79,824 created.
+      await db().insertInto('project_usage').values({ project_id: projectId, month: MONTH, payload_count: 79_840 }).execute()
       await db()
         .insertInto('usage_shards')
         .values(
@@ -478,33 +489,35 @@ forEachDatabase('usage counters', (dialect) => {
             project_id: projectId,
             month: MONTH,
             shard,
-            granted: 49,
-            used: 48,
-            month_granted: 784,
+            granted: 4990,
+            used: 4989,
+            month_granted: 79_840,
           })),
         )
         .execute()
-      const quota = { projectId, month: MONTH, limit: 1000 }
-      // Another instance's group of 31 takes a block (the month's grants: 814) and holds every shard's row until its
-      // commit: 799 created. Meanwhile this instance's one creation, in one statement, waits for its shard's row. When
-      // the grant commits, the statement reads that row again, the grant's 814 with it, so the count after its commit
-      // (800) is read and warned of. Read from the month's row as the statement's snapshot had it (784), the creation
-      // would take the count for below 800 and not read it, and the other instance read 799 before this commit.
+      const quota = { projectId, month: MONTH, limit: 100_000 }
+      // Another instance's group of 175 takes a block of 315 for shard 0 (the month's grants: 80,155; shard 0 keeps 141
+      // of it) and holds every shard's row until its commit: 79,999 created. Meanwhile this instance's one creation, in
+      // one statement, waits for its shard's row, whichever it drew. When the grant commits, the statement reads that
+      // row again, the grant's 80,155 with it, so the count after its commit (80,000) is read and warned of. Read from
+      // the month's row as the statement's snapshot had it (79,840), the creation would take the count for below the
+      // threshold and not read it, and the other instance read 79,999 before this commit.
       const answered = await db()
         .transaction()
         .execute(async (tx) => {
-          assert.deepEqual(await usageRepository.reserveMonthlyPayloads(tx, dialect, quota, 31, 0), { fit: 31, monthGranted: 814 })
+          assert.deepEqual(await usageRepository.reserveMonthlyPayloads(tx, dialect, quota, 175, 0), { fit: 175, monthGranted: 80_155 })
           const answer = instance!.create({ projectId, plan: 'pro' }, SIGN)
           await sleep(300)
           // Wrapped, so that the commit does not wait for the answer, which waits for the commit.
           return { answer }
         })
       await answered.answer
-      assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 800)
+      assert.deepEqual(written, { 'one statement': 1, transaction: 0 })
+      assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 80_000)
       const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
       assert.deepEqual(
         warnings.map((warning) => Number(warning.payload_count)),
-        [800],
+        [80_000],
       )
       assert.equal(warned, 1)
     })
