@@ -177,7 +177,7 @@ export class PayloadCreations {
    * refuses an externalId taken since the statement's snapshot, by a creation racing on another connection (the
    * statement fails as a whole, which PostgreSQL logs as an error; a repeat of a committed externalId, an integrator's
    * ordinary retry, and the same externalId twice in one group do not). Returns the month's grants at the commit, read
-   * from the shard's row as reserveMonthlyPayloads reads them; or undefined, having written nothing, when the
+   * as the count updates the shard's row (monthGrants, as reserveMonthlyPayloads); or undefined, having written nothing, when the
    * group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
    * says which payload a repeat repeats, or which request no longer holds its key.
    */

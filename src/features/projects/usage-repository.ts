@@ -200,7 +200,7 @@ export const usageRepository = {
           .where('month', '=', month)
           .where('shard', '=', shard)
           .execute()
-        await setMonthGranted(tx, projectId, month, granted + extra)
+        if (extra > 0) await setMonthGranted(tx, projectId, month, granted + extra)
       }
       return { fit: taken, monthGranted: taken > 0 ? granted + extra : 0 }
     }
