@@ -1,9 +1,10 @@
 // Group commit of payload creations. The creations that arrive while the previous group is being written (or in the
 // same turn of the event loop) are written together in one transaction: one quota reservation and one daily count
-// per project, the payload rows, the responses their Idempotency-Keys keep, one commit. Each caller is answered after that commit, so a 201 still means the
-// payload is durable. On PostgreSQL a commit waits for the log to reach the disk, and several rounds trips go with
-// it: writing ten creations in one transaction costs little more than writing one. SQLite has one connection, so one
-// group is written at a time; PostgreSQL writes a few groups at once on its pool, each on its own counter shard.
+// per project, the payload rows, the responses their Idempotency-Keys keep, one commit. Each caller is answered after
+// that commit, so a 201 still means the payload is durable. On PostgreSQL a commit waits for the log to reach the
+// disk, and several round trips go with it: writing ten creations in one transaction costs little more than writing
+// one. SQLite has one connection, so one group is written at a time; PostgreSQL writes a few groups at once on its
+// pool, each on its own counter shard.
 import { sql } from 'kysely'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
@@ -177,8 +178,8 @@ export class PayloadCreations {
    * refuses an externalId taken since the statement's snapshot, by a creation racing on another connection (the
    * statement fails as a whole, which PostgreSQL logs as an error; a repeat of a committed externalId, an integrator's
    * ordinary retry, and the same externalId twice in one group do not). Returns the month's grants at the commit, read
-   * as the count updates the shard's row (monthGrants, as reserveMonthlyPayloads); or undefined, having written nothing, when the
-   * group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
+   * as the count updates the shard's row (monthGrants, as reserveMonthlyPayloads); or undefined, having written
+   * nothing, when the group is not such a group, the shard is short of quota or an externalId is taken: then the transaction does it, and
    * says which payload a repeat repeats, or which request no longer holds its key.
    */
   private async insertInOneStatement(group: Waiting[], shard: number): Promise<number | undefined> {

@@ -36,10 +36,11 @@ forEachDatabase('usage counters', (dialect) => {
   let warned = 0
   /** Creations written in one statement and in a transaction since the last call to services(). */
   let written = { 'one statement': 0, transaction: 0 }
-  const services = (monthlyPayloads: number) => {
+  /** A payload service on each of `on` (every instance's storage unless given), counting into warned and written. */
+  const services = (monthlyPayloads: number, on: Storage[] = storages) => {
     warned = 0
     written = { 'one statement': 0, transaction: 0 }
-    return storages.map((storage) => {
+    return on.map((storage) => {
       const events = new ServiceEvents()
       events.onTransaction('usage.warning', async () => void warned++)
       return new PayloadService({
@@ -57,6 +58,11 @@ forEachDatabase('usage counters', (dialect) => {
     })
   }
   const db = () => storages[0]!.db
+  /** The count each of the project's usage warnings recorded. */
+  const warningCounts = async (projectId: string, on = db()) =>
+    (await on.selectFrom('usage_warnings').select('payload_count').where('project_id', '=', projectId).execute()).map((warning) =>
+      Number(warning.payload_count),
+    )
   const newProject = async () => (await new ProjectService(db(), clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
 
   /** Fires `count` creations at once, spread over the instances; returns how many were created and how many refused. */
@@ -395,10 +401,8 @@ forEachDatabase('usage counters', (dialect) => {
     const projectId = await newProject()
     const instances = services(10)
     assert.deepEqual(await createAtOnce(instances, projectId, 8), { created: 8, refused: 0 })
-    const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
-    assert.equal(warnings.length, 1)
+    assert.deepEqual(await warningCounts(projectId), [8])
     assert.equal(warned, 1)
-    assert.equal(Number(warnings[0]!.payload_count), 8)
   })
 
   it("reads the month's count after a group only once the month's grants reach the warning's threshold, and warns at it exactly", async () => {
@@ -416,11 +420,7 @@ forEachDatabase('usage counters', (dialect) => {
       counted.mock.restore()
     }
     // The wave that reached 800 was answered after its last commit's count: that count is the warning's.
-    const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
-    assert.deepEqual(
-      warnings.map((warning) => Number(warning.payload_count)),
-      [800],
-    )
+    assert.deepEqual(await warningCounts(projectId), [800])
     assert.equal(warned, 1)
   })
 
@@ -448,28 +448,13 @@ forEachDatabase('usage counters', (dialect) => {
         shards.map(({ shard, granted, used }) => sql`(${project.id}, ${MONTH}, ${shard}, ${granted}, ${used})`),
       )}`.execute(storage.db)
       assert.deepEqual(await migrateToLatest(storage), ['0012_usage_month_granted'])
-      const events = new ServiceEvents()
-      let warnedHere = 0
-      events.onTransaction('usage.warning', async () => void warnedHere++)
-      const instance = new PayloadService({
-        db: storage.db,
-        dialect: storage.dialect,
-        clock,
-        events,
-        publicUrl: 'http://countersign.test',
-        network: 'testnet',
-        limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads: 1000 } },
-      })
+      const [instance] = services(1000, [storage])
       // The 800th payload, counted on a shard with quota (in one statement on PostgreSQL): its row says 0 granted,
       // the month's row 1,000; the count after the commit is read and warned of.
-      await instance.create({ projectId: project.id, plan: 'pro' }, SIGN)
+      await instance!.create({ projectId: project.id, plan: 'pro' }, SIGN)
       assert.equal(await usageRepository.monthlyCount(storage.db, project.id, MONTH), 800)
-      const warnings = await storage.db.selectFrom('usage_warnings').selectAll().where('project_id', '=', project.id).execute()
-      assert.deepEqual(
-        warnings.map((warning) => Number(warning.payload_count)),
-        [800],
-      )
-      assert.equal(warnedHere, 1)
+      assert.deepEqual(await warningCounts(project.id, storage.db), [800])
+      assert.equal(warned, 1)
     } finally {
       await storage.close()
       await older.drop()
@@ -514,11 +499,7 @@ forEachDatabase('usage counters', (dialect) => {
       await answered.answer
       assert.deepEqual(written, { 'one statement': 1, transaction: 0 })
       assert.equal(await usageRepository.monthlyCount(db(), projectId, MONTH), 80_000)
-      const warnings = await db().selectFrom('usage_warnings').selectAll().where('project_id', '=', projectId).execute()
-      assert.deepEqual(
-        warnings.map((warning) => Number(warning.payload_count)),
-        [80_000],
-      )
+      assert.deepEqual(await warningCounts(projectId), [80_000])
       assert.equal(warned, 1)
     })
   }
