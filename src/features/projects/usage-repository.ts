@@ -47,7 +47,7 @@ const useFromShard = new HotQuery((db, p: { projectId: string; month: string; sh
         p.limit,
       ),
     )
-    .returning((eb) => ['used', monthGrants(p.projectId, p.month).as('month_granted')]),
+    .returning(['used', monthGrants(p.projectId, p.month).as('month_granted')]),
 )
 
 /**

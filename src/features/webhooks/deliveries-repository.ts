@@ -1,10 +1,10 @@
 // Webhook delivery rows: the transactional outbox of events, claimed by dispatchers under a lease.
-import { type Insertable, type Selectable, sql } from 'kysely'
+import { type Expression, type Insertable, type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import { BASE64URL_ALPHABET, newIdStem } from '../../platform/crypto/ids.js'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import { claimDueRows, claimHolds, type OutboxClaim, releaseClaimedRows } from '../../platform/db/outbox.js'
-import type { WebhookDeliveriesTable } from '../../platform/db/schema.js'
+import type { Database, WebhookDeliveriesTable } from '../../platform/db/schema.js'
 import type { PayloadEvent } from '../payloads/model.js'
 import { WEBHOOKS_PLAN } from '../projects/plans.js'
 import type { DeliveryEvent, DeliveryState, WebhookDelivery } from './model.js'
@@ -107,6 +107,32 @@ const insertForSubscribersAll = new HotQuery((_db, p: { [K in keyof OneEvent as 
     cross join lateral ${subscribersOf(e)}`
 })
 
+type Succeeded = { leaseExpiresAtMs: number; statusCode: number; completedAtMs: number }
+
+/** Successes under one lease and status code, recorded together: the ids' condition, and the rest of the statement. */
+const completeSucceededWhere = (db: Kysely<Database>, ids: Expression<SqlBool>, p: Succeeded) =>
+  db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      state: sql.lit('succeeded'),
+      attempts: eb('attempts', '+', 1),
+      lease_expires_at: null,
+      last_status_code: p.statusCode,
+      last_error: null,
+      completed_at: p.completedAtMs,
+    }))
+    .where(ids)
+    .where('state', '=', sql.lit('sending'))
+    .where('lease_expires_at', '=', p.leaseExpiresAtMs)
+
+/**
+ * On PostgreSQL the ids go in as one array, so that one text serves any number of them, prepared once a connection
+ * (hot-query.ts): with a list of its own for each count it was parsed and planned at every flush.
+ */
+const completeSucceededAll = new HotQuery((db, p: Succeeded & { ids: readonly string[] }) =>
+  completeSucceededWhere(db, sql<SqlBool>`id = any(${p.ids}::text[])`, p),
+)
+
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
   id: row.id,
   webhookId: row.webhook_id,
@@ -185,9 +211,11 @@ export const webhookDeliveriesRepository = {
     dialect: Dialect,
     claim: { nowMs: number; leaseExpiresAtMs: number; limit: number; excludeWebhookIds: readonly string[] },
   ): Promise<WebhookDelivery[]> {
-    const rows = await claimDueRows(db, dialect, 'webhook_deliveries', claim, (due) =>
-      claim.excludeWebhookIds.length > 0 ? due.where('webhook_id', 'not in', claim.excludeWebhookIds) : due,
-    )
+    const { excludeWebhookIds, ...lease } = claim
+    const rows = await claimDueRows(db, dialect, 'webhook_deliveries', {
+      ...lease,
+      except: { column: 'webhook_id', ids: excludeWebhookIds },
+    })
     return rows.map(toDelivery)
   },
 
@@ -215,6 +243,7 @@ export const webhookDeliveriesRepository = {
    */
   async completeSucceeded(
     db: DbOrTx,
+    dialect: Dialect,
     successes: ReadonlyArray<{ claim: OutboxClaim; statusCode: number }>,
     completedAtMs: number,
   ): Promise<void> {
@@ -225,21 +254,9 @@ export const webhookDeliveriesRepository = {
       group.ids.push(claim.id)
       groups.set(key, group)
     }
-    for (const { leaseExpiresAtMs, statusCode, ids } of groups.values()) {
-      await db
-        .updateTable('webhook_deliveries')
-        .set((eb) => ({
-          state: 'succeeded',
-          attempts: eb('attempts', '+', 1),
-          lease_expires_at: null,
-          last_status_code: statusCode,
-          last_error: null,
-          completed_at: completedAtMs,
-        }))
-        .where('id', 'in', ids)
-        .where('state', '=', 'sending')
-        .where('lease_expires_at', '=', leaseExpiresAtMs)
-        .execute()
+    for (const group of groups.values()) {
+      if (dialect === 'postgres') await completeSucceededAll.execute(db, { ...group, completedAtMs })
+      else await completeSucceededWhere(db, sql<SqlBool>`id in (${sql.join(group.ids)})`, { ...group, completedAtMs }).execute()
     }
   },
 

@@ -1,7 +1,8 @@
 // Webhook rows. Deleting is soft (deleted_at), so that a webhook's deliveries keep their history.
-import type { Selectable } from 'kysely'
+import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
-import type { WebhooksTable } from '../../platform/db/schema.js'
+import { HotQuery } from '../../platform/db/hot-query.js'
+import type { Database, WebhooksTable } from '../../platform/db/schema.js'
 import type { PayloadEvent } from '../payloads/model.js'
 import type { PlanName } from '../projects/plans.js'
 import type { Webhook } from './model.js'
@@ -33,6 +34,31 @@ export interface DeliveryTarget {
   disabled: boolean
   deleted: boolean
 }
+
+/** The webhooks' targets that `ids` selects, with their projects' name and plan (findTargets). */
+const targetsWhere = (db: Kysely<Database>, ids: Expression<SqlBool>) =>
+  db
+    .selectFrom('webhooks')
+    .innerJoin('projects', 'projects.id', 'webhooks.project_id')
+    .select([
+      'webhooks.id',
+      'webhooks.project_id',
+      'webhooks.url',
+      'webhooks.secret_ciphertext',
+      'webhooks.previous_secret_ciphertext',
+      'webhooks.previous_secret_expires_at',
+      'webhooks.failing_since',
+      'webhooks.disabled_at',
+      'webhooks.deleted_at',
+      'projects.name',
+      'projects.plan',
+    ])
+    .where(ids)
+
+/** On PostgreSQL the ids go in as one array, so that one text serves any number of them (hot-query.ts). */
+const findTargetsAll = new HotQuery((db, p: { ids: readonly string[] }) =>
+  targetsWhere(db, sql<SqlBool>`webhooks.id = any(${p.ids}::text[])`),
+)
 
 export const webhooksRepository = {
   async insert(db: DbOrTx, webhook: Webhook, secretCiphertext: string): Promise<void> {
@@ -201,26 +227,13 @@ export const webhooksRepository = {
     await db.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', ids).where('failing_since', 'is not', null).execute()
   },
 
-  async findTargets(db: DbOrTx, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+  /** The webhooks' targets, by id: on PostgreSQL one prepared statement for any number of ids (hot-query.ts). */
+  async findTargets(db: DbOrTx, dialect: Dialect, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
     if (ids.length === 0) return new Map()
-    const rows = await db
-      .selectFrom('webhooks')
-      .innerJoin('projects', 'projects.id', 'webhooks.project_id')
-      .select([
-        'webhooks.id',
-        'webhooks.project_id',
-        'webhooks.url',
-        'webhooks.secret_ciphertext',
-        'webhooks.previous_secret_ciphertext',
-        'webhooks.previous_secret_expires_at',
-        'webhooks.failing_since',
-        'webhooks.disabled_at',
-        'webhooks.deleted_at',
-        'projects.name',
-        'projects.plan',
-      ])
-      .where('webhooks.id', 'in', ids)
-      .execute()
+    const rows =
+      dialect === 'postgres'
+        ? await findTargetsAll.execute(db, { ids })
+        : await targetsWhere(db, sql`webhooks.id in (${sql.join(ids)})`).execute()
     return new Map(
       rows.map((row) => [
         row.id,

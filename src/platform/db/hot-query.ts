@@ -55,8 +55,8 @@ type HotQueryBuilder<Params, Row> = (db: Kysely<Database>, params: Params) => Co
  * A query built by `build` from named parameters. `build` must read each parameter by name and pass it straight
  * through as a value (a comparison operand, an inserted or updated value), never inspect or spread it: it is
  * called once, with markers in place of the values. Unlike Kysely, which leaves an undefined column out, a
- * parameter left undefined is bound as NULL; keep parameters required. The template is built on the first database
- * the query runs on, and plugins of a `withPlugin` copy would be built into it: do not run a hot query on such a copy.
+ * parameter left undefined is bound as NULL; keep parameters required. The template is built without the database's plugins;
+ * a plugin (`withPlugin`) sees each call's query, as a test that fails a statement needs, and may not rewrite it.
  */
 export class HotQuery<Params extends Record<string, unknown>, Row> {
   #template: HotTemplate | undefined
@@ -65,7 +65,11 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
 
   /** The rows the query returns (none for a statement without RETURNING). */
   async execute(db: Kysely<Database>, params: Params): Promise<Row[]> {
-    this.#template ??= buildTemplate(db, this.build)
+    this.#template ??= buildTemplate(db.withoutPlugins(), this.build)
+    const executor = db.getExecutor()
+    if (executor.plugins.length > 0 && executor.transformQuery(this.#template.node, this.#template.queryId) !== this.#template.node) {
+      throw new Error('A hot query runs as it was compiled: a plugin of its database may see it, not rewrite it')
+    }
     return (await db.executeQuery<Row>(new HotQueryCall(this.#template, params))).rows
   }
 

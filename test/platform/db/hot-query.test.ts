@@ -2,7 +2,7 @@
 // SQLite never run inside another caller's open transaction, and on PostgreSQL prepared once per connection.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
-import { sql } from 'kysely'
+import { CamelCasePlugin, type KyselyPlugin, sql } from 'kysely'
 import { openStorage, type Storage, type Tx } from '../../../src/platform/db/database.js'
 import { HotQuery } from '../../../src/platform/db/hot-query.js'
 import { migrateToLatest } from '../../../src/platform/db/migrations.js'
@@ -146,5 +146,29 @@ forEachDatabase('hot queries', (dialect) => {
         .limit(p.limit > 10 ? 10 : 5),
     )
     await assert.rejects(inspecting.execute(storage.db, { limit: 3 }), /parameters limit are not passed through/)
+  })
+  it("shows each call to the database's plugins, built without them, and refuses a plugin that would rewrite it", async () => {
+    const seen: string[] = []
+    const watching: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        seen.push(node.kind)
+        return node
+      },
+      transformResult: async ({ result }) => result,
+    }
+    // A fresh query, first run through the plugin: its template is still built without it.
+    const byId = new HotQuery((db, p: { id: string }) => db.selectFrom('projects').select('name').where('id', '=', p.id))
+    assert.deepEqual(await byId.execute(storage.db.withPlugin(watching), { id: 'proj_b' }), [{ name: 'beta' }])
+    assert.deepEqual(await byId.execute(storage.db.withPlugin(watching), { id: 'proj_b' }), [{ name: 'beta' }])
+    assert.deepEqual(seen, ['SelectQueryNode', 'SelectQueryNode'], 'seen once a call, not again when the template was built')
+
+    const failing: KyselyPlugin = {
+      transformQuery: () => {
+        throw new Error('timeout exceeded when trying to connect')
+      },
+      transformResult: async ({ result }) => result,
+    }
+    await assert.rejects(byId.execute(storage.db.withPlugin(failing), { id: 'proj_b' }), /timeout exceeded/)
+    await assert.rejects(byId.execute(storage.db.withPlugin(new CamelCasePlugin()), { id: 'proj_b' }), /may see it, not rewrite it/)
   })
 })

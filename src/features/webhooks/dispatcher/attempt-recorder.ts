@@ -140,7 +140,7 @@ export class AttemptRecorder {
     for (;;) {
       try {
         const items = batch.map(({ delivery, statusCode }) => ({ claim: claimOf(delivery), statusCode }))
-        await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, items, this.ctx.clock.now())
+        await webhookDeliveriesRepository.completeSucceeded(this.ctx.storage.db, this.ctx.storage.dialect, items, this.ctx.clock.now())
         const recovered = new Set(batch.filter((success) => success.endsFailures).map((success) => success.delivery.webhookId))
         await webhooksRepository.clearFailing(this.ctx.storage.db, [...recovered])
         for (const success of batch) success.recorded()

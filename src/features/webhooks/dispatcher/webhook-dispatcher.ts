@@ -139,8 +139,8 @@ export class WebhookDispatcher {
    * Checked at dispatch, not only when the event was queued: a project moved back to Free stops receiving at once.
    */
   private async admit(claimed: WebhookDelivery[], leaseExpiresAtMs: number, nowMs: number): Promise<ClaimedDelivery[]> {
-    const { db } = this.ctx.storage
-    const targets = await webhooksRepository.findTargets(db, [...new Set(claimed.map((delivery) => delivery.webhookId))])
+    const { db, dialect } = this.ctx.storage
+    const targets = await webhooksRepository.findTargets(db, dialect, [...new Set(claimed.map((delivery) => delivery.webhookId))])
     const cancelled: string[] = []
     const accepted: ClaimedDelivery[] = []
     for (const delivery of claimed) {

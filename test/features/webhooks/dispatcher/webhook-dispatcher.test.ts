@@ -326,6 +326,7 @@ forEachDatabase('webhook dispatcher: retries, failures, and what stops deliverie
     assert.equal(late, false)
     await webhookDeliveriesRepository.completeSucceeded(
       db,
+      dialect,
       [{ claim: { id: stale.id, attempts: 0, leaseExpiresAtMs: stale.leaseExpiresAtMs! }, statusCode: 299 }],
       nowMs,
     )
