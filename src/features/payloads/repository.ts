@@ -3,7 +3,7 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
-import type { PayloadsTable } from '../../platform/db/schema.js'
+import { COLUMNS, type PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type { DeliveredAmount, Payload, PayloadStatus, PayloadType, SubmissionOutcome } from './model.js'
 import type { PayloadPage } from './schemas.js'
@@ -85,7 +85,9 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
     .onConflict((oc) => oc.columns(['project_id', 'external_id']).doNothing())
     .returning('uuid'),
 )
-const selectPayload = new HotQuery((db, p: { uuid: string }) => db.selectFrom('payloads').selectAll().where('uuid', '=', p.uuid))
+const selectPayload = new HotQuery((db, p: { uuid: string }) =>
+  db.selectFrom('payloads').select(COLUMNS.payloads).where('uuid', '=', p.uuid),
+)
 
 export function newPayloadRow(payload: Payload): NewPayloadRow {
   return {

@@ -4,7 +4,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
-import type { PayloadsTable } from '../../platform/db/schema.js'
+import { COLUMNS, type PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type { FinalOutcome, Payload, ResolvedStatus, SignedResolution } from './model.js'
 import { rowToPayload } from './repository.js'
@@ -84,7 +84,7 @@ const resolvePending = new HotQuery((db, p: ResolutionParams) =>
     .where('status', '=', 'pending')
     .where('expires_at', '>', p.notExpiredAtMs)
     .where((eb) => eb.or([eb('multisign_json', 'is', null), eb(eb.val(p.multisignedToo), '=', 1)]))
-    .returningAll(),
+    .returning(COLUMNS.payloads),
 )
 
 /** Moves of different payloads as one array a column (PostgreSQL): `all_uuid` holds their uuids in order, and so on. */
@@ -117,7 +117,7 @@ const resolvePendingAll = new HotQuery(
     inner join locked on locked.uuid = m.uuid
     where payloads.uuid = m.uuid and payloads.status = 'pending' and payloads.expires_at > m.not_expired_at
       and (payloads.multisign_json is null or m.multisigned_too = 1)
-    returning payloads.*`,
+    returning ${sql.join(COLUMNS.payloads.map((column) => sql.ref(`payloads.${column}`)))}`,
 )
 
 export const payloadTransitionsRepository = {

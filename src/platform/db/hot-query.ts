@@ -10,7 +10,9 @@
 // a unique key and inserts: a prepared statement's generic plan comes from the statistics of its first runs, and a
 // query that could use another index may keep a bad plan (payloads/repository.ts, findForProject). The outbox's claim
 // (outbox.ts) is the one range read among them, with its states written as literals; its generic plan was checked on
-// 1,000,000 rows (docs/performance.md, "seventh session").
+// 1,000,000 rows (docs/performance.md, "seventh session"). A hot query names the columns it reads or returns
+// (schema.ts, COLUMNS), never `*`: a prepared statement whose result a migration changed fails on every later call, and
+// instances of the version before run theirs during a rolling deploy (docs/deployment.md).
 //
 // A statement whose text would change with its input, such as a group of rows written in one insert, takes its rows as
 // one array a column (`unnest`), so that one text serves every size: a creation group's statement (creations.ts)
@@ -157,12 +159,22 @@ function buildTemplate<Params extends Record<string, unknown>, Row>(
   })
   // Compiled here only to check the markers: the operation tree is what each driver compiles for its dialect.
   const built = build(db, markers)
-  const { query, parameters } = 'isRawBuilder' in built ? built.compile(db) : built.compile()
+  const { query, parameters, sql } = 'isRawBuilder' in built ? built.compile(db) : built.compile()
   const placed = new Set(parameters.map(markedName))
   const lost = [...read].filter((name) => !placed.has(name))
   if (lost.length > 0) throw new Error(`Hot query parameters ${lost.join(', ')} are not passed through as values`)
+  if (ALL_COLUMNS_OF_A_TABLE.test(sql)) {
+    throw new Error(`A hot query names the columns it reads or returns (schema.ts, COLUMNS), never *: ${sql.slice(0, 120)}`)
+  }
   return { node: query, queryId: createQueryId() }
 }
+
+/**
+ * `select *` or `returning *` (or `t.*`) over a table: its columns would change with a migration, and PostgreSQL
+ * refuses to run a prepared statement whose result type changed (schema.ts, COLUMNS). `select * from unnest(...)`
+ * reads the query's own arrays, whose columns no migration changes.
+ */
+const ALL_COLUMNS_OF_A_TABLE = /\b(?:select|returning)\s+(?:"?\w+"?\.)?\*(?!\s+from\s+unnest\s*\()/i
 
 function markedName(value: unknown): string | undefined {
   return typeof value === 'string' && value.startsWith(MARKER_PREFIX) ? value.slice(MARKER_PREFIX.length) : undefined

@@ -5,7 +5,7 @@ import { type Selectable, sql } from 'kysely'
 import { CommitGroups } from './commit-groups.js'
 import type { Db, DbOrTx, Dialect } from './database.js'
 import { asColumns, HotQuery } from './hot-query.js'
-import type { IdempotencyKeysTable } from './schema.js'
+import { COLUMNS, type IdempotencyKeysTable } from './schema.js'
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>
 
@@ -60,7 +60,7 @@ const takeOverClaim = new HotQuery((db, p: FreshClaim & { nowMs: number }) =>
     .returning('key'),
 )
 const selectHolder = new HotQuery((db, p: { projectId: string; key: string }) =>
-  db.selectFrom('idempotency_keys').selectAll().where('project_id', '=', p.projectId).where('key', '=', p.key),
+  db.selectFrom('idempotency_keys').select(COLUMNS.idempotency_keys).where('project_id', '=', p.projectId).where('key', '=', p.key),
 )
 const completeClaim = new HotQuery((db, p: KeptResponse) =>
   db

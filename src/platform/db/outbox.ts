@@ -3,7 +3,7 @@
 import { type ExpressionBuilder, type Kysely, type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from './database.js'
 import { HotQuery } from './hot-query.js'
-import type { Database } from './schema.js'
+import { COLUMNS, type Database } from './schema.js'
 
 type OutboxTable = 'webhook_deliveries' | 'emails' | 'transaction_follows'
 
@@ -101,7 +101,7 @@ function claimDueStatement(table: OutboxTable, exceptColumn: string | undefined)
           limit ${p.limit}
           for update skip locked
         )
-        returning *`,
+        returning ${sql.join(COLUMNS[table].map((column) => sql.ref(column)))}`,
     )
     claimDueStatements.set(id, statement)
   }

@@ -297,3 +297,103 @@ export interface Database {
   project_logos: ProjectLogosTable
   idempotency_keys: IdempotencyKeysTable
 }
+
+/**
+ * Every column of a table, named: what a hot query that reads or returns whole rows lists instead of `*`. A prepared
+ * statement's result type is fixed when PostgreSQL first plans it; once a migration adds a column (another instance's,
+ * in a rolling deploy, docs/deployment.md), a `*` that now means one column more fails on every later call with
+ * "cached plan must not change result type". The type refuses a list that leaves a column out.
+ */
+function everyColumn<Table>() {
+  return <const Columns extends readonly (keyof Table & string)[]>(
+    columns: Columns &
+      ([Exclude<keyof Table, Columns[number]>] extends [never] ? unknown : { missing: Exclude<keyof Table, Columns[number]> }),
+  ): Columns => columns
+}
+
+export const COLUMNS = {
+  payloads: everyColumn<PayloadsTable>()([
+    'uuid',
+    'project_id',
+    'type',
+    'status',
+    'transaction_json',
+    'message',
+    'challenge',
+    'return_url',
+    'custom_instructions',
+    'expires_at',
+    'created_at',
+    'resolved_at',
+    'signer_address',
+    'tx_hash',
+    'tx_blob',
+    'wallet_adapter',
+    'public_key',
+    'signature',
+    'submit_engine_result',
+    'validated_result',
+    'validated_ledger_index',
+    'signers_json',
+    'outcome',
+    'delivered_amount',
+    'multisign_json',
+    'external_id',
+    'metadata_json',
+  ]),
+  idempotency_keys: everyColumn<IdempotencyKeysTable>()([
+    'project_id',
+    'key',
+    'fingerprint',
+    'claim_token',
+    'lease_expires_at',
+    'status_code',
+    'response_sealed',
+    'created_at',
+    'expires_at',
+  ]),
+  webhook_deliveries: everyColumn<WebhookDeliveriesTable>()([
+    'id',
+    'webhook_id',
+    'project_id',
+    'payload_uuid',
+    'event',
+    'body',
+    'state',
+    'attempts',
+    'next_attempt_at',
+    'lease_expires_at',
+    'last_status_code',
+    'last_error',
+    'created_at',
+    'completed_at',
+  ]),
+  emails: everyColumn<EmailsTable>()([
+    'id',
+    'dedupe_key',
+    'kind',
+    'project_id',
+    'to_address',
+    'subject',
+    'body_text',
+    'state',
+    'attempts',
+    'next_attempt_at',
+    'lease_expires_at',
+    'last_error',
+    'created_at',
+    'sent_at',
+  ]),
+  transaction_follows: everyColumn<TransactionFollowsTable>()([
+    'id',
+    'tx_hash',
+    'last_ledger_sequence',
+    'follow_until',
+    'state',
+    'attempts',
+    'next_attempt_at',
+    'lease_expires_at',
+    'created_at',
+    'finished_at',
+  ]),
+}

@@ -147,6 +147,17 @@ forEachDatabase('hot queries', (dialect) => {
     )
     await assert.rejects(inspecting.execute(storage.db, { limit: 3 }), /parameters limit are not passed through/)
   })
+  it('refuses a query that reads or returns every column as *, whose result a migration would change', async () => {
+    const selectingAll = new HotQuery((db, p: { id: string }) => db.selectFrom('projects').selectAll().where('id', '=', p.id))
+    await assert.rejects(selectingAll.execute(storage.db, { id: 'proj_b' }), /never \*/)
+    const returningAll = new HotQuery(
+      (_db, p: { id: string }) => sql`update projects set name = name where id = ${p.id} returning projects.*`,
+    )
+    await assert.rejects(returningAll.execute(storage.db, { id: 'proj_b' }), /never \*/)
+    const fromItsArrays = new HotQuery((_db, p: { ids: string[] }) => sql`select * from unnest(${p.ids}::text[]) as ids(id)`)
+    if (dialect === 'postgres') assert.deepEqual(await fromItsArrays.execute(storage.db, { ids: ['a'] }), [{ id: 'a' }])
+  })
+
   it("shows each call to the database's plugins, built without them, and refuses a plugin that would rewrite it", async () => {
     const seen: string[] = []
     const watching: KyselyPlugin = {

@@ -1,0 +1,74 @@
+// A rolling deploy (docs/deployment.md): the new version's migration adds a nullable column while instances of the old
+// version go on serving on connections where their hot queries are already prepared. PostgreSQL refuses to run a
+// prepared statement whose result type changed ("cached plan must not change result type"), which a `*` over the
+// table would be: every hot query names its columns (schema.ts, COLUMNS), and these go on running.
+import assert from 'node:assert/strict'
+import { after, before, it } from 'node:test'
+import { sql } from 'kysely'
+import { webhookDeliveriesRepository } from '../../../src/features/webhooks/deliveries-repository.js'
+import { openStorage, type Storage } from '../../../src/platform/db/database.js'
+import { claimDueRows } from '../../../src/platform/db/outbox.js'
+import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
+import { payloadBodies } from '../../support/fixtures.js'
+import { readPayload } from '../../support/payloads.js'
+import { bearer, startTestService, type TestService } from '../../support/service.js'
+
+const TABLES_READ_WHOLE = ['payloads', 'idempotency_keys', 'webhook_deliveries', 'emails', 'transaction_follows']
+
+forEachDatabase('an additive migration under instances of the version before', (dialect) => {
+  let database: TestDatabase
+  let t: TestService
+  let newVersion: Storage
+
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    t = await startTestService(dialect, { databaseUrl: database.url })
+    newVersion = openStorage(database.url)
+  })
+  after(async () => {
+    await t.stop()
+    await newVersion.close()
+    await database.drop()
+  })
+
+  it('goes on reading and rejecting payloads, replaying Idempotency-Keys and claiming outbox rows', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const create = (key: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: { ...bearer(apiKey), 'idempotency-key': key },
+        payload: payloadBodies.sign,
+      })
+    const reject = (uuid: string) => t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: {} })
+    const { db } = t.service.ctx.storage
+    const claims = async () => {
+      const nowMs = t.clock.now()
+      await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs: nowMs + 60_000, limit: 10, excludeWebhookIds: [] })
+      for (const table of ['emails', 'transaction_follows'] as const) {
+        await claimDueRows(db, dialect, table, { nowMs, leaseExpiresAtMs: nowMs + 60_000, limit: 10 })
+      }
+    }
+    const serve = async (key: string) => {
+      const created = await create(key)
+      assert.equal(created.statusCode, 201, created.body)
+      const { uuid } = created.json()
+      assert.equal((await readPayload(t, apiKey, uuid)).status, 'pending')
+      assert.equal((await reject(uuid)).statusCode, 200)
+      assert.equal((await readPayload(t, apiKey, uuid)).status, 'rejected')
+      const replayed = await create(key)
+      assert.deepEqual([replayed.statusCode, replayed.headers['idempotent-replayed'], replayed.json().uuid], [201, 'true', uuid])
+      await claims()
+    }
+
+    // Every statement runs, and is prepared, before the migration.
+    await serve('order-1')
+
+    // The new version's instance migrates, on its own connection: a nullable column on each table read whole.
+    for (const table of TABLES_READ_WHOLE) {
+      await sql`alter table ${sql.table(table)} add column added_by_the_next_version text`.execute(newVersion.db)
+    }
+
+    await serve('order-2')
+  })
+})
