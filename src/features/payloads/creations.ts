@@ -256,7 +256,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
   // response, so it can only ever update.
   const held = kept
     ? sql`held as materialized (
-        select taken.* from unnest(${kept.kept_key}::text[], ${kept.kept_claimToken}::text[]) as wanted(key, claim_token)
+        select taken.key, taken.fingerprint, taken.claim_token, taken.created_at, taken.expires_at from unnest(${kept.kept_key}::text[], ${kept.kept_claimToken}::text[]) as wanted(key, claim_token)
         cross join lateral (
           select key, fingerprint, claim_token, created_at, expires_at from idempotency_keys
           where project_id = ${p.projectId} and key = wanted.key and claim_token = wanted.claim_token and response_sealed is null
@@ -298,7 +298,7 @@ function groupInsert(p: GroupParams, kept?: KeptArrays) {
         ${allHeld}
       returning used, ${monthGrants(p.projectId, p.month)} as month_granted
     ), inserted as (
-      insert into payloads (${columns}) select * from unnest(${arrays}) where exists (select 1 from counted)
+      insert into payloads (${columns}) select ${columns} from unnest(${arrays}) as new_rows(${columns}) where exists (select 1 from counted)
     ), daily as (
       insert into payload_daily_counts (project_id, day, status, wallet_adapter, count, shard)
       select ${p.projectId}::text, ${p.day}::text, 'pending', '', ${p.count}::bigint, ${p.shard}::int where exists (select 1 from counted)

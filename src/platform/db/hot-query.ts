@@ -163,18 +163,20 @@ function buildTemplate<Params extends Record<string, unknown>, Row>(
   const placed = new Set(parameters.map(markedName))
   const lost = [...read].filter((name) => !placed.has(name))
   if (lost.length > 0) throw new Error(`Hot query parameters ${lost.join(', ')} are not passed through as values`)
-  if (ALL_COLUMNS_OF_A_TABLE.test(sql)) {
+  if (COLUMNS_AS_A_STAR.test(sql.replace(COUNT_OF_ROWS, 'count(1)'))) {
     throw new Error(`A hot query names the columns it reads or returns (schema.ts, COLUMNS), never *: ${sql.slice(0, 120)}`)
   }
   return { node: query, queryId: createQueryId() }
 }
 
 /**
- * `select *` or `returning *` (or `t.*`) over a table: its columns would change with a migration, and PostgreSQL
- * refuses to run a prepared statement whose result type changed (schema.ts, COLUMNS). `select * from unnest(...)`
- * reads the query's own arrays, whose columns no migration changes.
+ * A `*` that stands for columns: after `select`, `distinct`, `returning`, a comma or a dot (`select *`, `select "uuid", *`,
+ * `returning t.*`, `(p).*`). Over a table, its columns would change with a migration, and PostgreSQL refuses to run a
+ * prepared statement whose result type changed (schema.ts, COLUMNS); a hot query names every column it reads, even
+ * from its own arrays, so that no exception needs judging. `count(*)` counts rows and is taken out first.
  */
-const ALL_COLUMNS_OF_A_TABLE = /\b(?:select|returning)\s+(?:"?\w+"?\.)?\*(?!\s+from\s+unnest\s*\()/i
+const COLUMNS_AS_A_STAR = /(?:\bselect|\bdistinct|\breturning|,|\.)\s*\*/i
+const COUNT_OF_ROWS = /\bcount\s*\(\s*\*\s*\)/gi
 
 function markedName(value: unknown): string | undefined {
   return typeof value === 'string' && value.startsWith(MARKER_PREFIX) ? value.slice(MARKER_PREFIX.length) : undefined

@@ -43,10 +43,10 @@ const insertClaims = new HotQuery(
   (_db, p: { [C in keyof FreshClaim as `claims_${C}`]: unknown[] }) =>
     sql<{ claim_token: string }>`
     insert into idempotency_keys (project_id, key, fingerprint, claim_token, lease_expires_at, created_at, expires_at)
-    select * from unnest(
+    select project_id, key, fingerprint, claim_token, lease_expires_at, created_at, expires_at from unnest(
       ${p.claims_projectId}::text[], ${p.claims_key}::text[], ${p.claims_fingerprint}::text[], ${p.claims_claim_token}::text[],
       ${p.claims_lease_expires_at}::bigint[], ${p.claims_created_at}::bigint[], ${p.claims_expires_at}::bigint[]
-    )
+    ) as claims(project_id, key, fingerprint, claim_token, lease_expires_at, created_at, expires_at)
     on conflict (project_id, key) do nothing
     returning claim_token`,
 )

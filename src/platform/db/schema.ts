@@ -302,7 +302,9 @@ export interface Database {
  * Every column of a table, named: what a hot query that reads or returns whole rows lists instead of `*`. A prepared
  * statement's result type is fixed when PostgreSQL first plans it; once a migration adds a column (another instance's,
  * in a rolling deploy, docs/deployment.md), a `*` that now means one column more fails on every later call with
- * "cached plan must not change result type". The type refuses a list that leaves a column out.
+ * "cached plan must not change result type". The type refuses a list that leaves a column out, and a test compares the
+ * lists with the migrated tables. A column to be dropped leaves its interface and list a release before the migration
+ * that drops it (docs/deployment.md).
  */
 function everyColumn<Table>() {
   return <const Columns extends readonly (keyof Table & string)[]>(

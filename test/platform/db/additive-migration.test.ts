@@ -8,12 +8,13 @@ import { sql } from 'kysely'
 import { webhookDeliveriesRepository } from '../../../src/features/webhooks/deliveries-repository.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
 import { claimDueRows } from '../../../src/platform/db/outbox.js'
+import { COLUMNS } from '../../../src/platform/db/schema.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { readPayload } from '../../support/payloads.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
 
-const TABLES_READ_WHOLE = ['payloads', 'idempotency_keys', 'webhook_deliveries', 'emails', 'transaction_follows']
+const TABLES_READ_WHOLE = Object.keys(COLUMNS) as (keyof typeof COLUMNS)[]
 
 forEachDatabase('an additive migration under instances of the version before', (dialect) => {
   let database: TestDatabase
@@ -29,6 +30,17 @@ forEachDatabase('an additive migration under instances of the version before', (
     await t.stop()
     await newVersion.close()
     await database.drop()
+  })
+
+  it('names every column of each table read whole, as the migrations made it', async () => {
+    for (const table of TABLES_READ_WHOLE) {
+      const { rows } = await sql<{ name: string }>`${
+        dialect === 'postgres'
+          ? sql`select column_name as name from information_schema.columns where table_schema = current_schema() and table_name = ${table}`
+          : sql`select name from pragma_table_info(${table})`
+      }`.execute(newVersion.db)
+      assert.deepEqual([...COLUMNS[table]].sort(), rows.map((row) => row.name).sort(), table)
+    }
   })
 
   it('goes on reading and rejecting payloads, replaying Idempotency-Keys and claiming outbox rows', async () => {
