@@ -76,9 +76,12 @@ forEachDatabase('an additive migration under instances of the version before', (
     // Every statement runs, and is prepared, before the migration.
     await serve('order-1')
 
-    // The new version's instance migrates, on its own connection: a nullable column on each table read whole.
+    // The new version's instance migrates, on its own connection, as deployment.md allows: on each table read whole a
+    // nullable column, a column with a default, and an index.
     for (const table of TABLES_READ_WHOLE) {
       await sql`alter table ${sql.table(table)} add column added_by_the_next_version text`.execute(newVersion.db)
+      await sql`alter table ${sql.table(table)} add column added_with_a_default integer not null default 0`.execute(newVersion.db)
+      await sql`create index ${sql.id(`${table}_next_version`)} on ${sql.table(table)} (added_by_the_next_version)`.execute(newVersion.db)
     }
 
     await serve('order-2')
