@@ -77,7 +77,7 @@ export async function claimDueRows<T extends OutboxTable>(
 }
 
 /** Rows a claim leaves out: those whose `column` (text) is one of `ids`. */
-export interface Except<T extends OutboxTable> {
+interface Except<T extends OutboxTable> {
   column: keyof Database[T] & string
   ids: readonly string[]
 }

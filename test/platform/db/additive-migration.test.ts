@@ -54,12 +54,36 @@ forEachDatabase('an additive migration under instances of the version before', (
       })
     const reject = (uuid: string) => t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: {} })
     const { db } = t.service.ctx.storage
-    const claims = async () => {
+    // One email due, claimed whole; the other outbox tables claimed empty, on their own prepared statements.
+    const claims = async (emailId: string) => {
       const nowMs = t.clock.now()
-      await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs: nowMs + 60_000, limit: 10, excludeWebhookIds: [] })
-      for (const table of ['emails', 'transaction_follows'] as const) {
-        await claimDueRows(db, dialect, table, { nowMs, leaseExpiresAtMs: nowMs + 60_000, limit: 10 })
-      }
+      await db
+        .insertInto('emails')
+        .values({
+          id: emailId,
+          dedupe_key: emailId,
+          kind: 'test',
+          project_id: null,
+          to_address: 'ops@example.com',
+          subject: 'Subject',
+          body_text: 'Body',
+          state: 'pending',
+          attempts: 0,
+          next_attempt_at: nowMs,
+          lease_expires_at: null,
+          last_error: null,
+          created_at: nowMs,
+          sent_at: null,
+        })
+        .execute()
+      const leaseExpiresAtMs = nowMs + 60_000
+      const emails = await claimDueRows(db, dialect, 'emails', { nowMs, leaseExpiresAtMs, limit: 10 })
+      assert.deepEqual(
+        emails.map((row) => [row.id, row.state, row.lease_expires_at, row.subject, row.created_at]),
+        [[emailId, 'sending', leaseExpiresAtMs, 'Subject', nowMs]],
+      )
+      await claimDueRows(db, dialect, 'transaction_follows', { nowMs, leaseExpiresAtMs, limit: 10 })
+      await webhookDeliveriesRepository.claimDue(db, dialect, { nowMs, leaseExpiresAtMs, limit: 10, excludeWebhookIds: [] })
     }
     const serve = async (key: string) => {
       const created = await create(key)
@@ -70,7 +94,7 @@ forEachDatabase('an additive migration under instances of the version before', (
       assert.equal((await readPayload(t, apiKey, uuid)).status, 'rejected')
       const replayed = await create(key)
       assert.deepEqual([replayed.statusCode, replayed.headers['idempotent-replayed'], replayed.json().uuid], [201, 'true', uuid])
-      await claims()
+      await claims(`em_${key}`)
     }
 
     // Every statement runs, and is prepared, before the migration.
