@@ -1,12 +1,44 @@
 // Redis connections that open on first use: a process that never needs Redis (a CLI command) never connects, and
 // so never waits on a connection at exit.
+import type { Socket } from 'node:net'
 import type { Redis, RedisOptions } from 'ioredis'
 import { loadOnDemand } from './load-on-demand.js'
 
-/** A client that connects on its first command, or on connectedWithin(). */
+/** A client that connects on its first command, or on connectedWithin(); its connection writes once a turn. */
 export function lazyRedis(redisUrl: string, options: RedisOptions = {}): Redis {
   const ioredis = loadOnDemand<typeof import('ioredis')>('ioredis')
-  return new ioredis.Redis(redisUrl, { ...options, lazyConnect: true })
+  const client = new ioredis.Redis(redisUrl, { ...options, lazyConnect: true })
+  // Each connection (a reconnection makes a new one) is set up before ioredis writes its first command to it.
+  client.on('connect', () => writeOncePerTurn(client.stream as Socket))
+  return client
+}
+
+/**
+ * Holds what is written to the socket in one turn of the event loop and writes it at the turn's end, in one system
+ * call. The requests read in one turn each send their rate limit's command as they are handled, each in a callback of
+ * its own, and ioredis writes each command at once: ten requests were ten writes, and Redis read them one by one.
+ * Held to the end of the turn, they are one write, and one read for Redis; each command is still its own (ioredis
+ * matches each reply to it, and its timeout runs from when it was sent). Measured with Redis on the same two cores:
+ * 16 against 10 µs of the client's processor time a command, and 14 against 9 µs of Redis's (docs/performance.md,
+ * "eighth session"). ioredis's own enableAutoPipelining cost more than it saved, and made a command wait for the one
+ * before to be answered (the same page).
+ */
+function writeOncePerTurn(socket: Socket): void {
+  let held = false
+  const release = () => {
+    held = false
+    socket.uncork()
+  }
+  const write = socket.write
+  socket.write = function (this: Socket, ...args: Parameters<Socket['write']>): boolean {
+    if (!held) {
+      held = true
+      socket.cork()
+      // After the I/O callbacks of this turn: a write made while the turn reads its sockets waits for none of them.
+      setImmediate(release)
+    }
+    return write.apply(this, args)
+  } as Socket['write']
 }
 
 /**

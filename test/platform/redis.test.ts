@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import type { Socket } from 'node:net'
+import { it } from 'node:test'
+import type { Redis } from 'ioredis'
+import { closeRedis, connectedWithin, lazyRedis } from '../../src/platform/redis.js'
+import { describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js'
+
+/** How many writes the client's current connection hands to the operating system from now on. */
+function countWrites(client: Redis): () => number {
+  const socket = client.stream as Socket & { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void }
+  let writes = 0
+  for (const method of ['_write', '_writev'] as const) {
+    const original = socket[method]
+    socket[method] = function (this: Socket, ...args: unknown[]) {
+      writes++
+      return original.apply(this, args)
+    }
+  }
+  return () => writes
+}
+
+/** Twenty INCRBYs of one key, each sent from a callback of its own in one turn, as the requests read in a turn send theirs. */
+function incrementsFromOneTurn(client: Redis, key: string): Promise<number[]> {
+  return Promise.all(
+    Array.from(
+      { length: 20 },
+      (_, i) => new Promise<number>((resolve, reject) => setImmediate(() => client.incrby(key, i + 1).then(resolve, reject))),
+    ),
+  )
+}
+
+/** What the INCRBYs answer in order: the running sums 1, 3, 6, ... */
+const RUNNING_SUMS = Array.from({ length: 20 }, (_, i) => ((i + 1) * (i + 2)) / 2)
+
+describeWithRedis('Redis connections', () => {
+  it('send the commands of one turn of the event loop in one write, each answered as its own, on every connection', async () => {
+    const client = lazyRedis(TEST_REDIS_URL)
+    const key = `${uniqueRedisPrefix()}:count`
+    try {
+      await connectedWithin(client, 2000)
+      const writes = countWrites(client)
+      assert.deepEqual(await incrementsFromOneTurn(client, key), RUNNING_SUMS)
+      assert.equal(writes(), 1, 'twenty commands, one write')
+
+      // A reconnection is a new socket: it holds its writes to the turn's end too.
+      const first = client.stream
+      const ready = new Promise((resolve) => client.once('ready', resolve))
+      client.disconnect(true)
+      await ready
+      assert.notEqual(client.stream, first)
+      const writesAfter = countWrites(client)
+      await client.del(key)
+      assert.deepEqual(await incrementsFromOneTurn(client, key), RUNNING_SUMS)
+      assert.equal(writesAfter(), 2, 'the DEL, then the twenty in one write')
+    } finally {
+      await client.del(key).catch(() => {})
+      await closeRedis(client)
+    }
+  })
+})
