@@ -30,12 +30,29 @@ describePostgres('PostgreSQL going away', () => {
   it('answers 503, not 500, while the database is away, and recovers by itself', async () => {
     const create = () =>
       service.app.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: payloadBodies.connect })
-    assert.equal((await create()).statusCode, 201)
+    const created = [await create(), await create()]
+    assert.deepEqual(
+      created.map((answer) => answer.statusCode),
+      [201, 201],
+    )
     proxy.cut()
     const during = await create()
     assert.equal(during.statusCode, 503, during.body)
     assert.deepEqual(during.json(), { error: 'Service temporarily unavailable; retry shortly' })
     assert.equal(during.headers['retry-after'], '5')
+    // Two reads of one turn, read as one group (payloads/reads.ts): each answered 503.
+    const reads = await Promise.all(
+      created.map((answer) =>
+        service.app.inject({ method: 'GET', url: `/api/v1/payloads/${answer.json().uuid}`, headers: bearer(apiKey) }),
+      ),
+    )
+    assert.deepEqual(
+      reads.map((answer) => [answer.statusCode, answer.json().error]),
+      [
+        [503, 'Service temporarily unavailable; retry shortly'],
+        [503, 'Service temporarily unavailable; retry shortly'],
+      ],
+    )
     const ready = await service.app.inject({ method: 'GET', url: '/readyz' })
     assert.equal(ready.statusCode, 503)
     proxy.restore()

@@ -1,6 +1,6 @@
 // Payload rows: how a payload maps to its row, writing new ones, and reading them. Moves of a payload once written are
 // in transitions-repository.ts.
-import type { Insertable, Selectable } from 'kysely'
+import { type Insertable, type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { HotQuery } from '../../platform/db/hot-query.js'
 import { COLUMNS, type PayloadsTable } from '../../platform/db/schema.js'
@@ -88,6 +88,10 @@ const insertPayload = new HotQuery((db, p: NewPayloadRow) =>
 const selectPayload = new HotQuery((db, p: { uuid: string }) =>
   db.selectFrom('payloads').select(COLUMNS.payloads).where('uuid', '=', p.uuid),
 )
+/** PostgreSQL only: the uuids as one array, so that one statement serves every number of them (hot-query.ts). */
+const selectPayloads = new HotQuery((db, p: { uuids: string[] }) =>
+  db.selectFrom('payloads').select(COLUMNS.payloads).where('uuid', '=', sql<string>`any(${p.uuids}::text[])`),
+)
 
 export function newPayloadRow(payload: Payload): NewPayloadRow {
   return {
@@ -163,15 +167,9 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  /**
-   * The payload if it belongs to the project: read by its uuid alone, the project compared here. As a prepared
-   * statement on PostgreSQL, `uuid = $1 and project_id = $2` got a plan that read the project's index (every payload
-   * of the project) on a table not yet analyzed, and kept it until autovacuum's first ANALYZE: 0.5 to 3.8 ms a read on
-   * a fresh database as the table grew, against 0.1 ms by the primary key (docs/performance.md, "Hot queries").
-   */
-  async findForProject(db: DbOrTx, projectId: string, uuid: string): Promise<Payload | undefined> {
-    const payload = await payloadsRepository.findByUuid(db, uuid)
-    return payload?.projectId === projectId ? payload : undefined
+  /** PostgreSQL only: the payloads of these uuids that exist, in one statement, in no particular order. */
+  async findManyByUuid(db: DbOrTx, uuids: string[]): Promise<Payload[]> {
+    return (await selectPayloads.execute(db, { uuids })).map(rowToPayload)
   },
 
   async listForProject(db: DbOrTx, projectId: string, page: PayloadPage): Promise<Payload[]> {

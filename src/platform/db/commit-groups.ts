@@ -3,6 +3,7 @@
 // its round trips are shared by a group; with nothing waiting, a group is one item, written at once. A group that fails
 // is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is first
 // written again as it was (up to three attempts in all); when the database is away, every item of the group fails.
+// Reads by key are grouped the same way (payloads/reads.ts): a group is then one statement, in no transaction.
 import { errorCode, isUnavailableError } from './unavailable.js'
 
 export interface CommitGroupsOptions<T, Written> {
@@ -10,7 +11,7 @@ export interface CommitGroupsOptions<T, Written> {
   maxInFlight: number
   /** A longer wait is split into groups of this size. */
   maxGroup: number
-  /** Writes a group, in one transaction: all of it or, by throwing, nothing. */
+  /** Writes a group, in one transaction: all of it or, by throwing, nothing (or reads it, in one statement). */
   write(group: T[]): Promise<Written>
   /** Answers the items of a group once it is written (after its commit); must not throw. */
   settle(group: T[], written: Written): Promise<void> | void

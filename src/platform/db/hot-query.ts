@@ -8,7 +8,7 @@
 // 48. PostgreSQL, where a hot query is also a named prepared statement: a payload read 165 against 248, a transition's
 // move 246 against 384, the quota count 179 against 384. Every hot query pays on both databases; measure a new one before it joins them, and keep to lookups by
 // a unique key and inserts: a prepared statement's generic plan comes from the statistics of its first runs, and a
-// query that could use another index may keep a bad plan (payloads/repository.ts, findForProject). The outbox's claim
+// query that could use another index may keep a bad plan (payloads/service.ts, getForProject). The outbox's claim
 // (outbox.ts) is the one range read among them, with its states written as literals; its generic plan was checked on
 // 1,000,000 rows (docs/performance.md, "seventh session"). A hot query names the columns it reads or returns
 // (schema.ts, COLUMNS), never `*`: a prepared statement whose result a migration changed fails on every later call, and

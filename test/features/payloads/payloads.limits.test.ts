@@ -100,15 +100,9 @@ describe('a GET of a payload, as the instances count it in Redis', { skip: redis
    * runs, a script's own calls too, with the source "lua").
    */
   async function commandsFor(projectId: string, act: () => Promise<unknown>): Promise<string[][]> {
-    const seen: string[][] = []
-    const listener = (_time: string, args: string[], source: string) => {
-      if (source !== 'lua' && args.some((arg) => arg.includes(projectId))) seen.push(args)
-    }
-    monitor.on('monitor', listener)
-    try {
-      await act()
-      // A marker through Redis after the act: once MONITOR has shown it, every command before it has been shown.
-      const marker = `marker:${projectId}:${Date.now()}`
+    // Markers through Redis before and after the act: once MONITOR has shown one, it has shown every command Redis ran
+    // before it (MONITOR's feed reaches this process on a connection of its own, after the commands' answers may have).
+    const throughMonitor = async (marker: string) => {
       const shown = new Promise<void>((resolve) => {
         const onMarker = (_time: string, args: string[]) => {
           if (args.includes(marker)) {
@@ -120,6 +114,18 @@ describe('a GET of a payload, as the instances count it in Redis', { skip: redis
       })
       await client.exists(marker)
       await Promise.race([shown, sleep(2000)])
+    }
+    const seen: string[][] = []
+    let started = false
+    const listener = (_time: string, args: string[], source: string) => {
+      if (args.includes(`marker:${projectId}:before`)) started = true
+      else if (started && source !== 'lua' && args.some((arg) => arg.includes(projectId))) seen.push(args)
+    }
+    monitor.on('monitor', listener)
+    try {
+      await throughMonitor(`marker:${projectId}:before`)
+      await act()
+      await throughMonitor(`marker:${projectId}:after`)
     } finally {
       monitor.off('monitor', listener)
     }
