@@ -19,12 +19,24 @@ function countWrites(client: Redis): () => number {
   return () => writes
 }
 
-/** Twenty INCRBYs of one key, each sent from a callback of its own in one turn, as the requests read in a turn send theirs. */
+/** Adds `by` to the key in one of the three ways ioredis writes a command: a command, a script, a pipeline. */
+async function increment(client: Redis, key: string, by: number, way: number): Promise<number> {
+  if (way === 0) return client.incrby(key, by)
+  if (way === 1) return (await client.eval("return redis.call('incrby', KEYS[1], ARGV[1])", 1, key, by)) as number
+  const [[error, value]] = (await client.pipeline().incrby(key, by).exec()) as [[Error | null, number]]
+  if (error) throw error
+  return value
+}
+
+/**
+ * Twenty increments of one key (commands, scripts and pipelines in turn), each sent from a callback of its own in one
+ * turn, as the requests read in a turn send theirs.
+ */
 function incrementsFromOneTurn(client: Redis, key: string): Promise<number[]> {
   return Promise.all(
     Array.from(
       { length: 20 },
-      (_, i) => new Promise<number>((resolve, reject) => setImmediate(() => client.incrby(key, i + 1).then(resolve, reject))),
+      (_, i) => new Promise<number>((resolve, reject) => setImmediate(() => increment(client, key, i + 1, i % 3).then(resolve, reject))),
     ),
   )
 }

@@ -3,10 +3,13 @@
 // one turn each read their payload as they are handled; one at a time, each was a statement of its own: a round trip,
 // a connection of the pool, and PostgreSQL's work to run a statement, for one row. A group shares them. Its statement
 // starts after each of its requests arrived, so it sees every change committed before them, as a read of its own
-// would. SQLite reads on the service's one connection, with no round trip to share: there each read is its own.
+// would. A group of one uuid is read as a read of its own (its statement keeps its generic plan, where a group's is
+// planned for each small array). A group fails as a whole (a read cannot fail for one uuid alone), and a read that
+// waits for its group longer than a request would wait for a pooled connection fails as unavailable (503). SQLite
+// reads on the service's one connection, with no round trip to share: there each read is its own.
 // Measured: docs/performance.md, "eighth session".
 import { CommitGroups } from '../../platform/db/commit-groups.js'
-import type { Db, Dialect } from '../../platform/db/database.js'
+import { type Db, type Dialect, POOL_CONNECTION_TIMEOUT_MS } from '../../platform/db/database.js'
 import type { Payload } from './model.js'
 import { payloadsRepository } from './repository.js'
 
@@ -45,6 +48,8 @@ export class PayloadReads {
               }
             },
             fail: (waiting, error) => waiting.reject(error),
+            splitFailedGroups: false,
+            maxWaitMs: POOL_CONNECTION_TIMEOUT_MS,
           })
         : undefined
   }
@@ -58,7 +63,10 @@ export class PayloadReads {
 
   private async readGroup(group: WaitingRead[]): Promise<Map<string, Payload>> {
     const uuids = [...new Set(group.map((waiting) => waiting.uuid))]
-    const payloads = await payloadsRepository.findManyByUuid(this.db, uuids)
+    const payloads =
+      uuids.length === 1
+        ? [await payloadsRepository.findByUuid(this.db, uuids[0]!)].filter((payload) => payload !== undefined)
+        : await payloadsRepository.findManyByUuid(this.db, uuids)
     return new Map(payloads.map((payload) => [payload.uuid, payload]))
   }
 }

@@ -3,7 +3,10 @@
 // its round trips are shared by a group; with nothing waiting, a group is one item, written at once. A group that fails
 // is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is first
 // written again as it was (up to three attempts in all); when the database is away, every item of the group fails.
-// Reads by key are grouped the same way (payloads/reads.ts): a group is then one statement, in no transaction.
+// Reads by key are grouped the same way (payloads/reads.ts): a group is then one statement, in no transaction, and a
+// group that fails fails as a whole (splitFailedGroups: no item of a read can fail on its own). An item that waits
+// longer than maxWaitMs for its group to start (the groups before it hang on a database that stopped answering) fails
+// as unavailable (503), never written, as a request waiting that long for a pooled connection does.
 import { errorCode, isUnavailableError } from './unavailable.js'
 
 export interface CommitGroupsOptions<T, Written> {
@@ -17,6 +20,10 @@ export interface CommitGroupsOptions<T, Written> {
   settle(group: T[], written: Written): Promise<void> | void
   /** Answers an item that could not be written. */
   fail(item: T, error: unknown): void
+  /** Whether a failed group is written again one item at a time, so that one item's refusal fails that item only (true). */
+  splitFailedGroups?: boolean
+  /** How long an item may wait for its group to start before it fails as unavailable; no limit when not given. */
+  maxWaitMs?: number
 }
 
 /** A group that PostgreSQL chose as a deadlock's victim is written again, a few times. */
@@ -24,14 +31,36 @@ const DEADLOCK_RETRIES = 3
 
 export class CommitGroups<T, Written> {
   private waiting: T[] = []
+  /** When each waiting item was added (performance.now()), kept only with maxWaitMs. */
+  private waitingSince: number[] = []
   private writing = 0
   private scheduled = false
+  private sweeper: NodeJS.Timeout | undefined
 
   constructor(private readonly options: CommitGroupsOptions<T, Written>) {}
 
   add(item: T): void {
     this.waiting.push(item)
+    if (this.options.maxWaitMs !== undefined) {
+      this.waitingSince.push(performance.now())
+      this.sweeper ??= setInterval(() => this.failOverdue(), this.options.maxWaitMs / 4).unref()
+    }
     this.schedule()
+  }
+
+  /** Fails the items that have waited longer than maxWaitMs (the oldest are first); stops looking once none waits. */
+  private failOverdue(): void {
+    const maxWaitMs = this.options.maxWaitMs ?? Number.POSITIVE_INFINITY
+    const now = performance.now()
+    let overdue = 0
+    while (overdue < this.waiting.length && now - (this.waitingSince[overdue] ?? now) > maxWaitMs) overdue++
+    const failed = this.waiting.splice(0, overdue)
+    this.waitingSince.splice(0, overdue)
+    for (const item of failed) this.options.fail(item, notStartedWithin(maxWaitMs))
+    if (this.waiting.length === 0) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
   }
 
   private schedule(): void {
@@ -42,6 +71,7 @@ export class CommitGroups<T, Written> {
       this.scheduled = false
       while (this.writing < this.options.maxInFlight && this.waiting.length > 0) {
         const group = this.waiting.splice(0, this.options.maxGroup)
+        this.waitingSince.splice(0, group.length)
         this.writing++
         // settle must not throw; should it, its items are answered already or never will be, and the process goes on.
         void this.write(group)
@@ -60,7 +90,7 @@ export class CommitGroups<T, Written> {
       written = await this.options.write(group)
     } catch (error) {
       if (errorCode(error) === DEADLOCK_DETECTED && attempt < DEADLOCK_RETRIES) return this.write(group, attempt + 1)
-      if (group.length > 1 && !isUnavailableError(error)) {
+      if (group.length > 1 && this.options.splitFailedGroups !== false && !isUnavailableError(error)) {
         for (const item of group) await this.write([item])
         return
       }
@@ -69,6 +99,11 @@ export class CommitGroups<T, Written> {
     }
     await this.options.settle(group, written)
   }
+}
+
+/** What an item that waited too long fails with: a timeout, which the API answers 503 (unavailable.ts). */
+function notStartedWithin(maxWaitMs: number): Error {
+  return Object.assign(new Error(`The database did not take the request within ${maxWaitMs} ms`), { code: 'ETIMEDOUT' })
 }
 
 /** PostgreSQL's error for a transaction chosen as a deadlock's victim: written again, it goes through. */

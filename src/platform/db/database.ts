@@ -68,11 +68,14 @@ function createPrivately(path: string): void {
   }
 }
 
+/** How long a request waits for a pooled PostgreSQL connection before it fails as unavailable (503). */
+export const POOL_CONNECTION_TIMEOUT_MS = 5000
+
 function openPostgres(url: string, idleInTransactionTimeoutMs: number): Storage {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
     // Before the connection is handed out; should it fail, the connection is closed and whoever asked for it gets the
     // error, so that no session runs without the timeout. A SET rather than a startup option, which a connection
     // pooler in front (PgBouncer) may refuse.
