@@ -19,10 +19,10 @@ export function lazyRedis(redisUrl: string, options: RedisOptions = {}): Redis {
  * call. The requests read in one turn each send their rate limit's command as they are handled, each in a callback of
  * its own, and ioredis writes each command at once: ten requests were ten writes, and Redis read them one by one.
  * Held to the end of the turn, they are one write, and one read for Redis; each command is still its own (ioredis
- * matches each reply to it, and its timeout runs from when ioredis was given it, the hold included). Measured with Redis on the same two cores:
- * 16 against 10 µs of the client's processor time a command, and 14 against 9 µs of Redis's (docs/performance.md,
- * "eighth session"). ioredis's own enableAutoPipelining cost more than it saved, and made a command wait for the one
- * before to be answered (the same page).
+ * matches each reply to it, and its timeout runs from when ioredis was given it, the hold included). Measured with
+ * Redis on the same two cores: 16 against 10 µs of the client's processor time a command, and 14 against 9 µs of
+ * Redis's (docs/performance.md, "eighth session"). ioredis's own enableAutoPipelining cost more than it saved, and made
+ * a command wait for the one before to be answered (the same page).
  */
 function writeOncePerTurn(socket: Socket): void {
   let held = false

@@ -3,8 +3,7 @@
 // one turn each read their payload as they are handled; one at a time, each was a statement of its own: a round trip,
 // a connection of the pool, and PostgreSQL's work to run a statement, for one row. A group shares them. Its statement
 // starts after each of its requests arrived, so it sees every change committed before them, as a read of its own
-// would. A group of one uuid is read as a read of its own (its statement keeps its generic plan, where a group's is
-// planned for each small array). A group fails as a whole (a read cannot fail for one uuid alone), and a read that
+// would. A group fails as a whole (a read cannot fail for one uuid alone), and a read that
 // waits for its group longer than a request would wait for a pooled connection fails as unavailable (503). SQLite
 // reads on the service's one connection, with no round trip to share: there each read is its own.
 // Measured: docs/performance.md, "eighth session".
@@ -41,10 +40,9 @@ export class PayloadReads {
             settle: (group, read) => {
               // Each reader gets a payload of its own, should two have read the same one.
               const given = new Set<string>()
-              for (const waiting of group) {
-                const payload = read.get(waiting.uuid)
-                waiting.resolve(payload === undefined || !given.has(waiting.uuid) ? payload : structuredClone(payload))
-                given.add(waiting.uuid)
+              for (const { uuid, resolve } of group) {
+                resolve(given.has(uuid) ? structuredClone(read.get(uuid)) : read.get(uuid))
+                given.add(uuid)
               }
             },
             fail: (waiting, error) => waiting.reject(error),
@@ -62,11 +60,7 @@ export class PayloadReads {
   }
 
   private async readGroup(group: WaitingRead[]): Promise<Map<string, Payload>> {
-    const uuids = [...new Set(group.map((waiting) => waiting.uuid))]
-    const payloads =
-      uuids.length === 1
-        ? [await payloadsRepository.findByUuid(this.db, uuids[0]!)].filter((payload) => payload !== undefined)
-        : await payloadsRepository.findManyByUuid(this.db, uuids)
+    const payloads = await payloadsRepository.findManyByUuid(this.db, [...new Set(group.map((waiting) => waiting.uuid))])
     return new Map(payloads.map((payload) => [payload.uuid, payload]))
   }
 }

@@ -176,9 +176,13 @@ export const payloadsRepository = {
     return row && rowToPayload(row)
   },
 
-  /** PostgreSQL only: the payloads of these uuids that exist, in one statement, in the order of the uuids. */
+  /**
+   * PostgreSQL only: the payloads of these uuids that exist, in one statement, in the order of the uuids. One uuid is read
+   * by the one-uuid statement, which keeps its generic plan; the array's is planned again for every small array.
+   */
   async findManyByUuid(db: DbOrTx, uuids: string[]): Promise<Payload[]> {
-    return (await selectPayloads.execute(db, { uuids })).map(rowToPayload)
+    const rows = uuids.length === 1 ? await selectPayload.execute(db, { uuid: uuids[0]! }) : await selectPayloads.execute(db, { uuids })
+    return rows.map(rowToPayload)
   },
 
   async listForProject(db: DbOrTx, projectId: string, page: PayloadPage): Promise<Payload[]> {
