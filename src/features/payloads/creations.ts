@@ -7,7 +7,7 @@
 // pool, each on its own counter shard.
 import { sql } from 'kysely'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
-import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { type Db, type Dialect, groupWaitLimitMs, type Tx } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
 import { errorCode } from '../../platform/db/unavailable.js'
@@ -86,6 +86,7 @@ export class PayloadCreations {
       write: (group) => this.insert(group),
       settle: (group, accepted) => this.answer(group, accepted),
       fail: (one, error) => one.reject(error),
+      maxWaitMs: groupWaitLimitMs(dialect),
     })
   }
 

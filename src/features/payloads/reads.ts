@@ -8,7 +8,7 @@
 // reads on the service's one connection, with no round trip to share: there each read is its own.
 // Measured: docs/performance.md, "eighth session".
 import { CommitGroups } from '../../platform/db/commit-groups.js'
-import { type Db, type Dialect, POOL_CONNECTION_TIMEOUT_MS } from '../../platform/db/database.js'
+import { type Db, type Dialect, groupWaitLimitMs } from '../../platform/db/database.js'
 import type { Payload } from './model.js'
 import { payloadsRepository } from './repository.js'
 
@@ -47,7 +47,7 @@ export class PayloadReads {
             },
             fail: (waiting, error) => waiting.reject(error),
             splitFailedGroups: false,
-            maxWaitMs: POOL_CONNECTION_TIMEOUT_MS,
+            maxWaitMs: groupWaitLimitMs(dialect),
           })
         : undefined
   }

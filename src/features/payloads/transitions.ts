@@ -8,7 +8,7 @@
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { CommitGroups } from '../../platform/db/commit-groups.js'
-import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { type Db, type Dialect, groupWaitLimitMs, type Tx } from '../../platform/db/database.js'
 import { conflict } from '../../platform/errors.js'
 import { utcDay } from '../../platform/utc.js'
 import { pickShard, usageRepository } from '../projects/usage-repository.js'
@@ -58,6 +58,8 @@ export class PayloadTransitions {
       write: (group) => this.moveGroup(group),
       settle: (group, moved) => this.answer(group, moved),
       fail: (move, error) => move.reject(error),
+      // Not started, so not written: a move after a submission is then recovered (signing/submission-recovery.ts).
+      maxWaitMs: groupWaitLimitMs(options.dialect),
     })
   }
 

@@ -2,7 +2,8 @@
 // together, in one transaction of the caller's (payloads/creations.ts, payloads/transitions.ts). Under load a commit and
 // its round trips are shared by a group; with nothing waiting, a group is one item, written at once. A group that fails
 // is written again one item at a time, so that one item's refusal fails that item only; a deadlock's victim is first
-// written again as it was (up to three attempts in all); when the database is away, every item of the group fails.
+// written again as it was (up to three attempts in all); when the database is away or at one of its limits
+// (unavailable.ts), every item of the group fails.
 // Reads by key are grouped the same way (payloads/reads.ts): a group is then one statement, in no transaction, and a
 // group that fails fails as a whole (splitFailedGroups: no item of a read can fail on its own). An item that waits
 // longer than maxWaitMs for its group to start (the groups before it hang on a database that stopped answering) fails

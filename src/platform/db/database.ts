@@ -69,7 +69,16 @@ function createPrivately(path: string): void {
 }
 
 /** How long a request waits for a pooled PostgreSQL connection before it fails as unavailable (503). */
-export const POOL_CONNECTION_TIMEOUT_MS = 5000
+const POOL_CONNECTION_TIMEOUT_MS = 5000
+
+/**
+ * How long a request may wait for its commit group to start (commit-groups.ts) before it fails as unavailable (503),
+ * never written: on PostgreSQL as long as it would wait for a pooled connection, since the groups before it hold
+ * theirs and may hang on a database that stopped answering. SQLite's one connection is in the process: no limit.
+ */
+export function groupWaitLimitMs(dialect: Dialect): number | undefined {
+  return dialect === 'postgres' ? POOL_CONNECTION_TIMEOUT_MS : undefined
+}
 
 function openPostgres(url: string, idleInTransactionTimeoutMs: number): Storage {
   const pool = new pg.Pool({

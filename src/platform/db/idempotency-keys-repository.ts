@@ -3,7 +3,7 @@
 // the resource: in that write's transaction, or in a payload creation group's one statement (payloads/creations.ts).
 import { type Selectable, sql } from 'kysely'
 import { CommitGroups } from './commit-groups.js'
-import type { Db, DbOrTx, Dialect } from './database.js'
+import { type Db, type DbOrTx, type Dialect, groupWaitLimitMs } from './database.js'
 import { asColumns, HotQuery } from './hot-query.js'
 import { COLUMNS, type IdempotencyKeysTable } from './schema.js'
 
@@ -238,6 +238,7 @@ export class IdempotencyClaims {
         }
       },
       fail: (one, error) => one.reject(error),
+      maxWaitMs: groupWaitLimitMs(dialect),
     })
   }
 

@@ -1,6 +1,6 @@
-// Reads the code a database or socket error carries, and recognises the errors that mean "a dependency is away for
-// now" (database restarting, connection refused), so that the service answers 503 and recovers by itself instead of
-// answering 500.
+// Reads the code a database or socket error carries, and recognises the errors that mean "a dependency is away or
+// overloaded for now" (database restarting, connection refused, no connection slot left, a statement that ran out of
+// time), so that the service answers 503 with Retry-After and recovers by itself instead of answering 500.
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -13,6 +13,12 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '25P03', // idle_in_transaction_session_timeout: the session was ended (database.ts)
+  '57014', // query_canceled: a statement_timeout set on the database or role ran out (the table locked, the server busy)
+  '53000', // insufficient_resources, and the class's codes below
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '53300', // too_many_connections: max_connections, or the role's or database's CONNECTION LIMIT, reached
+  '53400', // configuration_limit_exceeded
   '08000',
   '08003',
   '08006',
