@@ -4,7 +4,7 @@
 // so the limiter's cost is in the figures. On PostgreSQL (when it answers at TEST_POSTGRES_URL) it also runs pgbench
 // with the same client count on a scratch database, and one and two instances; the goals' ratios are taken within
 // this one run, since the machine is shared and its speed varies from one minute to the next.
-//   npm run bench -- --quick           3-second runs, no poll gate, 2,000 webhook events, analytics up to 100,000 payloads
+//   npm run bench -- --quick           3-second runs after 1-second warm-ups, no poll gate, 2,000 webhook events, analytics up to 100,000 payloads
 //                                      (under two minutes)
 //   npm run bench -- --only=postgres   some parts only: sqlite, postgres, webhooks, analytics, memory
 //   npm run bench -- --memory          also the memory part: RSS after 1,000,000 payloads created and read
@@ -39,6 +39,8 @@ const wanted = (part: string) =>
   only ? only.includes(part) : part !== 'floor-cost' && (part !== 'memory' || process.argv.includes('--memory'))
 const postgres = wanted('postgres') && !postgresSkip
 const seconds = quick ? 3 : 10
+/** Each server's warm-up before its measured runs: long enough for its code to be compiled. */
+const warmUpSeconds = quick ? 1 : 2
 // The PostgreSQL deployment is instances on one database and one Redis (docs/deployment.md): its rate limits, poll gate
 // and live events go through Redis, and the PostgreSQL parts measure them there.
 const redisUrl = redisAvailable && !process.argv.includes('--no-redis') ? TEST_REDIS_URL : undefined
@@ -69,7 +71,7 @@ async function benchBareRoute(): Promise<Record<string, LoadResult>> {
   const bare = await startProcess(['--import', 'tsx', 'bench/bare-server.ts'], {}, /listening on (\d+)/)
   const url = `http://127.0.0.1:${bare.match[1]}/bare`
   try {
-    await load('warm-up', { url, seconds: 2, connections })
+    await load('warm-up', { url, seconds: warmUpSeconds, connections })
     return {
       [POST_NAME]: await load('POST /bare', {
         url,
@@ -109,7 +111,7 @@ async function benchFloorCost(): Promise<string> {
         nextPath: () => `/floor/${floorUuid(next++ % POLLED_PAYLOADS)}`,
         connections,
       }
-      await load('warm-up', { ...get, seconds: 2 })
+      await load('warm-up', { ...get, seconds: warmUpSeconds })
       rows.push(await load(`${FLOOR_GET_NAME}, ${addedUs} µs of work added`, { ...get, seconds, serverPids: pids(floor.child) }))
     } finally {
       await stopProcess(floor.child)
@@ -158,7 +160,7 @@ async function benchFloor(databaseUrl?: string, instances = 1): Promise<LoadResu
     const get = (url: string) => ({ url, headers: { authorization }, nextPath: () => `/floor/${floorUuid(next++ % POLLED_PAYLOADS)}` })
     const name = (floorName: string) =>
       `${databaseUrl ? floorName.replace('SQLite', 'PostgreSQL') : floorName}${instances > 1 ? `, ${instances} instances` : ''}`
-    await loadTogether('warm-up', bases, serverPids, (url) => ({ ...post(url), seconds: 2 }))
+    await loadTogether('warm-up', bases, serverPids, (url) => ({ ...post(url), seconds: warmUpSeconds }))
     return [
       await loadTogether(name(FLOOR_POST_NAME), bases, serverPids, (url) => ({ ...post(url), seconds })),
       await loadTogether(name(FLOOR_GET_NAME), bases, serverPids, (url) => ({ ...get(url), seconds })),
@@ -201,7 +203,7 @@ async function benchService(databaseUrl: string, instances: number, redis?: stri
   const serverPids = servers.flatMap((server) => pids(server.child))
   const together = (name: string, request: Parameters<typeof loadTogether>[3]) => loadTogether(name, bases, serverPids, request)
   try {
-    await together('warm-up', (base) => ({ url: `${base}/payloads`, method: 'POST', headers, body: SIGN_BODY, seconds: 2 }))
+    await together('warm-up', (base) => ({ url: `${base}/payloads`, method: 'POST', headers, body: SIGN_BODY, seconds: warmUpSeconds }))
     const post = await together(POST_NAME, (base) => ({ url: `${base}/payloads`, method: 'POST', headers, body: SIGN_BODY, seconds }))
     const paths = await payloadPaths(bases[0]!, headers)
     let next = 0
