@@ -2,9 +2,10 @@
 // running out of the statement_timeout an operator set, a table held by a migration's lock. Each is "retry shortly":
 // the service answers 503 with Retry-After, writes nothing for the request it refused, and serves again by itself.
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
+import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { loadConfig } from '../../src/config.js'
 import { type RunningService, startService } from '../../src/main.js'
@@ -33,8 +34,8 @@ async function start(url: string): Promise<Started> {
       if (typeof code === 'string') loggedCodes.push(code)
     },
   })
-  // The poll gate off, so that a test's own reads are never refused.
-  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LIMITS_PRO: '{"minPollIntervalMs": 0}' })
+  // The poll gate off and the request rate raised, so that a test's own requests are never refused.
+  const config = loadConfig({ DATABASE_URL: url, PORT: '0', LIMITS_PRO: '{"minPollIntervalMs": 0, "requestsPerMinute": 100000}' })
   const service = await startService(config, { clock: new ManualClock(), logger, listen: false, workers: false })
   const apiKey = (await service.ctx.projects.createProject({ name: 'at its limits', plan: 'pro' })).key.apiKey
   return {
@@ -214,6 +215,38 @@ describePostgres('PostgreSQL at its limits', () => {
       assert.equal((await started.create({ 'idempotency-key': 'held-3' })).statusCode, 201, 'its key is free to use')
     } finally {
       await locker.end().catch(() => {})
+      await started.stop()
+      await database.drop()
+    }
+  })
+})
+
+describe('SQLite at its limits', () => {
+  it('answers 503, not 500, when the database file can grow no more (disk full), and serves again once it can', async () => {
+    const database = await createTestDatabase('sqlite')
+    const started = await start(database.url)
+    try {
+      const { db } = started.service.ctx.storage
+      assert.equal((await started.create()).statusCode, 201)
+      // The file held at the pages it has: what a full disk does to the next write that needs a page.
+      const pages = (await sql<{ page_count: number }>`pragma page_count`.execute(db)).rows[0]!.page_count
+      await sql.raw(`pragma max_page_count = ${pages}`).execute(db)
+      let sent = 0
+      while (!started.loggedCodes.includes('SQLITE_FULL') && sent < 500) {
+        const answer = await started.create({ 'idempotency-key': `full-${sent++}` })
+        if (answer.statusCode === 201) continue
+        assert.equal(answer.statusCode, 503, answer.body)
+        assert.deepEqual(answer.json(), UNAVAILABLE)
+        assert.equal(answer.headers['retry-after'], '5')
+      }
+      assert.ok(started.loggedCodes.includes('SQLITE_FULL'), `the file filled up (logged: ${started.loggedCodes})`)
+      const written = await countPayloads(started.service)
+
+      await sql.raw('pragma max_page_count = 4294967294').execute(db)
+      const again = await started.create({ 'idempotency-key': `full-${sent - 1}` })
+      assert.equal(again.statusCode, 201, 'serves again, and the refused request kept nothing under its key')
+      assert.equal(await countPayloads(started.service), written + 1)
+    } finally {
       await started.stop()
       await database.drop()
     }

@@ -9,6 +9,7 @@ const UNAVAILABLE_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'SQLITE_BUSY',
+  'SQLITE_FULL', // the disk (or max_page_count) is full: as PostgreSQL's disk_full below
   '57P01', // admin_shutdown
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
