@@ -2,6 +2,7 @@
 // running out of the statement_timeout an operator set, a table held by a migration's lock. Each is "retry shortly":
 // the service answers 503 with Retry-After, writes nothing for the request it refused, and serves again by itself.
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LightMyRequestResponse } from 'fastify'
@@ -20,7 +21,7 @@ const UNAVAILABLE = { error: 'Service temporarily unavailable; retry shortly' }
 interface Started {
   service: RunningService
   apiKey: string
-  /** The error codes the service logged, in order. */
+  /** The error codes the service logged, in order, each after its level: 'error 53300', 'warn 57P01'. */
   loggedCodes: string[]
   create(headers?: Record<string, string>): Promise<LightMyRequestResponse>
   stop(): Promise<void>
@@ -30,8 +31,8 @@ async function start(url: string): Promise<Started> {
   const loggedCodes: string[] = []
   const logger = createLogger('warn', {
     write: (line: string) => {
-      const code = (JSON.parse(line) as { err?: { code?: unknown } }).err?.code
-      if (typeof code === 'string') loggedCodes.push(code)
+      const { level, err } = JSON.parse(line) as { level: number; err?: { code?: unknown } }
+      if (typeof err?.code === 'string') loggedCodes.push(`${level >= 50 ? 'error' : 'warn'} ${err.code}`)
     },
   })
   // The poll gate off and the request rate raised, so that a test's own requests are never refused.
@@ -63,6 +64,26 @@ async function withAdmin<T>(url: string, run: (client: pg.Client) => Promise<T>)
   }
 }
 
+/** Polls `holds` until it does, or fails after 10 s. */
+async function until(holds: () => Promise<boolean>): Promise<void> {
+  for (const deadline = performance.now() + 10_000; !(await holds()); await sleep(20)) {
+    if (performance.now() > deadline) assert.fail('not so after 10 s')
+  }
+}
+
+/**
+ * How many sessions of the watcher's database wait for a lock. The watcher is in no transaction: one that is sees the
+ * statistics as they were at its first look (stats_fetch_consistency).
+ */
+const locksWaitedFor = async (watcher: pg.Client) =>
+  Number(
+    (
+      await watcher.query(
+        "select count(*) as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+      )
+    ).rows[0].waiting,
+  )
+
 const countPayloads = (service: RunningService) =>
   service.ctx.storage.db
     .selectFrom('payloads')
@@ -72,7 +93,7 @@ const countPayloads = (service: RunningService) =>
 
 describePostgres('PostgreSQL at its limits', () => {
   it('answers 503, not 500, when PostgreSQL has no connection slot left for the service, and serves again once it has', async () => {
-    const role = `countersign_limited_${process.pid}`
+    const role = `countersign_limited_${randomBytes(6).toString('hex')}`
     const database = await createTestDatabase('postgres', { empty: true })
     const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
     await admin.connect()
@@ -91,71 +112,82 @@ describePostgres('PostgreSQL at its limits', () => {
       // Every slot taken: the role's sessions end, and no new one is let in (53300, too_many_connections).
       await admin.query(`alter role ${role} connection limit 0`)
       await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role])
+      await until(async () => (await admin.query('select 1 from pg_stat_activity where usename = $1', [role])).rowCount === 0)
       const refused: number[] = []
-      for (let attempt = 0; attempt < 20 && !started.loggedCodes.includes('53300'); attempt++) {
+      for (let attempt = 0; attempt < 20 && !started.loggedCodes.includes('error 53300'); attempt++) {
         const answer = await started.create()
         refused.push(answer.statusCode)
         assert.equal(answer.statusCode, 503, answer.body)
         assert.deepEqual(answer.json(), UNAVAILABLE)
         assert.equal(answer.headers['retry-after'], '5')
       }
-      assert.ok(started.loggedCodes.includes('53300'), `PostgreSQL refused a connection as too many (logged: ${started.loggedCodes})`)
+      assert.ok(
+        started.loggedCodes.includes('error 53300'),
+        `PostgreSQL refused a connection as too many, logged as an error for an operator (logged: ${started.loggedCodes})`,
+      )
 
       await admin.query(`alter role ${role} connection limit -1`)
       assert.equal((await started.create()).statusCode, 201, 'serves again without a restart')
       assert.equal(await countPayloads(started.service), 2, `the ${refused.length} refused creations wrote nothing`)
     } finally {
-      await started?.stop()
-      await database.drop()
-      await admin.query(`drop role if exists ${role}`)
+      await started?.stop().catch(() => {})
+      await database.drop().catch(() => {})
+      await admin.query(`drop role if exists ${role}`).catch(() => {})
       await admin.end()
     }
   })
 
-  it("answers 503, not 500, when a statement runs out of the database's statement_timeout", async () => {
-    const database = await createTestDatabase('postgres')
-    const name = new URL(database.url).pathname.slice(1)
-    // As an operator may set it, so that no statement waits long on a lock.
-    await withAdmin(POSTGRES_ADMIN_URL, (admin) => admin.query(`alter database ${name} set statement_timeout = 300`))
-    const started = await start(database.url)
-    const locker = new pg.Client({ connectionString: database.url })
-    await locker.connect()
-    try {
-      const created = await started.create()
-      assert.equal(created.statusCode, 201)
-      const read = () =>
-        started.service.app.inject({ method: 'GET', url: `/api/v1/payloads/${created.json().uuid}`, headers: bearer(started.apiKey) })
+  for (const [setting, code] of [
+    ['statement_timeout', '57014'],
+    ['lock_timeout', '55P03'],
+  ]) {
+    it(`answers 503, not 500, when a statement runs out of the database's ${setting}`, async () => {
+      const database = await createTestDatabase('postgres')
+      const name = new URL(database.url).pathname.slice(1)
+      // As an operator may set it, so that no statement waits long on a lock.
+      await withAdmin(POSTGRES_ADMIN_URL, (admin) => admin.query(`alter database ${name} set ${setting} = 1000`))
+      const started = await start(database.url)
+      const locker = new pg.Client({ connectionString: database.url })
+      await locker.connect()
+      try {
+        const created = await started.create()
+        assert.equal(created.statusCode, 201)
+        const read = () =>
+          started.service.app.inject({ method: 'GET', url: `/api/v1/payloads/${created.json().uuid}`, headers: bearer(started.apiKey) })
 
-      // A migration's ALTER TABLE holds the table for longer than the timeout.
-      await locker.query('begin')
-      await locker.query('set local statement_timeout = 0')
-      await locker.query('lock table payloads in access exclusive mode')
-      const during = [await read(), await started.create()]
-      await locker.query('rollback')
-      assert.deepEqual(
-        during.map((answer) => [answer.statusCode, answer.json(), answer.headers['retry-after']]),
-        [
-          [503, UNAVAILABLE, '5'],
-          [503, UNAVAILABLE, '5'],
-        ],
-      )
-      assert.deepEqual(started.loggedCodes, ['57014', '57014'], 'each ran out of the statement timeout')
+        // A migration's ALTER TABLE holds the table for longer than the timeout.
+        await locker.query('begin')
+        await locker.query(`set local ${setting} = 0`)
+        await locker.query('lock table payloads in access exclusive mode')
+        const during = [await read(), await started.create()]
+        await locker.query('rollback')
+        assert.deepEqual(
+          during.map((answer) => [answer.statusCode, answer.json(), answer.headers['retry-after']]),
+          [
+            [503, UNAVAILABLE, '5'],
+            [503, UNAVAILABLE, '5'],
+          ],
+        )
+        assert.deepEqual(started.loggedCodes, [`error ${code}`, `error ${code}`], `each ran out of the ${setting}, logged as an error`)
 
-      assert.equal((await read()).statusCode, 200)
-      assert.equal((await started.create()).statusCode, 201)
-      assert.equal(await countPayloads(started.service), 2, 'the refused creation wrote nothing')
-    } finally {
-      await locker.end().catch(() => {})
-      await started.stop()
-      await database.drop()
-    }
-  })
+        assert.equal((await read()).statusCode, 200)
+        assert.equal((await started.create()).statusCode, 201)
+        assert.equal(await countPayloads(started.service), 2, 'the refused creation wrote nothing')
+      } finally {
+        await locker.end().catch(() => {})
+        await started.stop()
+        await database.drop()
+      }
+    })
+  }
 
   it('refuses with 503 after 5 s a write queued behind groups hung on a held table, and never writes it', async () => {
     const database: TestDatabase = await createTestDatabase('postgres')
     const started = await start(database.url)
     const locker = new pg.Client({ connectionString: database.url })
     await locker.connect()
+    const watcher = new pg.Client({ connectionString: database.url })
+    await watcher.connect()
     try {
       const { service } = started
       const toReject: string[] = []
@@ -175,11 +207,14 @@ describePostgres('PostgreSQL at its limits', () => {
       // lock (three groups of a kind are written at once). The fourth waits for a group to start.
       const hung: Record<string, Promise<LightMyRequestResponse>[]> = {}
       const queued: Record<string, Promise<LightMyRequestResponse>> = {}
+      let waiting = 0
       for (const [kind, send] of Object.entries(kinds)) {
         hung[kind] = []
         for (let i = 0; i < 3; i++) {
           hung[kind].push(send(i))
-          await sleep(50)
+          // Its group started, and waits for the lock: the next request cannot join it.
+          waiting++
+          await until(async () => (await locksWaitedFor(watcher)) === waiting)
         }
       }
       const waited = performance.now()
@@ -215,6 +250,7 @@ describePostgres('PostgreSQL at its limits', () => {
       assert.equal((await started.create({ 'idempotency-key': 'held-3' })).statusCode, 201, 'its key is free to use')
     } finally {
       await locker.end().catch(() => {})
+      await watcher.end().catch(() => {})
       await started.stop()
       await database.drop()
     }
@@ -222,33 +258,45 @@ describePostgres('PostgreSQL at its limits', () => {
 })
 
 describe('SQLite at its limits', () => {
-  it('answers 503, not 500, when the database file can grow no more (disk full), and serves again once it can', async () => {
-    const database = await createTestDatabase('sqlite')
-    const started = await start(database.url)
-    try {
-      const { db } = started.service.ctx.storage
-      assert.equal((await started.create()).statusCode, 201)
-      // The file held at the pages it has: what a full disk does to the next write that needs a page.
-      const pages = (await sql<{ page_count: number }>`pragma page_count`.execute(db)).rows[0]!.page_count
-      await sql.raw(`pragma max_page_count = ${pages}`).execute(db)
-      let sent = 0
-      while (!started.loggedCodes.includes('SQLITE_FULL') && sent < 500) {
-        const answer = await started.create({ 'idempotency-key': `full-${sent++}` })
-        if (answer.statusCode === 201) continue
-        assert.equal(answer.statusCode, 503, answer.body)
-        assert.deepEqual(answer.json(), UNAVAILABLE)
-        assert.equal(answer.headers['retry-after'], '5')
-      }
-      assert.ok(started.loggedCodes.includes('SQLITE_FULL'), `the file filled up (logged: ${started.loggedCodes})`)
-      const written = await countPayloads(started.service)
+  // SQLite rolls some transactions back itself when the file cannot grow, depending on where the write stopped: a few
+  // pages to spare reach other places than none.
+  for (const spare of [0, 2, 3, 5]) {
+    it(`answers 503, not 500, once the file can grow no more (disk full, ${spare} pages spare), and serves again once it can`, async () => {
+      const database = await createTestDatabase('sqlite')
+      const started = await start(database.url)
+      try {
+        const { db } = started.service.ctx.storage
+        const toReject: string[] = []
+        for (let i = 0; i < 10; i++) toReject.push((await started.create()).json().uuid)
+        // The file held near the pages it has: what a full disk does to the writes that need a page.
+        const pages = (await sql<{ page_count: number }>`pragma page_count`.execute(db)).rows[0]!.page_count
+        await sql.raw(`pragma max_page_count = ${pages + spare}`).execute(db)
+        let sent = 0
+        while (!started.loggedCodes.includes('error SQLITE_FULL') && sent < 500) {
+          const answers = [await started.create({ 'idempotency-key': `full-${sent++}` })]
+          const uuid = toReject.shift()
+          if (uuid) answers.push(await started.service.app.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: {} }))
+          for (const answer of answers) {
+            if (answer.statusCode < 300) continue
+            assert.equal(answer.statusCode, 503, answer.body)
+            assert.deepEqual(answer.json(), UNAVAILABLE)
+            assert.equal(answer.headers['retry-after'], '5')
+          }
+        }
+        assert.ok(
+          started.loggedCodes.includes('error SQLITE_FULL'),
+          `the file filled up, logged as an error (logged: ${started.loggedCodes})`,
+        )
+        const written = await countPayloads(started.service)
 
-      await sql.raw('pragma max_page_count = 4294967294').execute(db)
-      const again = await started.create({ 'idempotency-key': `full-${sent - 1}` })
-      assert.equal(again.statusCode, 201, 'serves again, and the refused request kept nothing under its key')
-      assert.equal(await countPayloads(started.service), written + 1)
-    } finally {
-      await started.stop()
-      await database.drop()
-    }
-  })
+        await sql.raw('pragma max_page_count = 4294967294').execute(db)
+        const again = await started.create({ 'idempotency-key': `full-${sent - 1}` })
+        assert.equal(again.statusCode, 201, 'serves again, and the refused request kept nothing under its key')
+        assert.equal(await countPayloads(started.service), written + 1)
+      } finally {
+        await started.stop()
+        await database.drop()
+      }
+    })
+  }
 })

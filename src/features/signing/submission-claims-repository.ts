@@ -27,7 +27,9 @@ export const submissionClaimsRepository = {
    * Claims the payload's submission of `intent.txHash` until `leaseExpiresAtMs`, recording the intent. Succeeds when no
    * claim is held, or when the held one is for the same transaction: submitting one signed blob twice is harmless, the
    * ledger applies it once. A claim for another transaction is never taken over, even lapsed: its blob may have
-   * reached the ledger, and only the recovery, which asks the node, releases it.
+   * reached the ledger, and only the recovery, which asks the node, releases it. The same transaction's claim taken
+   * again keeps its first submission time (a claim from before intents were recorded takes this one): the blob may
+   * have reached the ledger then, which the recovery's expiry check needs.
    */
   async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<boolean> {
     const columns = {
@@ -37,15 +39,17 @@ export const submissionClaimsRepository = {
       signer_address: intent.signerAddress,
       wallet_adapter: intent.walletAdapter,
       proof_key: intent.proofKey,
-      submitted_at: intent.submittedAtMs,
     }
     const row = await db
       .insertInto('submission_claims')
-      .values({ payload_uuid: intent.payloadUuid, ...columns })
+      .values({ payload_uuid: intent.payloadUuid, ...columns, submitted_at: intent.submittedAtMs })
       .onConflict((oc) =>
         oc
           .column('payload_uuid')
-          .doUpdateSet(columns)
+          .doUpdateSet((eb) => ({
+            ...columns,
+            submitted_at: eb.fn.coalesce('submission_claims.submitted_at', eb.val(intent.submittedAtMs)),
+          }))
           .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
       )
       .returning('payload_uuid')

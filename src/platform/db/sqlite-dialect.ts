@@ -80,7 +80,9 @@ class SqliteStorageDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
+    // SQLite rolls a transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): a ROLLBACK then
+    // fails with "no transaction is active", and would be thrown in place of the error that ended the transaction.
+    if (this.database.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'))
   }
 
   async destroy(): Promise<void> {

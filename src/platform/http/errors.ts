@@ -1,6 +1,6 @@
 // Maps every error to the one error contract: JSON {"error"} (with "details" for 422), never a stack or SQL.
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { isUnavailableError } from '../db/unavailable.js'
+import { isLimitError, isUnavailableError } from '../db/unavailable.js'
 import { AppError, type FieldError } from '../errors.js'
 
 interface AjvError {
@@ -23,7 +23,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error instanceof AppError) return sendAppError(reply, error)
     if (error.validation) return sendValidationError(reply, error.validationContext ?? 'body', error.validation as AjvError[])
     if (isUnavailableError(error)) {
-      request.log.warn({ err: error }, 'dependency unavailable')
+      if (isLimitError(error)) request.log.error({ err: error }, 'database at one of its limits')
+      else request.log.warn({ err: error }, 'dependency unavailable')
       return reply.code(503).header('retry-after', '5').send({ error: 'Service temporarily unavailable; retry shortly' })
     }
     const status = error.statusCode ?? 500

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, beforeEach, describe, it } from 'node:test'
+import { after, before, beforeEach, describe, it, mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
+import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
 import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
@@ -193,6 +194,51 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     const responses = await Promise.all([approve(uuid, signed.tx_blob), approve(uuid, signed.tx_blob), approve(uuid, signed.tx_blob)])
     assert.deepEqual(responses.map((response) => response.statusCode).sort(), [200, 409, 409])
     assert.equal((await appView(uuid)).txHash, signed.hash)
+  })
+
+  it('an approval answered 503 after the ledger took its blob, sent again, resolves the payload instead of "sign again"', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    // The ledger takes the blob, and the move to signed waits 5 s for its group and fails as not written
+    // (platform/db/commit-groups.ts): the database stopped answering.
+    const notWritten = mock.method(
+      PayloadTransitions.prototype,
+      'transition',
+      () => Promise.reject(Object.assign(new Error('The database did not take the request within 5000 ms'), { code: 'ETIMEDOUT' })),
+      { times: 1 },
+    )
+    const first = await approve(uuid, signed.tx_blob)
+    notWritten.mock.restore()
+    assert.equal(first.statusCode, 503, first.body)
+    assert.equal((await appView(uuid)).status, 'pending')
+
+    // The wallet sends the same blob again. The ledger has applied it, so refuses it as a repeat.
+    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS' })
+    rippled.setSubmitResult('tefPAST_SEQ')
+    const again = await approve(uuid, signed.tx_blob)
+    assert.equal(again.statusCode, 200, again.body)
+    assert.equal(again.json().txHash, signed.hash)
+    const view = await appView(uuid)
+    assert.deepEqual([view.status, view.txHash], ['signed', signed.hash], 'the transaction the ledger applied is recorded')
+    const claims = await t.service.ctx.storage.db
+      .selectFrom('submission_claims')
+      .select('tx_hash')
+      .where('payload_uuid', '=', uuid)
+      .execute()
+    assert.deepEqual(claims, [], 'the claim is released once the payload records the transaction')
+  })
+
+  it('a repeat the ledger refuses (tef) that it does not have is a 422: nothing was applied', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    rippled.setSubmitResult('tefPAST_SEQ')
+    const response = await approve(uuid, signed.tx_blob)
+    assert.equal(response.statusCode, 422, response.body)
+    assert.ok(
+      rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash),
+      'the node was asked whether it has the transaction',
+    )
+    assert.equal((await appView(uuid)).status, 'pending')
   })
 
   it('two different signed blobs racing: only one is ever submitted', async () => {
