@@ -1,5 +1,6 @@
 // Runs a task every interval, never two runs at once, and can be woken early (an event arrived) and stopped cleanly.
 import type { Logger } from 'pino'
+import { isLimitError } from './db/unavailable.js'
 
 export interface PeriodicTask {
   /** Runs the task as soon as the current run (if any) ends. */
@@ -32,7 +33,9 @@ export function startPeriodicTask(name: string, intervalMs: number, run: () => P
     wakeRequested = false
     running = run()
       .catch((error: unknown) => {
-        logger.warn({ err: error, task: name }, 'background task failed; it will run again')
+        // A database at one of its limits (a full disk) may stay there until an operator acts: an error, as for requests.
+        if (isLimitError(error)) logger.error({ err: error, task: name }, 'background task failed: the database is at one of its limits')
+        else logger.warn({ err: error, task: name }, 'background task failed; it will run again')
         return false
       })
       .then((more) => {

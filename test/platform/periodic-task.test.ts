@@ -144,6 +144,21 @@ describe('startPeriodicTask', () => {
     assert.equal((line?.err as { message?: string } | undefined)?.message, 'database is down')
   })
 
+  it('logs a run that failed on a database at one of its limits (a full disk) as an error, and runs again', async () => {
+    const controlled = controlledTask()
+    pending = controlled.runs
+    const { logger, lines } = capturedLogger()
+    start(20, controlled.run, logger)
+    await until(() => controlled.runs.length === 1, 'the first run starts')
+    controlled.runs[0]?.fail(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }))
+    await until(() => controlled.runs.length === 2, 'the task runs again')
+
+    assert.deepEqual(
+      lines.map((line) => [line.level, line.msg, line.task]),
+      [[50, 'background task failed: the database is at one of its limits', 'test-task']],
+    )
+  })
+
   it('stop waits for the run in progress, and nothing runs after it', async () => {
     const controlled = controlledTask()
     pending = controlled.runs

@@ -27,9 +27,7 @@ export const submissionClaimsRepository = {
    * Claims the payload's submission of `intent.txHash` until `leaseExpiresAtMs`, recording the intent. Succeeds when no
    * claim is held, or when the held one is for the same transaction: submitting one signed blob twice is harmless, the
    * ledger applies it once. A claim for another transaction is never taken over, even lapsed: its blob may have
-   * reached the ledger, and only the recovery, which asks the node, releases it. The same transaction's claim taken
-   * again keeps its first submission time (a claim from before intents were recorded takes this one): the blob may
-   * have reached the ledger then, which the recovery's expiry check needs.
+   * reached the ledger, and only the recovery, which asks the node, releases it.
    */
   async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<boolean> {
     const columns = {
@@ -39,22 +37,26 @@ export const submissionClaimsRepository = {
       signer_address: intent.signerAddress,
       wallet_adapter: intent.walletAdapter,
       proof_key: intent.proofKey,
+      submitted_at: intent.submittedAtMs,
     }
     const row = await db
       .insertInto('submission_claims')
-      .values({ payload_uuid: intent.payloadUuid, ...columns, submitted_at: intent.submittedAtMs })
+      .values({ payload_uuid: intent.payloadUuid, ...columns })
       .onConflict((oc) =>
         oc
           .column('payload_uuid')
-          .doUpdateSet((eb) => ({
-            ...columns,
-            submitted_at: eb.fn.coalesce('submission_claims.submitted_at', eb.val(intent.submittedAtMs)),
-          }))
+          .doUpdateSet(columns)
           .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
       )
       .returning('payload_uuid')
       .executeTakeFirst()
     return row !== undefined
+  },
+
+  /** The hash of the transaction whose submission the payload's claim is for, lapsed or not; undefined when none. */
+  async claimedHash(db: DbOrTx, payloadUuid: string): Promise<string | undefined> {
+    const row = await db.selectFrom('submission_claims').select('tx_hash').where('payload_uuid', '=', payloadUuid).executeTakeFirst()
+    return row?.tx_hash
   },
 
   async release(db: DbOrTx, payloadUuid: string, txHash: string): Promise<void> {

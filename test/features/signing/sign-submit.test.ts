@@ -196,7 +196,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     assert.equal((await appView(uuid)).txHash, signed.hash)
   })
 
-  it('an approval answered 503 after the ledger took its blob, sent again, resolves the payload instead of "sign again"', async () => {
+  it('an approval answered 503 after the ledger took its blob, sent again, is not told to sign again: the recovery records the transaction', async () => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
     // The ledger takes the blob, and the move to signed waits 5 s for its group and fails as not written
@@ -216,28 +216,30 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS' })
     rippled.setSubmitResult('tefPAST_SEQ')
     const again = await approve(uuid, signed.tx_blob)
-    assert.equal(again.statusCode, 200, again.body)
-    assert.equal(again.json().txHash, signed.hash)
+    assert.equal(again.statusCode, 409, again.body)
+    assert.match(again.json().error, /submitted for this request before.*outcome is being checked/)
+    const claims = () =>
+      t.service.ctx.storage.db.selectFrom('submission_claims').select('tx_hash').where('payload_uuid', '=', uuid).execute()
+    assert.deepEqual(await claims(), [{ tx_hash: signed.hash }], 'the submission stays claimed, for the recovery')
+
+    t.clock.advance(61_000)
+    await t.service.ctx.signing.submissions.recoverLapsed()
     const view = await appView(uuid)
     assert.deepEqual([view.status, view.txHash], ['signed', signed.hash], 'the transaction the ledger applied is recorded')
-    const claims = await t.service.ctx.storage.db
-      .selectFrom('submission_claims')
-      .select('tx_hash')
-      .where('payload_uuid', '=', uuid)
-      .execute()
-    assert.deepEqual(claims, [], 'the claim is released once the payload records the transaction')
+    assert.deepEqual(await claims(), [])
   })
 
-  it('a repeat the ledger refuses (tef) that it does not have is a 422: nothing was applied', async () => {
-    const uuid = await create()
-    const signed = signRequested(Wallet.generate(), paymentTransaction())
+  it('an old transaction of the ledger that matches the request does not resolve it: the ledger refuses it, and it is a 422', async () => {
+    // Someone's payment, validated before this request existed, with the Destination and Amount it asks for.
+    const old = signRequested(Wallet.generate(), paymentTransaction())
+    rippled.setTransaction(old.hash, { validated: true, ledgerIndex: 900, transactionResult: 'tesSUCCESS' })
     rippled.setSubmitResult('tefPAST_SEQ')
-    const response = await approve(uuid, signed.tx_blob)
+    const uuid = await create()
+    const response = await approve(uuid, old.tx_blob)
     assert.equal(response.statusCode, 422, response.body)
-    assert.ok(
-      rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash),
-      'the node was asked whether it has the transaction',
-    )
+    assert.equal((await appView(uuid)).status, 'pending')
+    // Sent again, it is still this service's first submission of it for this request that the ledger refused.
+    assert.equal((await approve(uuid, old.tx_blob)).statusCode, 422)
     assert.equal((await appView(uuid)).status, 'pending')
   })
 

@@ -1,7 +1,6 @@
 // signAndSubmit: the verified blob goes to the XRPL node, and the engine result decides whether the payload resolves
 // as signed (submitted). The final outcome is learned afterwards by the transaction follower.
 import { AppError, conflict } from '../../../platform/errors.js'
-import type { XrplNode } from '../../../platform/xrpl/xrpl-node.js'
 import type { Payload } from '../../payloads/model.js'
 import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
@@ -36,6 +35,7 @@ export async function submitAndResolve(
     proofKey: signed.proofKey,
     submittedAtMs: nowMs,
   }
+  const submittedBefore = (await submissionClaimsRepository.claimedHash(db, payload.uuid)) === intent.txHash
   if (!(await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS))) {
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
@@ -54,23 +54,15 @@ export async function submitAndResolve(
   let handled = false
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
-    if (!result.accepted && result.engineResult.startsWith('tef') && (await onLedger(deps, node, verified))) {
-      // The ledger refuses a blob it has already applied (tefPAST_SEQ, tefALREADY, or tefMAX_LEDGER once its last
-      // ledger passed). The earlier submission may be this request's own, answered 503 because its move to signed
-      // could not be written (the claim kept it), or the wallet's: either way the transaction is the ledger's, and the
-      // payload resolves as a recovered submission does (submission-recovery.ts), with no engine result of its own.
-      const resolved = await payloads.resolveRecoveredSubmission(payload.uuid, signed, nowMs)
-      handled = true
-      if (resolved) return resolved
-      const now = await payloads.getForSigning(payload.uuid)
-      if (now.status !== 'signed' || now.txHash !== verified.txHash) {
-        deps.logger.error(
-          { uuid: payload.uuid, txHash: verified.txHash, status: now.status },
-          'transaction on the ledger as its payload expired or was resolved otherwise',
-        )
-      }
-      await payloads.assertActionable(payload.uuid)
-      throw conflict('This request is already resolved')
+    if (!result.accepted && submittedBefore && result.engineResult.startsWith('tef')) {
+      // The ledger refuses as a repeat (tefPAST_SEQ, tefALREADY...) a blob this request submitted before, whose claim
+      // was left behind: the move to signed failed (503), or the node's answer never came (502). It may be the
+      // ledger's already: the claim stays, and the recovery asks the node about it once its lease lapses
+      // (submission-recovery.ts). Only a submission of this service's for this request is taken for the ledger's: a
+      // blob first seen now that the ledger refuses (an old transaction that matches the request) is a 422, below.
+      throw conflict(
+        'This signed transaction was submitted for this request before and may already be on the XRP Ledger: its outcome is being checked, and the request will show it within a few minutes',
+      )
     }
     if (!result.accepted) {
       handled = true
@@ -100,17 +92,4 @@ export async function submitAndResolve(
   } finally {
     if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
   }
-}
-
-/**
- * Whether the node has the transaction: validated, or in a ledger not yet validated. Throws (502, the claim kept for
- * the recovery) when the node cannot say.
- */
-async function onLedger(deps: SigningDeps, node: XrplNode, verified: VerifiedTransaction): Promise<boolean> {
-  const lastLedgerSequence = verified.transaction.LastLedgerSequence
-  const status = await askNode(
-    () => node.transactionStatus(verified.txHash, typeof lastLedgerSequence === 'number' ? lastLedgerSequence : null),
-    deps.logger,
-  )
-  return status.state === 'validated' || (status.state === 'pending' && status.known)
 }
