@@ -1,6 +1,7 @@
-// PostgreSQL reached and answering, but at one of its limits: no connection slot left for the service, a statement
-// running out of the statement_timeout an operator set, a table held by a migration's lock. Each is "retry shortly":
-// the service answers 503 with Retry-After, writes nothing for the request it refused, and serves again by itself.
+// The database reached and answering, but at one of its limits: no connection slot left for the service, a statement
+// running out of the statement_timeout or lock_timeout an operator set, a table held by a migration's lock, a full disk
+// (SQLite). Each is "retry shortly": the service answers 503 with Retry-After, logs it as an error for an operator,
+// writes nothing for the request it refused, and serves again by itself.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, it } from 'node:test'
@@ -12,7 +13,7 @@ import { loadConfig } from '../../src/config.js'
 import { type RunningService, startService } from '../../src/main.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { createLogger } from '../../src/platform/logger.js'
-import { createTestDatabase, describePostgres, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
+import { createTestDatabase, describePostgres, POSTGRES_ADMIN_URL } from '../support/databases.js'
 import { payloadBodies } from '../support/fixtures.js'
 import { bearer } from '../support/service.js'
 
@@ -72,8 +73,8 @@ async function until(holds: () => Promise<boolean>): Promise<void> {
 }
 
 /**
- * How many sessions of the watcher's database wait for a lock. The watcher is in no transaction: one that is sees the
- * statistics as they were at its first look (stats_fetch_consistency).
+ * How many sessions of the watcher's database wait for a lock. The watcher must be in no transaction: a session in one
+ * sees pg_stat_activity as it was at its first look, for the whole transaction (stats_fetch_consistency).
  */
 const locksWaitedFor = async (watcher: pg.Client) =>
   Number(
@@ -100,7 +101,6 @@ describePostgres('PostgreSQL at its limits', () => {
     let started: Started | undefined
     try {
       // The service's own role, not a superuser: a role's CONNECTION LIMIT holds for it, as max_connections does.
-      await admin.query(`drop role if exists ${role}`)
       await admin.query(`create role ${role} login`)
       const name = new URL(database.url).pathname.slice(1)
       await admin.query(`alter database ${name} owner to ${role}`)
@@ -182,7 +182,7 @@ describePostgres('PostgreSQL at its limits', () => {
   }
 
   it('refuses with 503 after 5 s a write queued behind groups hung on a held table, and never writes it', async () => {
-    const database: TestDatabase = await createTestDatabase('postgres')
+    const database = await createTestDatabase('postgres')
     const started = await start(database.url)
     const locker = new pg.Client({ connectionString: database.url })
     await locker.connect()

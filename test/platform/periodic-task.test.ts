@@ -127,15 +127,20 @@ describe('startPeriodicTask', () => {
     await until(() => controlled.runs.length === 2, 'the woken run starts')
   })
 
-  it('logs a failing run as a warning and runs again on its interval', async () => {
+  /** What a task whose first run fails with `error` logs, once it has run again on its interval. */
+  async function logsOfAFailedRun(error: Error): Promise<Array<Record<string, unknown>>> {
     const controlled = controlledTask()
     pending = controlled.runs
     const { logger, lines } = capturedLogger()
     start(20, controlled.run, logger)
     await until(() => controlled.runs.length === 1, 'the first run starts')
-    controlled.runs[0]?.fail(new Error('database is down'))
+    controlled.runs[0]?.fail(error)
     await until(() => controlled.runs.length === 2, 'the task runs again')
+    return lines
+  }
 
+  it('logs a failing run as a warning and runs again on its interval', async () => {
+    const lines = await logsOfAFailedRun(new Error('database is down'))
     assert.equal(lines.length, 1)
     const [line] = lines
     assert.equal(line?.level, 40, 'a warning')
@@ -145,14 +150,7 @@ describe('startPeriodicTask', () => {
   })
 
   it('logs a run that failed on a database at one of its limits (a full disk) as an error, and runs again', async () => {
-    const controlled = controlledTask()
-    pending = controlled.runs
-    const { logger, lines } = capturedLogger()
-    start(20, controlled.run, logger)
-    await until(() => controlled.runs.length === 1, 'the first run starts')
-    controlled.runs[0]?.fail(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }))
-    await until(() => controlled.runs.length === 2, 'the task runs again')
-
+    const lines = await logsOfAFailedRun(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }))
     assert.deepEqual(
       lines.map((line) => [line.level, line.msg, line.task]),
       [[50, 'background task failed: the database is at one of its limits', 'test-task']],

@@ -3,9 +3,9 @@
 // one turn each read their payload as they are handled; one at a time, each was a statement of its own: a round trip,
 // a connection of the pool, and PostgreSQL's work to run a statement, for one row. A group shares them. Its statement
 // starts after each of its requests arrived, so it sees every change committed before them, as a read of its own
-// would. A group fails as a whole (a read cannot fail for one uuid alone), and a read that
-// waits for its group longer than a request would wait for a pooled connection fails as unavailable (503). SQLite
-// reads on the service's one connection, with no round trip to share: there each read is its own.
+// would. A group fails as a whole (a read cannot fail for one uuid alone), and a read that waits for its group longer
+// than a request would wait for a pooled connection fails as unavailable (503). SQLite reads on the service's one
+// connection, with no round trip to share: there each read is its own.
 // Measured: docs/performance.md, "eighth session".
 import { CommitGroups } from '../../platform/db/commit-groups.js'
 import { type Db, type Dialect, groupWaitLimitMs } from '../../platform/db/database.js'
