@@ -1,7 +1,8 @@
 // A process killed after the XRPL node took a signAndSubmit transaction, but before the payload moved to signed,
 // loses no outcome: the service started in its place asks the node about the recorded submission, resolves the
-// payload as signed (payload.signed, the follow), and the follower records and delivers the final outcome. A
-// submission the ledger never took is released once it can no longer be applied: the user signs again.
+// payload as signed once a validated ledger holds it (payload.signed, the follow), and the follower records and
+// delivers the final outcome. A submission the ledger never took is released once it can no longer be applied: the
+// user signs again.
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -114,6 +115,24 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         // The same blob sent again is refused by the ledger: it was applied already.
         rippled.setSubmitResult('tefPAST_SEQ')
 
+        // In the node's open ledger only: the recovery waits for a validated ledger, holding the claim.
+        const lookups = () => rippled.requests.filter((request) => request.command === 'tx' && request.transaction === signed.hash).length
+        await restarted.ctx.signing.submissions.recoverLapsed()
+        assert.equal(lookups(), 1)
+        assert.equal(
+          (await db.selectFrom('payloads').select('status').where('uuid', '=', uuid).executeTakeFirstOrThrow()).status,
+          'pending',
+        )
+        assert.ok(await db.selectFrom('submission_claims').select('tx_hash').where('payload_uuid', '=', uuid).executeTakeFirst())
+        rippled.setTransaction(signed.hash, {
+          validated: true,
+          ledgerIndex: 1004,
+          transactionResult: 'tesSUCCESS',
+          deliveredAmount: '1000000',
+          closedAtMs: clock.now(),
+        })
+        clock.advance(FOLLOW_INTERVAL_MS)
+
         // Two instances recover at once: one takes the claim over, asks the node once and resolves the payload once.
         // Without Redis each instance's live stream hears its own changes: both listen, the resolving one tells.
         const other = await startService(config, { listen: false, workers: false, logger: createLogger('silent'), clock })
@@ -130,7 +149,7 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
           await other.stop()
         }
         assert.deepEqual(streamed, ['signed'])
-        assert.equal(rippled.requests.filter((request) => request.command === 'tx' && request.transaction === signed.hash).length, 1)
+        assert.equal(lookups(), 2)
         const recovered = await db.selectFrom('payloads').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow()
         assert.equal(recovered.status, 'signed')
         assert.equal(recovered.tx_hash, signed.hash)
@@ -145,15 +164,7 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         assert.equal(follow.tx_hash, signed.hash)
         assert.equal(follow.last_ledger_sequence, WALLET_FIELDS.LastLedgerSequence)
 
-        // In the node's open ledger only: the follow waits; then a validated ledger holds it.
-        await restarted.ctx.follower.followDue()
-        assert.equal((await db.selectFrom('payloads').select('outcome').where('uuid', '=', uuid).executeTakeFirstOrThrow()).outcome, null)
-        rippled.setTransaction(signed.hash, {
-          validated: true,
-          ledgerIndex: 1004,
-          transactionResult: 'tesSUCCESS',
-          deliveredAmount: '1000000',
-        })
+        // The follow records the validated ledger's outcome.
         clock.advance(FOLLOW_INTERVAL_MS)
         await restarted.ctx.follower.followDue()
         await dispatchAll(new WebhookDispatcher(restarted.ctx, { random: () => 0.5 }))

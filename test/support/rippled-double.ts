@@ -11,6 +11,8 @@ export interface TransactionStatus {
   transactionResult: string
   /** The metadata's delivered_amount (payments): drops, or an issued-currency amount. */
   deliveredAmount?: string | { currency: string; issuer: string; value: string }
+  /** When the validated ledger closed (epoch ms), answered as close_time_iso, to the second; absent when not given. */
+  closedAtMs?: number
 }
 
 export interface AccountState {
@@ -157,6 +159,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         AffectedNodes: [],
         ...(status.deliveredAmount === undefined ? {} : { delivered_amount: status.deliveredAmount }),
       },
+      ...(status.closedAtMs === undefined ? {} : { close_time_iso: new Date(status.closedAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z') }),
       validated: true,
     }
   }

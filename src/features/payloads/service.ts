@@ -77,6 +77,11 @@ export class PayloadService {
     return Promise.all(payloads.map((payload) => this.transitions.expireIfDue(payload)))
   }
 
+  /** When a payload was created; undefined when there is none. Moves nothing: a payload whose time has passed stays as it is. */
+  async createdAtMs(uuid: string): Promise<number | undefined> {
+    return (await this.reads.read(uuid))?.createdAtMs
+  }
+
   /** Any payload by uuid (the signing page's capability), expired first if its time has passed. */
   async getForSigning(uuid: string): Promise<Payload> {
     const payload = await this.reads.read(uuid)

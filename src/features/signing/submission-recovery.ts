@@ -1,7 +1,11 @@
 // Recovers signAndSubmit submissions whose instance died (or lost the node) between sending the blob and learning
 // the answer: the submission claim records the intent before the blob leaves; once its lease lapses, one instance
-// takes it over, asks the node about the hash, and resolves the payload as signed if the node has the transaction,
-// or releases the claim once it can never be applied, so that the user can sign again.
+// takes it over, asks the node about the hash, and resolves the payload as signed once a validated ledger holds the
+// transaction, or releases the claim once it can never be applied, so that the user can sign again.
+//
+// Only a validated ledger counts: rippled answers `tx` for a blob it refused from its cache, as for one in its open
+// ledger. And only a transaction the ledger took after the request existed: an older one with the same hash (someone's
+// earlier payment that matches an unpinned request) was never this service's submission.
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
 import { type TransactionStatus, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
@@ -19,6 +23,11 @@ const UNAVAILABLE_RETRY_MS = 5_000
  */
 export const RECOVER_WITHOUT_LAST_LEDGER_MS = 10 * 60_000
 const BATCH_SIZE = 50
+/**
+ * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
+ * rounds its close time by up to 60 s, and this service's clock may differ from the network's by a minute more.
+ */
+const CLOSE_TIME_MARGIN_MS = 2 * 60_000
 
 export class SubmissionRecovery {
   constructor(private readonly deps: SigningDeps) {}
@@ -58,8 +67,17 @@ export class SubmissionRecovery {
       return
     }
     const nowMs = clock.now()
-    if (status.state === 'validated' || (status.state === 'pending' && status.known)) {
-      await this.resolve(intent)
+    if (status.state === 'validated') {
+      const createdAtMs = await this.deps.payloads.createdAtMs(intent.payloadUuid)
+      if (createdAtMs !== undefined && status.closedAtMs !== null && status.closedAtMs < createdAtMs - CLOSE_TIME_MARGIN_MS) {
+        const closedAt = new Date(status.closedAtMs).toISOString()
+        logger.warn(
+          { ...log, closedAt },
+          'a submission’s transaction was validated before its request existed: the request is still pending',
+        )
+      } else {
+        await this.resolve(intent)
+      }
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }

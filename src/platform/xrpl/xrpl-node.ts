@@ -22,6 +22,11 @@ export interface ValidationResult {
   ledgerIndex: number
   /** The metadata's delivered_amount (payments); null when absent or "unavailable". */
   deliveredAmount: DeliveredAmount | null
+  /**
+   * When the validated ledger closed (epoch ms), as the node says (close_time_iso): consensus time, rounded to the
+   * ledger's close time resolution (10 s, at most 120 s). Null when the node says nothing.
+   */
+  closedAtMs: number | null
 }
 
 /** What one look at the ledger says of a submitted transaction. */
@@ -30,10 +35,10 @@ export type TransactionStatus =
   /** The validated ledger has passed the transaction's LastLedgerSequence without it: it can never be applied. */
   | { state: 'dropped'; validatedLedgerIndex: number }
   /**
-   * Not (yet) in a validated ledger, and still possible. `known`: the node has it (in an open or closed ledger, not yet
-   * validated); false when the node has never heard of it.
+   * Not (yet) in a validated ledger, and still possible. Whether the node has heard of it says nothing more: rippled
+   * answers `tx` from its cache for a blob it refused as well as for one in its open ledger.
    */
-  | { state: 'pending'; known: boolean }
+  | { state: 'pending' }
 
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
@@ -170,13 +175,18 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  /** The validation result; 'known' while the node has the transaction but no validated ledger holds it; null when unknown. */
-  const lookUpTransaction = async (txHash: string): Promise<ValidationResult | 'known' | null> => {
+  /** The transaction as a validated ledger holds it; null while no validated ledger does. */
+  const lookUpValidated = async (txHash: string): Promise<ValidationResult | null> => {
     try {
       const response = await call((connected) => connected.request({ command: 'tx', transaction: txHash }))
       const { validated, meta, ledger_index: ledgerIndex } = response.result
-      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return 'known'
-      return { transactionResult: meta.TransactionResult, ledgerIndex, deliveredAmount: deliveredAmountOf(meta) }
+      if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
+      return {
+        transactionResult: meta.TransactionResult,
+        ledgerIndex,
+        deliveredAmount: deliveredAmountOf(meta),
+        closedAtMs: closedAtMsOf(response.result),
+      }
     } catch (error) {
       if (rippledErrorCode(error) === 'txnNotFound') return null
       throw asUnavailable(error)
@@ -229,12 +239,12 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
       // missing from every ledger up to that index, including the last one it could enter.
       const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
-      const result = await lookUpTransaction(txHash)
-      if (result !== null && result !== 'known') return { state: 'validated', ...result }
+      const result = await lookUpValidated(txHash)
+      if (result !== null) return { state: 'validated', ...result }
       if (validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence) {
         return { state: 'dropped', validatedLedgerIndex: validatedBefore }
       }
-      return { state: 'pending', known: result === 'known' }
+      return { state: 'pending' }
     },
 
     async transactionDefaults(account) {
@@ -275,6 +285,13 @@ function deliveredAmountOf(meta: object): DeliveredAmount | null {
   const { currency, issuer, value } = delivered as Record<string, unknown>
   if (typeof currency !== 'string' || typeof issuer !== 'string' || typeof value !== 'string') return null
   return { currency, issuer, value }
+}
+
+/** When the ledger closed, from close_time_iso (API v2, which xrpl.js asks for); null when absent or not a time. */
+function closedAtMsOf(result: { close_time_iso?: unknown }): number | null {
+  if (typeof result.close_time_iso !== 'string') return null
+  const ms = Date.parse(result.close_time_iso)
+  return Number.isFinite(ms) ? ms : null
 }
 
 function rippledErrorCode(error: unknown): string | undefined {

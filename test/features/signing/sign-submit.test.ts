@@ -213,7 +213,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     assert.equal((await appView(uuid)).status, 'pending')
 
     // The wallet sends the same blob again. The ledger has applied it, so refuses it as a repeat.
-    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS' })
+    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() })
     rippled.setSubmitResult('tefPAST_SEQ')
     const again = await approve(uuid, signed.tx_blob)
     assert.equal(again.statusCode, 409, again.body)
@@ -241,6 +241,76 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     // Sent again, it is still this service's first submission of it for this request that the ledger refused.
     assert.equal((await approve(uuid, old.tx_blob)).statusCode, 422)
     assert.equal((await appView(uuid)).status, 'pending')
+  })
+
+  describe('the recovery of a submission whose answer never came (the node could not answer: 502)', () => {
+    const claims = (uuid: string) =>
+      t.service.ctx.storage.db.selectFrom('submission_claims').select('tx_hash').where('payload_uuid', '=', uuid).execute()
+    /** The node has the blob but goes down before answering: 502, and the submission's claim stays for the recovery. */
+    const approveUnanswered = async (uuid: string, blob: string) => {
+      rippled.hold('submit', true)
+      const answered = approve(uuid, blob)
+      try {
+        await eventually(async () => rippled.requests.some((request) => request.command === 'submit' && request.tx_blob === blob))
+        await rippled.stop()
+      } finally {
+        rippled.hold('submit', false)
+      }
+      const response = await answered
+      await rippled.start()
+      assert.equal(response.statusCode, 502, response.body)
+      assert.equal((await claims(uuid)).length, 1)
+    }
+    const recoverAfterTheLease = async () => {
+      t.clock.advance(61_000)
+      await t.service.ctx.signing.submissions.recoverLapsed()
+    }
+
+    it('a blob the node knows but no validated ledger holds (a refusal rippled caches) does not resolve the request', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      // rippled answers `tx` from its cache for a blob it refused (tefPAST_SEQ...), as for one in its open ledger.
+      rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
+      await recoverAfterTheLease()
+      assert.equal((await appView(uuid)).status, 'pending', 'not signed on the node’s word alone')
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held until the ledger decides')
+
+      // The validated ledger passes LastLedgerSequence without it: it can never apply, and the user may sign again.
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      try {
+        await recoverAfterTheLease()
+      } finally {
+        rippled.setValidatedLedgerIndex(1000)
+      }
+      assert.equal((await appView(uuid)).status, 'pending')
+      assert.deepEqual(await claims(uuid), [])
+    })
+
+    it('a transaction the ledger validated before the request existed, sent as its proof, does not resolve it', async () => {
+      // Someone's payment with the Destination and Amount the request asks for, validated ten minutes before it.
+      const old = signRequested(Wallet.generate(), paymentTransaction())
+      const tenMinutesAgo = t.clock.now() - 10 * 60_000
+      const uuid = await create()
+      await approveUnanswered(uuid, old.tx_blob)
+      rippled.setTransaction(old.hash, { validated: true, ledgerIndex: 900, transactionResult: 'tesSUCCESS', closedAtMs: tenMinutesAgo })
+      await recoverAfterTheLease()
+      assert.equal((await appView(uuid)).status, 'pending')
+      assert.deepEqual(await claims(uuid), [], 'released: that hash can never be applied again')
+    })
+
+    it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      // Within the margin for the ledger's rounding of its close time and the clocks' difference.
+      const closedAtMs = t.clock.now() - 60_000
+      rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS', closedAtMs })
+      await recoverAfterTheLease()
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+      assert.deepEqual(await claims(uuid), [])
+    })
   })
 
   it('two different signed blobs racing: only one is ever submitted', async () => {

@@ -184,39 +184,48 @@ describe('XrplNode against a rippled double', () => {
     const hash = signedPayment.hash
 
     it('is pending while the transaction is unknown or not yet validated, and the ledger has not passed LastLedgerSequence', async () => {
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', known: false })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: true }, 'in an open ledger')
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' }, 'in an open ledger')
     })
 
     it('is validated with the final result, the ledger and the delivered amount', async () => {
-      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tesSUCCESS', deliveredAmount: '990000' })
+      const closedAtMs = Date.parse('2026-11-28T10:20:30Z')
+      rippled.setTransaction(hash, {
+        validated: true,
+        ledgerIndex: 1003,
+        transactionResult: 'tesSUCCESS',
+        deliveredAmount: '990000',
+        closedAtMs,
+      })
       assert.deepEqual(await node.transactionStatus(hash, 1020), {
         state: 'validated',
         transactionResult: 'tesSUCCESS',
         ledgerIndex: 1003,
         deliveredAmount: '990000',
+        closedAtMs,
       })
       rippled.setTransaction(hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tecPATH_DRY' })
-      assert.deepEqual(await node.transactionStatus(hash, null), {
-        state: 'validated',
-        transactionResult: 'tecPATH_DRY',
-        ledgerIndex: 1004,
-        deliveredAmount: null,
-      })
+      assert.deepEqual(
+        await node.transactionStatus(hash, null),
+        {
+          state: 'validated',
+          transactionResult: 'tecPATH_DRY',
+          ledgerIndex: 1004,
+          deliveredAmount: null,
+          closedAtMs: null,
+        },
+        'a node that gives no close time',
+      )
     })
 
     it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
       rippled.setValidatedLedgerIndex(1019)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', known: false })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
       rippled.setValidatedLedgerIndex(1020)
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
-      assert.deepEqual(
-        await node.transactionStatus(hash, null),
-        { state: 'pending', known: false },
-        'without LastLedgerSequence it is never dropped',
-      )
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' }, 'without LastLedgerSequence it is never dropped')
     })
 
     it('throws XrplNodeUnavailableError when the node is down', async () => {
