@@ -17,7 +17,7 @@ import { PayloadReads } from './reads.js'
 import { payloadsRepository } from './repository.js'
 import type { CreatePayloadRequest, PayloadPage } from './schemas.js'
 import { PayloadTransitions, PROOF_ALREADY_USED_MESSAGE } from './transitions.js'
-import type { TransitionChanges } from './transitions-repository.js'
+import { payloadTransitionsRepository, type TransitionChanges } from './transitions-repository.js'
 
 export const NOT_FOUND_MESSAGE = 'Payload not found'
 
@@ -39,6 +39,9 @@ export interface PayloadServiceOptions {
 }
 
 /** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
+/** A cancel while a submission is in doubt (transitions.ts, expireIfDue): the ledger may have the transaction. */
+const SUBMISSION_IN_DOUBT_MESSAGE =
+  'A signed transaction for this request may already be on the XRP Ledger: its outcome is being checked, and the request cannot be cancelled until it is known'
 const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export class PayloadService {
@@ -93,6 +96,7 @@ export class PayloadService {
   async cancel(projectId: string, uuid: string): Promise<Payload> {
     const payload = await this.getForProject(projectId, uuid)
     if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
+    if (await payloadTransitionsRepository.submissionInDoubt(this.options.db, uuid)) throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
     const moved = await this.transitions.transition(uuid, { status: 'expired', resolvedAtMs: this.options.clock.now() })
     if (moved) return moved
     const now = await payloadsRepository.findByUuid(this.options.db, uuid)
@@ -142,7 +146,10 @@ export class PayloadService {
    */
   async assertActionable(uuid: string): Promise<Payload> {
     const payload = await this.getForSigning(uuid)
-    if (payload.status === 'expired') throw gone('Payload has expired')
+    // Past its expiry and still pending only while a submission of its is in doubt: expired for any new action.
+    if (payload.status === 'expired' || (payload.status === 'pending' && payload.expiresAtMs <= this.options.clock.now())) {
+      throw gone('Payload has expired')
+    }
     if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
     return payload
   }

@@ -122,6 +122,16 @@ const resolvePendingAll = new HotQuery(
 
 export const payloadTransitionsRepository = {
   /**
+   * Whether a signed transaction of the payload's may be on the ledger without the payload recording it yet: a
+   * submission claim is held (features/signing/submission-claims-repository.ts). Such a payload does not expire until
+   * the claim is released (resolved as signed, or released once the ledger can never apply it).
+   */
+  async submissionInDoubt(db: DbOrTx, uuid: string): Promise<boolean> {
+    const row = await db.selectFrom('submission_claims').select('payload_uuid').where('payload_uuid', '=', uuid).executeTakeFirst()
+    return row !== undefined
+  },
+
+  /**
    * Moves pending payloads, each at most once, to a resolved status, each if its `condition` holds: one statement on
    * PostgreSQL, one a move on SQLite (in-process, with no round trip to share). Returns what each moved, in the order
    * of `moves`: the updated payload, or undefined when another transition got there first or the condition does not hold.
@@ -157,6 +167,16 @@ export const payloadTransitionsRepository = {
       .select('uuid')
       .where('status', '=', 'pending')
       .where('expires_at', '<=', nowMs)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('submission_claims')
+              .select('submission_claims.payload_uuid')
+              .whereRef('submission_claims.payload_uuid', '=', 'payloads.uuid'),
+          ),
+        ),
+      )
       .orderBy('expires_at')
       .limit(limit)
     if (dialect === 'postgres') overdue = overdue.forNoKeyUpdate().skipLocked()

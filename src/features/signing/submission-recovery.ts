@@ -25,9 +25,11 @@ export const RECOVER_WITHOUT_LAST_LEDGER_MS = 10 * 60_000
 const BATCH_SIZE = 50
 /**
  * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
- * rounds its close time by up to 60 s, and this service's clock may differ from the network's by a minute more.
+ * rounds its close time by up to 60 s, and this service's clock may differ from the network's by up to 4 minutes more.
+ * A wider margin would let an older transaction through; a narrower one, a service clock further off, taking the
+ * ledger's transaction for an older one, would ask the user to sign again (and pay twice).
  */
-const CLOSE_TIME_MARGIN_MS = 2 * 60_000
+const CLOSE_TIME_MARGIN_MS = 5 * 60_000
 
 export class SubmissionRecovery {
   constructor(private readonly deps: SigningDeps) {}

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it, mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
+import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model.js'
 import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
 import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { forEachDatabase } from '../../support/databases.js'
@@ -297,6 +298,69 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await recoverAfterTheLease()
       assert.equal((await appView(uuid)).status, 'pending')
       assert.deepEqual(await claims(uuid), [], 'released: that hash can never be applied again')
+    })
+
+    it('a request whose expiry passes while its submission is in doubt stays pending, refuses new approvals, and is signed once the ledger validates it', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      const createdAtMs = t.clock.now()
+      t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
+      await t.service.ctx.payloads.expireOverdue()
+      assert.equal((await appView(uuid)).status, 'pending', 'neither the sweeper nor a read expires it')
+      // Past its expiry, it takes no new approval, of the same blob or another; the submission stays claimed.
+      for (const blob of [signed.tx_blob, signRequested(Wallet.generate(), paymentTransaction()).tx_blob]) {
+        assert.equal((await approve(uuid, blob)).statusCode, 410)
+      }
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }])
+      // Nor can the application cancel it: the ledger may have the transaction.
+      const cancel = await t.inject({ method: 'DELETE', url: `/api/v1/payloads/${uuid}`, headers: { authorization: `Bearer ${apiKey}` } })
+      assert.equal(cancel.statusCode, 409, cancel.body)
+      assert.match(cancel.json().error, /may already be on the XRP Ledger/)
+
+      rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1004, transactionResult: 'tesSUCCESS', closedAtMs: createdAtMs })
+      await recoverAfterTheLease()
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash], 'the transaction the ledger applied is recorded')
+    })
+
+    it('the same blob sent again as the request expires keeps the claim its first submission left', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      // The retry passes the check before verification; the request expires before the check after its claim.
+      const payloads = t.service.ctx.payloads
+      const check = payloads.assertActionable.bind(payloads)
+      let checks = 0
+      const expiring = mock.method(payloads, 'assertActionable', async (id: string) => {
+        checks++
+        if (checks === 2) t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
+        return check(id)
+      })
+      try {
+        assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 410)
+      } finally {
+        expiring.mock.restore()
+      }
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'the first submission may be on the ledger')
+    })
+
+    it('a request whose submission the ledger can never apply expires once the claim is released', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
+      await t.service.ctx.payloads.expireOverdue()
+      assert.equal((await appView(uuid)).status, 'pending')
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      try {
+        await recoverAfterTheLease()
+      } finally {
+        rippled.setValidatedLedgerIndex(1000)
+      }
+      assert.deepEqual(await claims(uuid), [])
+      await t.service.ctx.payloads.expireOverdue()
+      assert.equal((await appView(uuid)).status, 'expired')
     })
 
     it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {

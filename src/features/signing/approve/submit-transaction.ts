@@ -45,7 +45,9 @@ export async function submitAndResolve(
   try {
     await payloads.assertActionable(payload.uuid)
   } catch (error) {
-    await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
+    // A claim this request's earlier submission of the same blob left behind stays for the recovery: that one may be on
+    // the ledger (its payload, pending past its expiry while it is in doubt, is refused to new approvals with a 410).
+    if (!submittedBefore) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
     throw error
   }
   // Until the node's answer is handled, the claim is the intent: if this process dies, the node cannot be reached or
