@@ -20,6 +20,10 @@ export interface AccountState {
   disableMaster?: boolean
   regularKey?: string
   signerList?: { quorum: number; entries: Array<{ account: string; weight: number }> }
+  /** The account's next Sequence (1 when not given). */
+  sequence?: number
+  /** The TicketSequence of each Ticket the account holds. */
+  tickets?: readonly number[]
 }
 
 export interface RippledDouble {
@@ -111,6 +115,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         return answerTx(request)
       case 'account_info':
         return answerAccountInfo(request)
+      case 'ledger_entry':
+        return answerLedgerEntry(request)
       default:
         return new RippledErrorReply('unknownCmd', 'Unknown method.', 32)
     }
@@ -164,6 +170,19 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     }
   }
 
+  /** Tickets only, asked for as rippled reads them: {account, ticket_seq}. */
+  const answerLedgerEntry = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    const ticket = request.ticket as { account?: unknown; ticket_seq?: unknown } | undefined
+    if (typeof ticket?.account !== 'string' || typeof ticket.ticket_seq !== 'number') {
+      return new RippledErrorReply('malformedRequest', 'Malformed request.', 31)
+    }
+    if (!accounts.get(ticket.account)?.tickets?.includes(ticket.ticket_seq)) {
+      return new RippledErrorReply('entryNotFound', 'Entry not found.', 21)
+    }
+    const node = { Account: ticket.account, Flags: 0, LedgerEntryType: 'Ticket', TicketSequence: ticket.ticket_seq }
+    return { node, ledger_index: validatedLedgerIndex, validated: true }
+  }
+
   const answerAccountInfo = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const address = String(request.account)
     const state = accounts.get(address)
@@ -174,7 +193,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       Flags: state.disableMaster ? LSF_DISABLE_MASTER : 0,
       LedgerEntryType: 'AccountRoot',
       OwnerCount: state.signerList ? 1 : 0,
-      Sequence: 1,
+      Sequence: state.sequence ?? 1,
     }
     if (state.regularKey !== undefined) accountData.RegularKey = state.regularKey
     const result: Record<string, unknown> = { account_data: accountData, ledger_index: validatedLedgerIndex, validated: true }

@@ -18,10 +18,12 @@ const LEASE_MS = 60_000
 /** After the node could not answer, or while none is configured. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /**
- * A transaction without LastLedgerSequence is never certain to be dropped: once the node has not heard of it for this
- * long after its submission, its claim is released and the request can be signed again.
+ * A transaction without LastLedgerSequence can be applied until another transaction uses its account's Sequence (or
+ * its Ticket): until then its claim is held, looked at every FOLLOW_INTERVAL_MS for this long after its submission,
+ * then every SLOW_LOOK_INTERVAL_MS.
  */
-export const RECOVER_WITHOUT_LAST_LEDGER_MS = 10 * 60_000
+const SLOW_LOOK_AFTER_MS = 10 * 60_000
+const SLOW_LOOK_INTERVAL_MS = 60_000
 const BATCH_SIZE = 50
 /**
  * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
@@ -57,10 +59,24 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.takeOver(db, claim, clock.now() + UNAVAILABLE_RETRY_MS)
       return
     }
-    const { LastLedgerSequence } = decode(intent.txBlob) as { LastLedgerSequence?: number }
+    const { LastLedgerSequence, Account, Sequence, TicketSequence } = decode(intent.txBlob) as {
+      LastLedgerSequence?: number
+      Account: string
+      Sequence: number
+      TicketSequence?: number
+    }
     const lastLedgerSequence = LastLedgerSequence ?? null
     let status: TransactionStatus
+    let sequenceUsed = false
     try {
+      // Without LastLedgerSequence, only another transaction's use of its Sequence (or Ticket) ends the doubt. Read
+      // before the lookup: if the lookup then misses the transaction, no validated ledger up to that one held it.
+      if (lastLedgerSequence === null) {
+        sequenceUsed = await node.sequenceUsed(
+          Account,
+          TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence },
+        )
+      }
       status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
@@ -83,14 +99,13 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
-    const givenUp =
-      status.state === 'dropped' || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + RECOVER_WITHOUT_LAST_LEDGER_MS)
-    if (givenUp) {
+    if (status.state === 'dropped' || sequenceUsed) {
       await submissionClaimsRepository.releaseHeld(db, claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
     }
-    await submissionClaimsRepository.takeOver(db, claim, nowMs + FOLLOW_INTERVAL_MS)
+    const slowly = lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS
+    await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_LOOK_INTERVAL_MS : FOLLOW_INTERVAL_MS))
   }
 
   /** As the submission would have, had its answer arrived: the move to signed, its events, and the follow. */

@@ -1,6 +1,6 @@
 // The service's connection to an XRPL node (XRPL_NODE_URL): submission, account lookups (master key, RegularKey,
 // signer list), and the checks that follow a transaction to its final outcome.
-import type { AccountInfoResponse, Client, ServerInfoResponse } from 'xrpl'
+import type { AccountInfoResponse, Client, LedgerEntryRequest, ServerInfoResponse } from 'xrpl'
 import { loadOnDemand } from '../load-on-demand.js'
 
 /** xrpl.js is loaded with the first node created: a service without XRPL_NODE_URL never loads it. */
@@ -40,6 +40,9 @@ export type TransactionStatus =
    */
   | { state: 'pending' }
 
+/** Where a transaction sits in its account's order: its Sequence, or the Ticket it uses (Sequence 0, TicketSequence). */
+export type SequenceSlot = { sequence: number } | { ticketSequence: number }
+
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
   /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */
@@ -66,6 +69,12 @@ export interface XrplNode {
    * does not exist; no entries when it has no signer list.
    */
   signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
+  /**
+   * Whether the latest validated ledger shows `slot` of `account` used: the account's Sequence past `sequence`, or the
+   * Ticket gone. A transaction for that slot that no validated ledger holds can then never be applied. False while the
+   * account does not exist (funded later, it could still be applied).
+   */
+  sequenceUsed(account: string, slot: SequenceSlot): Promise<boolean>
   /**
    * One look at a submitted transaction: validated (with its result), dropped (the validated ledger is at or past
    * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
@@ -205,6 +214,23 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
         if (error instanceof xrpl().RippledError && rippledErrorCode(error) === 'invalidTransaction') {
           return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false }
         }
+        throw asUnavailable(error)
+      }
+    },
+
+    async sequenceUsed(account, slot) {
+      if ('sequence' in slot) {
+        const response = await accountInfo(account, false)
+        return response !== null && response.result.account_data.Sequence > slot.sequence
+      }
+      // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
+      const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: 'validated' }
+      try {
+        await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
+        return false
+      } catch (error) {
+        // No such Ticket: it was used, or never created (a transaction for it can never be applied either).
+        if (rippledErrorCode(error) === 'entryNotFound') return true
         throw asUnavailable(error)
       }
     },

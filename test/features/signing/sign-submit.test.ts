@@ -363,6 +363,30 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal((await appView(uuid)).status, 'expired')
     })
 
+    // A Ticket is the request's to choose (a wallet may not add one); a Sequence, the wallet's.
+    for (const [slot, requested, added, unused, used] of [
+      ['Sequence', {}, { Sequence: 7 }, { sequence: 7 }, { sequence: 8 }],
+      ['Ticket', { Sequence: 0, TicketSequence: 5 }, {}, { tickets: [5] }, { tickets: [] }],
+    ] as const) {
+      it(`a transaction without LastLedgerSequence stays claimed while it can be applied, and is released once its ${slot} is used`, async () => {
+        const wallet = Wallet.generate()
+        const transaction = { ...paymentTransaction(), ...requested }
+        const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', ...added, ...transaction } as Parameters<Wallet['sign']>[0])
+        const uuid = await create(transaction)
+        await approveUnanswered(uuid, signed.tx_blob)
+        rippled.setAccount(wallet.classicAddress, unused)
+        // Queued by the node, or waiting for a fee it will accept: an hour on, it can still be applied.
+        for (let look = 0; look < 60; look++) await recoverAfterTheLease()
+        assert.equal((await appView(uuid)).status, 'pending')
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the ledger may still apply it')
+
+        rippled.setAccount(wallet.classicAddress, used)
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [], 'another transaction took its place: it can never be applied')
+        assert.equal((await appView(uuid)).status, 'expired', 'its time passed while it was in doubt')
+      })
+    }
+
     it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())

@@ -180,6 +180,18 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
+  describe('sequenceUsed', () => {
+    it('reads the account’s Sequence, or its Ticket, in the validated ledger', async () => {
+      const account = Wallet.generate().classicAddress
+      assert.equal(await node.sequenceUsed(account, { sequence: 1 }), false, 'an account that does not exist yet')
+      rippled.setAccount(account, { sequence: 7, tickets: [5] })
+      assert.equal(await node.sequenceUsed(account, { sequence: 7 }), false)
+      assert.equal(await node.sequenceUsed(account, { sequence: 6 }), true)
+      assert.equal(await node.sequenceUsed(account, { ticketSequence: 5 }), false)
+      assert.equal(await node.sequenceUsed(account, { ticketSequence: 4 }), true, 'a Ticket used, or never created')
+    })
+  })
+
   describe('transactionStatus', () => {
     const hash = signedPayment.hash
 
