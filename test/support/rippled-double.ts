@@ -42,6 +42,8 @@ export interface RippledDouble {
   /** What `tx` answers for a hash; unknown hashes answer txnNotFound. */
   setTransaction(hash: string, status: TransactionStatus): void
   setValidatedLedgerIndex(ledgerIndex: number): void
+  /** The first ledger the node holds (1 until set): it lacks the ledgers before, as a restarted node does. */
+  setHistoryStart(ledgerIndex: number): void
   /** The node goes down: open connections are dropped and new ones refused. */
   stop(): Promise<void>
   /** The node comes back on the same port. */
@@ -85,6 +87,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     engineResultMessage: ENGINE_RESULTS.tesSUCCESS!.message,
   }
   let validatedLedgerIndex = 1000
+  /** The first ledger the node holds: restarted, or keeping little history, it lacks those before. */
+  let historyStart = 1
   let unresponsive = false
   const heldCommands = new Set<string>()
   const hangingSockets = new Set<Socket>()
@@ -97,7 +101,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         return {
           info: {
             build_version: '2.4.0',
-            complete_ledgers: `1-${validatedLedgerIndex}`,
+            complete_ledgers: `${historyStart}-${validatedLedgerIndex}`,
             server_state: 'full',
             validated_ledger: { seq: validatedLedgerIndex, age: 1, base_fee_xrp: 0.00001, reserve_base_xrp: 1, reserve_inc_xrp: 0.2 },
           },
@@ -287,6 +291,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     },
     setValidatedLedgerIndex(ledgerIndex) {
       validatedLedgerIndex = ledgerIndex
+    },
+    setHistoryStart(ledgerIndex) {
+      historyStart = ledgerIndex
     },
     stop,
     async start() {

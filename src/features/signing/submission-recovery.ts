@@ -11,7 +11,7 @@ import { AppError } from '../../platform/errors.js'
 import { type TransactionStatus, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
-import { FOLLOW_INTERVAL_MS } from './transaction-follower.js'
+import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
 
 /** Longer than one look can take (two requests of at most 10 seconds each). */
 const LEASE_MS = 60_000
@@ -20,10 +20,9 @@ const UNAVAILABLE_RETRY_MS = 5_000
 /**
  * A transaction without LastLedgerSequence can be applied until another transaction uses its account's Sequence (or
  * its Ticket): until then its claim is held, looked at every FOLLOW_INTERVAL_MS for this long after its submission,
- * then every SLOW_LOOK_INTERVAL_MS.
+ * then every SLOW_FOLLOW_INTERVAL_MS.
  */
 const SLOW_LOOK_AFTER_MS = 10 * 60_000
-const SLOW_LOOK_INTERVAL_MS = 60_000
 const BATCH_SIZE = 50
 /**
  * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
@@ -104,8 +103,9 @@ export class SubmissionRecovery {
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
     }
-    const slowly = lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS
-    await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_LOOK_INTERVAL_MS : FOLLOW_INTERVAL_MS))
+    if (status.missingLedgers) logger.warn(log, MISSING_LEDGERS_MESSAGE)
+    const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
+    await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
   }
 
   /** As the submission would have, had its answer arrived: the move to signed, its events, and the follow. */

@@ -14,6 +14,14 @@ import { type TransactionFollow, transactionFollowsRepository } from './transact
 
 /** A ledger closes every 3 to 5 seconds: a look every 2 seconds sees each one. */
 export const FOLLOW_INTERVAL_MS = 2_000
+/**
+ * While the node lacks some of the ledgers up to a transaction's LastLedgerSequence (it cannot say that the transaction
+ * was dropped), or while nothing but another transaction's use of its Sequence can end a doubt: a look a minute.
+ */
+export const SLOW_FOLLOW_INTERVAL_MS = 60_000
+/** Logged while the node cannot say that a transaction past its LastLedgerSequence was dropped. */
+export const MISSING_LEDGERS_MESSAGE =
+  'the XRPL node lacks some of the ledgers up to the transaction’s LastLedgerSequence: whether it was applied is not known yet (a node with more history answers)'
 /** After the node could not answer. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /** Longer than one look can take (two requests of at most 10 seconds each). */
@@ -89,6 +97,9 @@ export class TransactionFollower {
       if (follow.lastLedgerSequence === null && nowMs >= follow.followUntilMs) {
         await transactionFollowsRepository.finish(db, follow, nowMs)
         logger.warn(log, 'stopped following a transaction without LastLedgerSequence: no validated ledger holds it yet')
+      } else if (status.missingLedgers) {
+        logger.warn(log, MISSING_LEDGERS_MESSAGE)
+        await transactionFollowsRepository.postpone(db, follow, nowMs + SLOW_FOLLOW_INTERVAL_MS)
       } else {
         await transactionFollowsRepository.postpone(db, follow, nowMs + FOLLOW_INTERVAL_MS)
       }

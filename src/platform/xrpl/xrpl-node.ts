@@ -35,10 +35,12 @@ export type TransactionStatus =
   /** The validated ledger has passed the transaction's LastLedgerSequence without it: it can never be applied. */
   | { state: 'dropped'; validatedLedgerIndex: number }
   /**
-   * Not (yet) in a validated ledger, and still possible. Whether the node has heard of it says nothing more: rippled
+   * Not (yet) in a validated ledger, and still possible, or not known to be impossible: `missingLedgers` when the
+   * validated ledger has passed lastLedgerSequence, but the node lacks some of the ledgers the transaction could be
+   * in (a node restarted, or keeping little history). Whether the node has heard of it says nothing more: rippled
    * answers `tx` from its cache for a blob it refused as well as for one in its open ledger.
    */
-  | { state: 'pending' }
+  | { state: 'pending'; missingLedgers: boolean }
 
 /** Where a transaction sits in its account's order: its Sequence, or the Ticket it uses (Sequence 0, TicketSequence). */
 export type SequenceSlot = { sequence: number } | { ticketSequence: number }
@@ -100,6 +102,13 @@ const LSF_DISABLE_MASTER = 0x00100000
 /** As xrpl.js autofills: LastLedgerSequence 20 ledgers ahead, the fee 20% above the current cost. */
 const LAST_LEDGER_OFFSET = 20
 const FEE_CUSHION = 1.2
+/**
+ * The ledgers up to a transaction's LastLedgerSequence that the node must hold (complete_ledgers) to call it dropped:
+ * 256, the history a rippled node keeps by default (ledger_history), and far more than a LastLedgerSequence set 20
+ * ledgers ahead needs. A transaction whose LastLedgerSequence was set further ahead than this could sit in an earlier
+ * ledger that the node lacks.
+ */
+const SEARCHED_LEDGERS = 256
 /** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
 const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
@@ -202,6 +211,20 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
+  /** Whether the node holds every ledger from `first` to `last` (server_info's complete_ledgers, e.g. "32570-62964287"). */
+  const holdsLedgers = async (first: number, last: number): Promise<boolean> => {
+    let completeLedgers: string
+    try {
+      completeLedgers = (await call((connected) => connected.request({ command: 'server_info' }))).result.info.complete_ledgers
+    } catch (error) {
+      throw asUnavailable(error)
+    }
+    return completeLedgers.split(',').some((part) => {
+      const [from, to] = part.trim().split('-').map(Number)
+      return from !== undefined && from <= first && (to ?? from) >= last
+    })
+  }
+
   return {
     async submit(txBlob) {
       try {
@@ -265,12 +288,15 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
       // missing from every ledger up to that index, including the last one it could enter.
       const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
+      // Once the validated ledger has passed lastLedgerSequence, a miss counts only if the node holds every ledger the
+      // transaction could be in: one without some of them (restarted, or keeping little history) misses a transaction
+      // that one of them holds. Read before the lookup, so that the lookup searched them.
+      const passed = validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence
+      const searchable = passed && (await holdsLedgers(Math.max(1, lastLedgerSequence - SEARCHED_LEDGERS + 1), lastLedgerSequence))
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
-      if (validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence) {
-        return { state: 'dropped', validatedLedgerIndex: validatedBefore }
-      }
-      return { state: 'pending' }
+      if (searchable) return { state: 'dropped', validatedLedgerIndex: validatedBefore }
+      return { state: 'pending', missingLedgers: passed }
     },
 
     async transactionDefaults(account) {

@@ -189,6 +189,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   })
 
+  it('is not dropped while the node lacks ledgers up to LastLedgerSequence: a restarted node cannot tell', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 10)
+    try {
+      rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence - 10)
+      await t.service.ctx.follower.followDue()
+      assert.equal((await appView(uuid)).submission?.outcome, null, 'the transaction may be in a ledger the node lacks')
+      rippled.setHistoryStart(1)
+      t.clock.advance(60_000)
+      await t.service.ctx.follower.followDue()
+    } finally {
+      rippled.setHistoryStart(1)
+      rippled.setValidatedLedgerIndex(1000)
+    }
+    assert.equal((await appView(uuid)).submission?.outcome, 'dropped')
+  })
+
   it('two approvals of the same blob racing: exactly one resolves, the other gets 409', async () => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
@@ -286,6 +305,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       }
       assert.equal((await appView(uuid)).status, 'pending')
       assert.deepEqual(await claims(uuid), [])
+    })
+
+    it('a node that lacks ledgers up to LastLedgerSequence does not get the claim released: one that has them does', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 10)
+      try {
+        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence - 10)
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'the transaction may be in a ledger the node lacks')
+        rippled.setHistoryStart(1)
+        await recoverAfterTheLease()
+      } finally {
+        rippled.setHistoryStart(1)
+        rippled.setValidatedLedgerIndex(1000)
+      }
+      assert.deepEqual(await claims(uuid), [])
+      assert.equal((await appView(uuid)).status, 'pending')
     })
 
     it('a transaction the ledger validated before the request existed, sent as its proof, does not resolve it', async () => {

@@ -196,10 +196,10 @@ describe('XrplNode against a rippled double', () => {
     const hash = signedPayment.hash
 
     it('is pending while the transaction is unknown or not yet validated, and the ledger has not passed LastLedgerSequence', async () => {
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending', missingLedgers: false })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' }, 'in an open ledger')
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: false }, 'in an open ledger')
     })
 
     it('is validated with the final result, the ledger and the delivered amount', async () => {
@@ -234,10 +234,29 @@ describe('XrplNode against a rippled double', () => {
 
     it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
       rippled.setValidatedLedgerIndex(1019)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending' })
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: false })
       rippled.setValidatedLedgerIndex(1020)
       assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
-      assert.deepEqual(await node.transactionStatus(hash, null), { state: 'pending' }, 'without LastLedgerSequence it is never dropped')
+      assert.deepEqual(
+        await node.transactionStatus(hash, null),
+        { state: 'pending', missingLedgers: false },
+        'without LastLedgerSequence it is never dropped',
+      )
+    })
+
+    it('is not dropped while the node lacks some of the 256 ledgers up to LastLedgerSequence', async () => {
+      rippled.setValidatedLedgerIndex(1030)
+      // Known to the node, as a blob it refused and caches is, but in no ledger.
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
+      try {
+        rippled.setHistoryStart(1020 - 255 + 1)
+        assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: true }, 'restarted at ledger 766')
+        rippled.setHistoryStart(1020 - 255)
+        assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1030 })
+      } finally {
+        rippled.setHistoryStart(1)
+        rippled.setValidatedLedgerIndex(1000)
+      }
     })
 
     it('throws XrplNodeUnavailableError when the node is down', async () => {
