@@ -39,9 +39,9 @@ export interface PayloadServiceOptions {
 }
 
 /** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
-/** A cancel while a submission is in doubt (transitions.ts, expireIfDue): the ledger may have the transaction. */
+/** A cancel or a rejection while a submission is in doubt (transitions-repository.ts): the ledger may have the transaction. */
 const SUBMISSION_IN_DOUBT_MESSAGE =
-  'A signed transaction for this request may already be on the XRP Ledger: its outcome is being checked, and the request cannot be cancelled until it is known'
+  'A signed transaction for this request may already be on the XRP Ledger: its outcome is being checked, and the request cannot be cancelled or rejected until it is known'
 const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export class PayloadService {
@@ -96,16 +96,22 @@ export class PayloadService {
   async cancel(projectId: string, uuid: string): Promise<Payload> {
     const payload = await this.getForProject(projectId, uuid)
     if (payload.status !== 'pending') throw conflict(`Payload is already ${payload.status}`)
-    if (await payloadTransitionsRepository.submissionInDoubt(this.options.db, uuid)) throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
     const moved = await this.transitions.transition(uuid, { status: 'expired', resolvedAtMs: this.options.clock.now() })
     if (moved) return moved
+    // Still pending: a submission of its is in doubt (the move waits for the claim's release, transitions-repository.ts).
     const now = await payloadsRepository.findByUuid(this.options.db, uuid)
+    if (now?.status === 'pending') throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
     throw conflict(`Payload is already ${now?.status ?? 'resolved'}`)
   }
 
-  /** The wallet approved and the service verified it: pending -> signed, before expiry only. */
-  async resolveSigned(uuid: string, signed: SignedResolution): Promise<Payload> {
-    return this.resolveByWallet(uuid, { status: 'signed', resolvedAtMs: this.options.clock.now(), signed })
+  /**
+   * The wallet approved and the service verified it: pending -> signed, before expiry; a signAndSubmit transaction's,
+   * given `submittedAtMs`, if the payload had not expired when it was submitted (the node's answer may arrive after the
+   * expiry: the ledger has the transaction).
+   */
+  async resolveSigned(uuid: string, signed: SignedResolution, submittedAtMs?: number): Promise<Payload> {
+    const nowMs = this.options.clock.now()
+    return this.resolveByWallet(uuid, { status: 'signed', resolvedAtMs: nowMs, signed }, submittedAtMs ?? nowMs)
   }
 
   /**
@@ -204,10 +210,11 @@ export class PayloadService {
     return signingUrl(this.options.publicUrl, uuid)
   }
 
-  private async resolveByWallet(uuid: string, changes: TransitionChanges): Promise<Payload> {
-    const moved = await this.transitions.transition(uuid, changes, { notExpiredAtMs: this.options.clock.now() })
+  private async resolveByWallet(uuid: string, changes: TransitionChanges, notExpiredAtMs = this.options.clock.now()): Promise<Payload> {
+    const moved = await this.transitions.transition(uuid, changes, { notExpiredAtMs })
     if (moved) return moved
     await this.assertActionable(uuid)
+    if (await payloadTransitionsRepository.submissionInDoubt(this.options.db, uuid)) throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
     throw conflict('Payload was resolved by another request')
   }
 }

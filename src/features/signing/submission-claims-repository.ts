@@ -28,35 +28,33 @@ export const submissionClaimsRepository = {
    * claim is held, or when the held one is for the same transaction: submitting one signed blob twice is harmless, the
    * ledger applies it once. A claim for another transaction is never taken over, even lapsed: its blob may have
    * reached the ledger, and only the recovery, which asks the node, releases it.
+   *
+   * Returns undefined when refused; otherwise whether a claim for the same transaction was there already, decided by
+   * this one statement: a submission of this request's may be on the ledger. That claim keeps its first submission's
+   * time (the recovery resolves the payload if it had not expired then).
    */
-  async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<boolean> {
-    const columns = {
-      tx_hash: intent.txHash,
-      lease_expires_at: leaseExpiresAtMs,
-      tx_blob: intent.txBlob,
-      signer_address: intent.signerAddress,
-      wallet_adapter: intent.walletAdapter,
-      proof_key: intent.proofKey,
-      submitted_at: intent.submittedAtMs,
-    }
+  async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<{ submittedBefore: boolean } | undefined> {
     const row = await db
       .insertInto('submission_claims')
-      .values({ payload_uuid: intent.payloadUuid, ...columns })
+      .values({
+        payload_uuid: intent.payloadUuid,
+        tx_hash: intent.txHash,
+        lease_expires_at: leaseExpiresAtMs,
+        tx_blob: intent.txBlob,
+        signer_address: intent.signerAddress,
+        wallet_adapter: intent.walletAdapter,
+        proof_key: intent.proofKey,
+        submitted_at: intent.submittedAtMs,
+      })
       .onConflict((oc) =>
         oc
           .column('payload_uuid')
-          .doUpdateSet(columns)
+          .doUpdateSet((eb) => ({ lease_expires_at: leaseExpiresAtMs, attempts: eb('submission_claims.attempts', '+', 1) }))
           .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
       )
-      .returning('payload_uuid')
+      .returning('attempts')
       .executeTakeFirst()
-    return row !== undefined
-  },
-
-  /** The hash of the transaction whose submission the payload's claim is for, lapsed or not; undefined when none. */
-  async claimedHash(db: DbOrTx, payloadUuid: string): Promise<string | undefined> {
-    const row = await db.selectFrom('submission_claims').select('tx_hash').where('payload_uuid', '=', payloadUuid).executeTakeFirst()
-    return row?.tx_hash
+    return row === undefined ? undefined : { submittedBefore: row.attempts > 1 }
   },
 
   async release(db: DbOrTx, payloadUuid: string, txHash: string): Promise<void> {

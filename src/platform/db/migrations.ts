@@ -368,6 +368,16 @@ const migrations: Record<string, StorageMigration> = {
         .execute()
     },
   },
+  '0013_submission_attempts': {
+    async up(db: Kysely<unknown>) {
+      // How many submissions of its blob a claim has taken (submission-claims-repository.ts): a claim taken over one
+      // left behind says so in the same statement. A claim taken before counts as one.
+      await db.schema
+        .alterTable('submission_claims')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -255,7 +255,10 @@ export interface SubmissionClaimsTable {
   signer_address: string | null
   wallet_adapter: string | null
   proof_key: string | null
+  /** The first submission's time: a later submission of the same blob leaves it. */
   submitted_at: number | null
+  /** Submissions of the blob under this claim: more than one when a submission's claim was left behind and taken again. */
+  attempts: Generated<number>
 }
 
 /** An Idempotency-Key of a project: claimed while its request runs, then the response that request gave. */

@@ -242,17 +242,18 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     },
 
     async sequenceUsed(account, slot) {
-      if ('sequence' in slot) {
-        const response = await accountInfo(account, false)
-        return response !== null && response.result.account_data.Sequence > slot.sequence
-      }
+      const sequence = (await accountInfo(account, false))?.result.account_data.Sequence
+      if (sequence === undefined) return false
+      if ('sequence' in slot) return sequence > slot.sequence
+      // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
+      // may still be. The Sequence is read first, so that a Ticket gone afterwards was used, not yet to come.
+      if (slot.ticketSequence >= sequence) return false
       // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
       const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: 'validated' }
       try {
         await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
         return false
       } catch (error) {
-        // No such Ticket: it was used, or never created (a transaction for it can never be applied either).
         if (rippledErrorCode(error) === 'entryNotFound') return true
         throw asUnavailable(error)
       }

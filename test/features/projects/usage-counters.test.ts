@@ -17,7 +17,7 @@ import { COUNTER_SHARDS, usageRepository } from '../../../src/features/projects/
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
 import { idempotencyKeysRepository } from '../../../src/platform/db/idempotency-keys-repository.js'
-import { migrateToLatest, migrateUpTo } from '../../../src/platform/db/migrations.js'
+import { migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { utcMonth } from '../../../src/platform/utc.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
@@ -447,7 +447,7 @@ forEachDatabase('usage counters', (dialect) => {
       await sql`insert into usage_shards (project_id, month, shard, granted, used) values ${sql.join(
         shards.map(({ shard, granted, used }) => sql`(${project.id}, ${MONTH}, ${shard}, ${granted}, ${used})`),
       )}`.execute(storage.db)
-      assert.deepEqual(await migrateToLatest(storage), ['0012_usage_month_granted'])
+      assert.deepEqual(await migrateUpTo(storage, '0012_usage_month_granted'), ['0012_usage_month_granted'])
       const [instance] = services(1000, [storage])
       // The 800th payload, counted on a shard with quota (in one statement on PostgreSQL): its row says 0 granted,
       // the month's row 1,000; the count after the commit is read and warned of.

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
 import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model.js'
 import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
+import { submissionClaimsRepository } from '../../../src/features/signing/submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
@@ -208,6 +209,26 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     assert.equal((await appView(uuid)).submission?.outcome, 'dropped')
   })
 
+  it('a node whose answer arrives after the request expired: the ledger has the transaction, and the request is signed', async () => {
+    const uuid = await create()
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    const node = t.service.ctx.xrplNode!
+    const submit = node.submit.bind(node)
+    const slow = mock.method(node, 'submit', async (blob: string) => {
+      const answer = await submit(blob)
+      t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
+      return answer
+    })
+    try {
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 200, response.body)
+    } finally {
+      slow.mock.restore()
+    }
+    const view = await appView(uuid)
+    assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+  })
+
   it('two approvals of the same blob racing: exactly one resolves, the other gets 409', async () => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
@@ -286,6 +307,31 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await t.service.ctx.signing.submissions.recoverLapsed()
     }
 
+    it('a claim says, in the statement that takes it, whether one for the same blob was there: a read before it could be stale', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      const db = t.service.ctx.storage.db
+      const intent = {
+        payloadUuid: uuid,
+        txHash: signed.hash,
+        txBlob: signed.tx_blob,
+        signerAddress: 'r',
+        walletAdapter: 'gemwallet',
+        proofKey: 'k',
+        submittedAtMs: t.clock.now(),
+      }
+      assert.deepEqual(await submissionClaimsRepository.claim(db, intent, t.clock.now() + 60_000), { submittedBefore: false })
+      const later = { ...intent, submittedAtMs: t.clock.now() + 1000 }
+      assert.deepEqual(await submissionClaimsRepository.claim(db, later, t.clock.now() + 60_000), { submittedBefore: true })
+      const [row] = await db.selectFrom('submission_claims').select(['submitted_at', 'attempts']).where('payload_uuid', '=', uuid).execute()
+      assert.deepEqual(row, { submitted_at: intent.submittedAtMs, attempts: 2 }, 'the first submission’s time is kept')
+      const other = { ...intent, txHash: 'F'.repeat(64) }
+      assert.equal(await submissionClaimsRepository.claim(db, other, t.clock.now() + 60_000), undefined, 'another blob waits')
+      await submissionClaimsRepository.release(db, uuid, signed.hash)
+      assert.deepEqual(await submissionClaimsRepository.claim(db, intent, t.clock.now() + 60_000), { submittedBefore: false })
+      await submissionClaimsRepository.release(db, uuid, signed.hash)
+    })
+
     it('a blob the node knows but no validated ledger holds (a refusal rippled caches) does not resolve the request', async () => {
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())
@@ -362,6 +408,26 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.deepEqual([view.status, view.txHash], ['signed', signed.hash], 'the transaction the ledger applied is recorded')
     })
 
+    it('a rejection while its submission is in doubt is refused: the ledger may have the transaction, and it does', async () => {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      // The page showed the 502; the user presses Reject.
+      const rejection = await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: { walletAdapter: 'gemwallet' } })
+      assert.equal(rejection.statusCode, 409, rejection.body)
+      assert.match(rejection.json().error, /may already be on the XRP Ledger/)
+      assert.equal((await appView(uuid)).status, 'pending')
+
+      rippled.setTransaction(signed.hash, {
+        validated: true,
+        ledgerIndex: 1004,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      await recoverAfterTheLease()
+      assert.equal((await appView(uuid)).status, 'signed')
+    })
+
     it('the same blob sent again as the request expires keeps the claim its first submission left', async () => {
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())
@@ -404,7 +470,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     // A Ticket is the request's to choose (a wallet may not add one); a Sequence, the wallet's.
     for (const [slot, requested, added, unused, used] of [
       ['Sequence', {}, { Sequence: 7 }, { sequence: 7 }, { sequence: 8 }],
-      ['Ticket', { Sequence: 0, TicketSequence: 5 }, {}, { tickets: [5] }, { tickets: [] }],
+      ['Ticket', { Sequence: 0, TicketSequence: 5 }, {}, { sequence: 9, tickets: [5] }, { sequence: 9, tickets: [] }],
     ] as const) {
       it(`a transaction without LastLedgerSequence stays claimed while it can be applied, and is released once its ${slot} is used`, async () => {
         const wallet = Wallet.generate()

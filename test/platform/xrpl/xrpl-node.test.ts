@@ -188,7 +188,8 @@ describe('XrplNode against a rippled double', () => {
       assert.equal(await node.sequenceUsed(account, { sequence: 7 }), false)
       assert.equal(await node.sequenceUsed(account, { sequence: 6 }), true)
       assert.equal(await node.sequenceUsed(account, { ticketSequence: 5 }), false)
-      assert.equal(await node.sequenceUsed(account, { ticketSequence: 4 }), true, 'a Ticket used, or never created')
+      assert.equal(await node.sequenceUsed(account, { ticketSequence: 4 }), true, 'a Ticket below the Sequence, gone: used')
+      assert.equal(await node.sequenceUsed(account, { ticketSequence: 9 }), false, 'not created yet: a TicketCreate may still make it')
     })
   })
 

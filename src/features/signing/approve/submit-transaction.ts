@@ -35,11 +35,12 @@ export async function submitAndResolve(
     proofKey: signed.proofKey,
     submittedAtMs: nowMs,
   }
-  const submittedBefore = (await submissionClaimsRepository.claimedHash(db, payload.uuid)) === intent.txHash
-  if (!(await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS))) {
+  const claimed = await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS)
+  if (claimed === undefined) {
     await payloads.assertActionable(payload.uuid)
     throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
   }
+  const { submittedBefore } = claimed
   // A claim is released only after its payload has moved on, so a claim taken now may follow a submission that
   // already resolved the payload while this approval was being verified: look again before the node sees a second blob.
   try {
@@ -79,7 +80,12 @@ export async function submitAndResolve(
       ])
     }
     try {
-      const resolved = await payloads.resolveSigned(payload.uuid, { ...signed, submitEngineResult: result.engineResult })
+      // Held by the claim, the payload is not expired meanwhile: an answer arriving after its expiry still resolves it.
+      const resolved = await payloads.resolveSigned(
+        payload.uuid,
+        { ...signed, submitEngineResult: result.engineResult },
+        intent.submittedAtMs,
+      )
       handled = true
       return resolved
     } catch (error) {
