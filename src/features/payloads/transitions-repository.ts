@@ -1,10 +1,10 @@
 // Payload moves: out of pending, a multisigned payload's signatures, and the final outcome of a submission. Every move
 // out of pending is a conditional UPDATE (WHERE status = 'pending'), so that of two racing transitions exactly one
 // wins, on SQLite and on PostgreSQL alike; on PostgreSQL the moves of a group are one such statement.
-import { type ExpressionBuilder, type Selectable, sql } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { DbOrTx, Dialect } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
-import { COLUMNS, type Database, type PayloadsTable } from '../../platform/db/schema.js'
+import { COLUMNS, type PayloadsTable } from '../../platform/db/schema.js'
 import type { MultisignState } from '../signing/multisign/model.js'
 import type { FinalOutcome, Payload, ResolvedStatus, SignedResolution } from './model.js'
 import { rowToPayload } from './repository.js'
@@ -66,17 +66,10 @@ function resolutionParams({ uuid, changes, condition = {} }: PendingMove): Resol
 }
 
 /**
- * The payload's submission claim (features/signing/submission-claims-repository.ts): while one is held, a signed
- * transaction of the payload's may be on the ledger without the payload recording it yet. Only the move to signed is
- * made then; a rejection or an expiry waits until the claim is released.
+ * One move (SQLite): the payload is pending, the move's conditions hold, and it is to signed or no submission claim is
+ * held (`submission_claimed`, features/signing/submission-claims-repository.ts): while one is, a signed transaction of
+ * the payload's may be on the ledger without the payload recording it yet, and a rejection or an expiry waits.
  */
-const claimOf = (eb: ExpressionBuilder<Database, 'payloads'>) =>
-  eb
-    .selectFrom('submission_claims')
-    .select('submission_claims.payload_uuid')
-    .whereRef('submission_claims.payload_uuid', '=', 'payloads.uuid')
-
-/** One move (SQLite): the payload is pending, the move's conditions hold, and it is to signed or no claim is held. */
 const resolvePending = new HotQuery((db, p: ResolutionParams) =>
   db
     .updateTable('payloads')
@@ -95,7 +88,7 @@ const resolvePending = new HotQuery((db, p: ResolutionParams) =>
     .where('status', '=', 'pending')
     .where('expires_at', '>', p.notExpiredAtMs)
     .where((eb) => eb.or([eb('multisign_json', 'is', null), eb(eb.val(p.multisignedToo), '=', 1)]))
-    .where((eb) => eb.or([eb(eb.val(p.status), '=', 'signed'), eb.not(eb.exists(claimOf(eb)))]))
+    .where((eb) => eb.or([eb(eb.val(p.status), '=', 'signed'), eb('submission_claimed', '=', 0)]))
     .returning(COLUMNS.payloads),
 )
 
@@ -129,7 +122,7 @@ const resolvePendingAll = new HotQuery(
     inner join locked on locked.uuid = m.uuid
     where payloads.uuid = m.uuid and payloads.status = 'pending' and payloads.expires_at > m.not_expired_at
       and (payloads.multisign_json is null or m.multisigned_too = 1)
-      and (m.status = 'signed' or not exists (select 1 from submission_claims c where c.payload_uuid = payloads.uuid))
+      and (m.status = 'signed' or payloads.submission_claimed = 0)
     returning ${sql.join(COLUMNS.payloads.map((column) => sql.ref(`payloads.${column}`)))}`,
 )
 
@@ -180,7 +173,7 @@ export const payloadTransitionsRepository = {
       .select('uuid')
       .where('status', '=', 'pending')
       .where('expires_at', '<=', nowMs)
-      .where((eb) => eb.not(eb.exists(claimOf(eb))))
+      .where('submission_claimed', '=', 0)
       .orderBy('expires_at')
       .limit(limit)
     if (dialect === 'postgres') overdue = overdue.forNoKeyUpdate().skipLocked()

@@ -1,7 +1,9 @@
 // Claims on submitting a signAndSubmit payload's transaction: one signed blob at a time per payload, across instances.
 // A claim is also the submission's intent: it holds what resolves the payload as signed, so that a submission whose
 // instance died after the node accepted the blob is recovered (submission-recovery.ts) instead of lost.
-import type { DbOrTx } from '../../platform/db/database.js'
+import type { DeleteQueryBuilder, DeleteResult } from 'kysely'
+import type { Db, DbOrTx } from '../../platform/db/database.js'
+import type { Database } from '../../platform/db/schema.js'
 
 /** What a submission resolves its payload with, written before the blob goes to the node. */
 export interface SubmissionIntent {
@@ -33,32 +35,44 @@ export const submissionClaimsRepository = {
    * this one statement: a submission of this request's may be on the ledger. That claim keeps its first submission's
    * time (the recovery resolves the payload if it had not expired then).
    */
-  async claim(db: DbOrTx, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<{ submittedBefore: boolean } | undefined> {
-    const row = await db
-      .insertInto('submission_claims')
-      .values({
-        payload_uuid: intent.payloadUuid,
-        tx_hash: intent.txHash,
-        lease_expires_at: leaseExpiresAtMs,
-        tx_blob: intent.txBlob,
-        signer_address: intent.signerAddress,
-        wallet_adapter: intent.walletAdapter,
-        proof_key: intent.proofKey,
-        submitted_at: intent.submittedAtMs,
-      })
-      .onConflict((oc) =>
-        oc
-          .column('payload_uuid')
-          .doUpdateSet((eb) => ({ lease_expires_at: leaseExpiresAtMs, attempts: eb('submission_claims.attempts', '+', 1) }))
-          .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
-      )
-      .returning('attempts')
-      .executeTakeFirst()
-    return row === undefined ? undefined : { submittedBefore: row.attempts > 1 }
+  async claim(db: Db, intent: SubmissionIntent, leaseExpiresAtMs: number): Promise<{ submittedBefore: boolean } | undefined> {
+    return db.transaction().execute(async (tx) => {
+      // The payload's row first, marked: a move out of pending that wrote it before waits for this commit to be seen,
+      // and a claim on a payload no longer pending is refused. Every claim's write takes the row before the claim's.
+      const marked = await tx
+        .updateTable('payloads')
+        .set({ submission_claimed: 1 })
+        .where('uuid', '=', intent.payloadUuid)
+        .where('status', '=', 'pending')
+        .executeTakeFirst()
+      if (marked.numUpdatedRows === 0n) return undefined
+      const row = await tx
+        .insertInto('submission_claims')
+        .values({
+          payload_uuid: intent.payloadUuid,
+          tx_hash: intent.txHash,
+          lease_expires_at: leaseExpiresAtMs,
+          tx_blob: intent.txBlob,
+          signer_address: intent.signerAddress,
+          wallet_adapter: intent.walletAdapter,
+          proof_key: intent.proofKey,
+          submitted_at: intent.submittedAtMs,
+        })
+        .onConflict((oc) =>
+          oc
+            .column('payload_uuid')
+            .doUpdateSet((eb) => ({ lease_expires_at: leaseExpiresAtMs, attempts: eb('submission_claims.attempts', '+', 1) }))
+            .where((eb) => eb('submission_claims.tx_hash', '=', intent.txHash)),
+        )
+        .returning('attempts')
+        .executeTakeFirst()
+      // Refused for another blob's claim: the row stays marked, for that one.
+      return row === undefined ? undefined : { submittedBefore: row.attempts > 1 }
+    })
   },
 
-  async release(db: DbOrTx, payloadUuid: string, txHash: string): Promise<void> {
-    await db.deleteFrom('submission_claims').where('payload_uuid', '=', payloadUuid).where('tx_hash', '=', txHash).execute()
+  async release(db: Db, payloadUuid: string, txHash: string): Promise<void> {
+    await releaseWhere(db, payloadUuid, (query) => query.where('tx_hash', '=', txHash))
   },
 
   /** Claims whose lease lapsed at `nowMs`: their holder died, or gave up without knowing whether the node took the blob. */
@@ -109,12 +123,28 @@ export const submissionClaimsRepository = {
   },
 
   /** Ends a claim taken over, while it is still held as taken (a new submission of the same blob keeps its own). */
-  async releaseHeld(db: DbOrTx, claim: LapsedClaim): Promise<void> {
-    await db
-      .deleteFrom('submission_claims')
-      .where('payload_uuid', '=', claim.payloadUuid)
-      .where('tx_hash', '=', claim.txHash)
-      .where('lease_expires_at', '=', claim.leaseExpiresAtMs)
-      .execute()
+  async releaseHeld(db: Db, claim: LapsedClaim): Promise<void> {
+    await releaseWhere(db, claim.payloadUuid, (query) =>
+      query.where('tx_hash', '=', claim.txHash).where('lease_expires_at', '=', claim.leaseExpiresAtMs),
+    )
   },
+}
+
+type ClaimDelete = DeleteQueryBuilder<Database, 'submission_claims', DeleteResult>
+
+/**
+ * Deletes the payload's claim where `which` says, and unmarks the payload's row unless a claim is left: the row first,
+ * as a claim takes it, so that the two never wait on each other in opposite orders.
+ */
+async function releaseWhere(db: Db, payloadUuid: string, which: (query: ClaimDelete) => ClaimDelete): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('payloads').set({ submission_claimed: 0 }).where('uuid', '=', payloadUuid).execute()
+    await which(tx.deleteFrom('submission_claims').where('payload_uuid', '=', payloadUuid)).execute()
+    await tx
+      .updateTable('payloads')
+      .set({ submission_claimed: 1 })
+      .where('uuid', '=', payloadUuid)
+      .where((eb) => eb.exists(eb.selectFrom('submission_claims').select('payload_uuid').where('payload_uuid', '=', payloadUuid)))
+      .execute()
+  })
 }

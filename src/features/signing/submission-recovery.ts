@@ -65,18 +65,18 @@ export class SubmissionRecovery {
       TicketSequence?: number
     }
     const lastLedgerSequence = LastLedgerSequence ?? null
+    const slot = TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence }
     let status: TransactionStatus
     let sequenceUsed = false
+    let neverApplied = false
     try {
       // Without LastLedgerSequence, only another transaction's use of its Sequence (or Ticket) ends the doubt. Read
       // before the lookup: if the lookup then misses the transaction, no validated ledger up to that one held it.
-      if (lastLedgerSequence === null) {
-        sequenceUsed = await node.sequenceUsed(
-          Account,
-          TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence },
-        )
-      }
+      if (lastLedgerSequence === null) sequenceUsed = await node.sequenceUsed(Account, slot)
       status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
+      // Past LastLedgerSequence on a node without the ledgers to search: an account whose Sequence (or Ticket) is still
+      // unused in a validated ledger past it never applied the transaction, and never will, whatever the history says.
+      if (status.state === 'pending' && status.missingLedgers) neverApplied = !(await node.sequenceUsed(Account, slot))
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
       logger.warn({ ...log, err: error }, 'could not look up a submission whose instance stopped; trying again')
@@ -98,7 +98,7 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
-    if (status.state === 'dropped' || sequenceUsed) {
+    if (status.state === 'dropped' || sequenceUsed || neverApplied) {
       await submissionClaimsRepository.releaseHeld(db, claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return

@@ -378,6 +378,17 @@ const migrations: Record<string, StorageMigration> = {
         .execute()
     },
   },
+  '0014_payload_submission_claimed': {
+    async up(db: Kysely<unknown>) {
+      // A held submission claim, also on its payload's row (submission-claims-repository.ts): a move out of pending that
+      // races the claim then waits for the row, and sees it, on PostgreSQL as on SQLite.
+      await db.schema
+        .alterTable('payloads')
+        .addColumn('submission_claimed', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute()
+      await sql`update payloads set submission_claimed = 1 where uuid in (select payload_uuid from submission_claims)`.execute(db)
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

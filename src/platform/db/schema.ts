@@ -105,6 +105,11 @@ export interface PayloadsTable {
   external_id: string | null
   /** options.metadata, JSON. */
   metadata_json: string | null
+  /**
+   * 1 while a submission claim of the payload's is held (submission-claims-repository.ts): a signed transaction of its
+   * may be on the ledger. On the payload's row, so that a move racing the claim waits for it and sees it.
+   */
+  submission_claimed: Generated<number>
 }
 
 export interface PayloadProofsTable {
@@ -345,6 +350,7 @@ export const COLUMNS = {
     'multisign_json',
     'external_id',
     'metadata_json',
+    'submission_claimed',
   ]),
   idempotency_keys: everyColumn<IdempotencyKeysTable>()([
     'project_id',

@@ -213,12 +213,14 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
 
   /** Whether the node holds every ledger from `first` to `last` (server_info's complete_ledgers, e.g. "32570-62964287"). */
   const holdsLedgers = async (first: number, last: number): Promise<boolean> => {
-    let completeLedgers: string
+    let completeLedgers: unknown
     try {
       completeLedgers = (await call((connected) => connected.request({ command: 'server_info' }))).result.info.complete_ledgers
     } catch (error) {
       throw asUnavailable(error)
     }
+    // "empty" on a node that holds none; absent from a server that does not say: not held.
+    if (typeof completeLedgers !== 'string') return false
     return completeLedgers.split(',').some((part) => {
       const [from, to] = part.trim().split('-').map(Number)
       return from !== undefined && from <= first && (to ?? from) >= last

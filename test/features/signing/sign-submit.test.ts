@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Wallet } from 'xrpl'
 import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model.js'
 import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
+import { payloadTransitionsRepository } from '../../../src/features/payloads/transitions-repository.js'
 import { submissionClaimsRepository } from '../../../src/features/signing/submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { forEachDatabase } from '../../support/databases.js'
@@ -46,6 +47,16 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   const approve = (uuid: string, signedTransaction: string) =>
     t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: { walletAdapter: 'gemwallet', signedTransaction } })
   const appView = (uuid: string) => readPayload(t, apiKey, uuid)
+  /** Runs with the node's validated ledger at `index`; its ledger and its history as they were afterwards. */
+  const atValidatedLedger = async (index: number, run: () => Promise<void>) => {
+    rippled.setValidatedLedgerIndex(index)
+    try {
+      await run()
+    } finally {
+      rippled.setHistoryStart(1)
+      rippled.setValidatedLedgerIndex(1000)
+    }
+  }
 
   for (const engineResult of ['tesSUCCESS', 'terQUEUED', 'tecUNFUNDED_PAYMENT']) {
     it(`${engineResult}: the payload is signed, with the engine result recorded`, async () => {
@@ -194,18 +205,14 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     const uuid = await create()
     const signed = signRequested(Wallet.generate(), paymentTransaction())
     assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
-    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 10)
-    try {
+    await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, async () => {
       rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence - 10)
       await t.service.ctx.follower.followDue()
       assert.equal((await appView(uuid)).submission?.outcome, null, 'the transaction may be in a ledger the node lacks')
       rippled.setHistoryStart(1)
       t.clock.advance(60_000)
       await t.service.ctx.follower.followDue()
-    } finally {
-      rippled.setHistoryStart(1)
-      rippled.setValidatedLedgerIndex(1000)
-    }
+    })
     assert.equal((await appView(uuid)).submission?.outcome, 'dropped')
   })
 
@@ -302,6 +309,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal(response.statusCode, 502, response.body)
       assert.equal((await claims(uuid)).length, 1)
     }
+    /** An approval left unanswered, by an account whose Sequence in the validated ledger is `sequence`. */
+    const unansweredWithSequence = async (sequence: number) => {
+      const uuid = await create()
+      const wallet = Wallet.generate()
+      const signed = signRequested(wallet, paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      rippled.setAccount(wallet.classicAddress, { sequence })
+      return { uuid, signed }
+    }
+    /** What an approval's submission records, for the claims' own tests. */
+    const intentOf = (uuid: string, signed: { hash: string; tx_blob: string }) => ({
+      payloadUuid: uuid,
+      txHash: signed.hash,
+      txBlob: signed.tx_blob,
+      signerAddress: 'r',
+      walletAdapter: 'gemwallet',
+      proofKey: 'k',
+      submittedAtMs: t.clock.now(),
+    })
     const recoverAfterTheLease = async () => {
       t.clock.advance(61_000)
       await t.service.ctx.signing.submissions.recoverLapsed()
@@ -311,15 +337,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())
       const db = t.service.ctx.storage.db
-      const intent = {
-        payloadUuid: uuid,
-        txHash: signed.hash,
-        txBlob: signed.tx_blob,
-        signerAddress: 'r',
-        walletAdapter: 'gemwallet',
-        proofKey: 'k',
-        submittedAtMs: t.clock.now(),
-      }
+      const intent = intentOf(uuid, signed)
       assert.deepEqual(await submissionClaimsRepository.claim(db, intent, t.clock.now() + 60_000), { submittedBefore: false })
       const later = { ...intent, submittedAtMs: t.clock.now() + 1000 }
       assert.deepEqual(await submissionClaimsRepository.claim(db, later, t.clock.now() + 60_000), { submittedBefore: true })
@@ -354,20 +372,26 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
 
     it('a node that lacks ledgers up to LastLedgerSequence does not get the claim released: one that has them does', async () => {
-      const uuid = await create()
-      const signed = signRequested(Wallet.generate(), paymentTransaction())
-      await approveUnanswered(uuid, signed.tx_blob)
-      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 10)
-      try {
+      // The account's Sequence is past the transaction's: it, or another, was applied.
+      const { uuid, signed } = await unansweredWithSequence(WALLET_FIELDS.Sequence + 1)
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, async () => {
         rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence - 10)
         await recoverAfterTheLease()
         assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'the transaction may be in a ledger the node lacks')
         rippled.setHistoryStart(1)
         await recoverAfterTheLease()
-      } finally {
-        rippled.setHistoryStart(1)
-        rippled.setValidatedLedgerIndex(1000)
-      }
+      })
+      assert.deepEqual(await claims(uuid), [])
+      assert.equal((await appView(uuid)).status, 'pending')
+    })
+
+    it('past LastLedgerSequence on a node without the history, an account whose Sequence is unused never applied it: released', async () => {
+      const { uuid } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 500, async () => {
+        // The service was down for half an hour: the node keeps the last 256 ledgers only.
+        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 500 - 255)
+        await recoverAfterTheLease()
+      })
       assert.deepEqual(await claims(uuid), [])
       assert.equal((await appView(uuid)).status, 'pending')
     })
@@ -426,6 +450,38 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       })
       await recoverAfterTheLease()
       assert.equal((await appView(uuid)).status, 'signed')
+    })
+
+    it('a rejection written but not yet committed as a claim is taken: the claim waits for it and is refused', async () => {
+      // On PostgreSQL a claim's insert does not wait for a move's row lock by itself (its foreign key takes a weaker
+      // one), and the move's check of the claim sees its statement's snapshot: both meet on the payload's row.
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      const db = t.service.ctx.storage.db
+      let commit!: () => void
+      let written!: () => void
+      const wasWritten = new Promise<void>((resolve) => {
+        written = resolve
+      })
+      const rejecting = db.transaction().execute(async (tx) => {
+        const [moved] = await payloadTransitionsRepository.transitionAll(tx, dialect, [
+          { uuid, changes: { status: 'rejected', resolvedAtMs: t.clock.now(), rejectedBy: 'gemwallet' } },
+        ])
+        assert.equal(moved?.status, 'rejected')
+        written()
+        await new Promise<void>((resolve) => {
+          commit = resolve
+        })
+      })
+      await wasWritten
+      const intent = intentOf(uuid, signed)
+      const claiming = submissionClaimsRepository.claim(db, intent, t.clock.now() + 60_000)
+      const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')])
+      commit()
+      await rejecting
+      assert.equal(first, 'waiting', 'the claim waits for the rejection’s commit')
+      assert.equal(await claiming, undefined, 'and is refused: the payload is rejected, nothing is submitted')
+      assert.deepEqual(await claims(uuid), [])
     })
 
     it('the same blob sent again as the request expires keeps the claim its first submission left', async () => {
