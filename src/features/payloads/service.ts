@@ -38,10 +38,10 @@ export interface PayloadServiceOptions {
   onCreationsWritten?: CreationsObserver
 }
 
-/** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
 /** A cancel or a rejection while a submission is in doubt (transitions-repository.ts): the ledger may have the transaction. */
 const SUBMISSION_IN_DOUBT_MESSAGE =
   'A signed transaction for this request may already be on the XRP Ledger: its outcome is being checked, and the request cannot be cancelled or rejected until it is known'
+/** Compare-and-set attempts of one change to a multisigned request: more than the signers that can race it. */
 const MULTISIGN_ATTEMPTS = MAX_SIGNER_ENTRIES + 8
 
 export class PayloadService {

@@ -184,15 +184,6 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  const validatedLedgerIndex = async (): Promise<number> => {
-    try {
-      const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: 'validated' }))
-      return response.result.ledger_index
-    } catch (error) {
-      throw asUnavailable(error)
-    }
-  }
-
   /** The transaction as a validated ledger holds it; null while no validated ledger does. */
   const lookUpValidated = async (txHash: string): Promise<ValidationResult | null> => {
     try {
@@ -211,20 +202,25 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  /** Whether the node holds every ledger from `first` to `last` (server_info's complete_ledgers, e.g. "32570-62964287"). */
-  const holdsLedgers = async (first: number, last: number): Promise<boolean> => {
-    let completeLedgers: unknown
+  /**
+   * The latest validated ledger's index, and the ledgers the node holds (server_info's complete_ledgers, such as
+   * "32570-62964287,62964290-62964300", or "empty"), in one request.
+   */
+  const ledgers = async (): Promise<{ validated: number; holds: (first: number, last: number) => boolean }> => {
+    let info: ServerInfoResponse['result']['info']
     try {
-      completeLedgers = (await call((connected) => connected.request({ command: 'server_info' }))).result.info.complete_ledgers
+      info = (await call((connected) => connected.request({ command: 'server_info' }))).result.info
     } catch (error) {
       throw asUnavailable(error)
     }
-    // "empty" on a node that holds none; absent from a server that does not say: not held.
-    if (typeof completeLedgers !== 'string') return false
-    return completeLedgers.split(',').some((part) => {
+    const validated = info.validated_ledger?.seq
+    if (validated === undefined) throw new XrplNodeUnavailableError('The XRPL node has no validated ledger yet (it is not synced)')
+    // Absent from a server that does not say: nothing held.
+    const ranges = (typeof info.complete_ledgers === 'string' ? info.complete_ledgers : '').split(',').map((part) => {
       const [from, to] = part.trim().split('-').map(Number)
-      return from !== undefined && from <= first && (to ?? from) >= last
+      return { from: from ?? Number.NaN, to: to ?? from ?? Number.NaN }
     })
+    return { validated, holds: (first, last) => ranges.some(({ from, to }) => from <= first && to >= last) }
   }
 
   return {
@@ -289,16 +285,16 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
 
     async transactionStatus(txHash, lastLedgerSequence) {
       // The validated ledger is read before the lookup: if the transaction is still missing afterwards, it was
-      // missing from every ledger up to that index, including the last one it could enter.
-      const validatedBefore = lastLedgerSequence === null ? undefined : await validatedLedgerIndex()
-      // Once the validated ledger has passed lastLedgerSequence, a miss counts only if the node holds every ledger the
-      // transaction could be in: one without some of them (restarted, or keeping little history) misses a transaction
-      // that one of them holds. Read before the lookup, so that the lookup searched them.
-      const passed = validatedBefore !== undefined && lastLedgerSequence !== null && validatedBefore >= lastLedgerSequence
-      const searchable = passed && (await holdsLedgers(Math.max(1, lastLedgerSequence - SEARCHED_LEDGERS + 1), lastLedgerSequence))
+      // missing from every ledger up to that index, including the last one it could enter. Once that index has passed
+      // lastLedgerSequence, a miss counts only if the node holds every ledger the transaction could be in (read in the
+      // same request, before the lookup, so that the lookup searched them): one without some of them (restarted, or
+      // keeping little history) misses a transaction that one of them holds.
+      const before = lastLedgerSequence === null ? undefined : await ledgers()
+      const passed = before !== undefined && lastLedgerSequence !== null && before.validated >= lastLedgerSequence
+      const searchable = passed && before.holds(Math.max(1, lastLedgerSequence - SEARCHED_LEDGERS + 1), lastLedgerSequence)
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
-      if (searchable) return { state: 'dropped', validatedLedgerIndex: validatedBefore }
+      if (searchable) return { state: 'dropped', validatedLedgerIndex: before.validated }
       return { state: 'pending', missingLedgers: passed }
     },
 
