@@ -3,17 +3,20 @@
 // takes it over, asks the node about the hash, and resolves the payload as signed once a validated ledger holds the
 // transaction, or releases the claim once it can never be applied, so that the user can sign again.
 //
+// While the ledger can still apply it, each look sends the blob again: the node may never have received it (the
+// connection dropped on its way) or lost it since (a restart empties its queue).
+//
 // Only a validated ledger counts: rippled answers `tx` for a blob it refused from its cache, as for one in its open
 // ledger. And only a transaction the ledger took after the request existed: an older one with the same hash (someone's
 // earlier payment that matches an unpinned request) was never this service's submission.
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
-import { type TransactionStatus, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import { type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
 
-/** Longer than one look can take (two requests of at most 10 seconds each). */
+/** Longer than one look can take (at most four requests of at most 10 seconds each). */
 const LEASE_MS = 60_000
 /** After the node could not answer, or while none is configured. */
 const UNAVAILABLE_RETRY_MS = 5_000
@@ -104,8 +107,27 @@ export class SubmissionRecovery {
       return
     }
     if (status.missingLedgers) logger.warn(log, MISSING_LEDGERS_MESSAGE)
+    else await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
+  }
+
+  /**
+   * Submits the blob again, while no validated ledger holds it and one still can: a node that never received it, or
+   * lost it, would otherwise let a transaction with LastLedgerSequence lapse (the user signs again), and leave one without
+   * it in doubt until its account happens to use its Sequence, which an idle account never does. The ledger applies a
+   * blob once, so the repeat is harmless. Its answer decides nothing (a repeat of a blob already applied is refused as
+   * one, tefPAST_SEQ or tefALREADY): the next look at the ledger does.
+   */
+  private async sendAgain(node: XrplNode, intent: SubmissionIntent): Promise<void> {
+    const log = { uuid: intent.payloadUuid, txHash: intent.txHash }
+    try {
+      const { engineResult } = await node.submit(intent.txBlob)
+      this.deps.logger.debug({ ...log, engineResult }, 'sent a submission in doubt to the XRPL node again')
+    } catch (error) {
+      if (!(error instanceof XrplNodeUnavailableError)) throw error
+      this.deps.logger.warn({ ...log, err: error }, 'could not send a submission in doubt again; the next look will')
+    }
   }
 
   /** As the submission would have, had its answer arrived: the move to signed, its events, and the follow. */

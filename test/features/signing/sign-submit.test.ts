@@ -547,6 +547,52 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       })
     }
 
+    it('a blob the node lost (a restart empties its queue) is sent again while the ledger can apply it, and is signed once validated', async () => {
+      // Without LastLedgerSequence, on an idle account: nothing but the ledger applying it would end the doubt.
+      const wallet = Wallet.generate()
+      const transaction = paymentTransaction()
+      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
+        Wallet['sign']
+      >[0])
+      const uuid = await create(transaction)
+      await approveUnanswered(uuid, signed.tx_blob)
+      rippled.setAccount(wallet.classicAddress, { sequence: 7 })
+      const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
+      const before = sent()
+      await recoverAfterTheLease()
+      await recoverAfterTheLease()
+      assert.equal(sent(), before + 2, 'each look sends it again')
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }])
+
+      // The node applies what it was sent again.
+      rippled.setTransaction(signed.hash, {
+        validated: true,
+        ledgerIndex: 1004,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      await recoverAfterTheLease()
+      assert.equal(sent(), before + 2, 'not once a validated ledger holds it')
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+      assert.deepEqual(await claims(uuid), [])
+    })
+
+    it('a blob past its LastLedgerSequence is not sent again', async () => {
+      // The account's Sequence is past the transaction's: it, or another, was applied.
+      const { uuid, signed } = await unansweredWithSequence(WALLET_FIELDS.Sequence + 1)
+      const before = rippled.submitted.length
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, async () => {
+        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 5)
+        await recoverAfterTheLease()
+      })
+      assert.equal(rippled.submitted.length, before, 'the ledger can no longer apply it')
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held until a node with the history answers')
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, recoverAfterTheLease)
+      assert.deepEqual(await claims(uuid), [])
+      assert.equal(rippled.submitted.length, before)
+    })
+
     it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())
