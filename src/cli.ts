@@ -5,7 +5,7 @@ import { createContext, type ServiceContext } from './context.js'
 import { localSignInUrl } from './features/accounts/session-tokens.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
-import { rotateServerSecret, SecretRotationError } from './features/webhooks/rotate-server-secret.js'
+import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } from './features/webhooks/rotate-server-secret.js'
 import { startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
@@ -52,10 +52,14 @@ const COMMANDS: Record<string, Command> = {
       'the link starts with PUBLIC_URL (default http://localhost:$PORT), as the server it is for',
   },
   'rotate-secret': {
-    usage: 'countersign rotate-secret',
+    usage: 'countersign rotate-secret [--discard-unreadable]',
     about:
       're-seal every webhook secret under SESSION_SECRET (the new one); the old one is OLD_SESSION_SECRET, or the\n' +
-      'secret generated in the database, which is then removed. Stop every instance first (docs/deployment.md)',
+      'secret generated in the database, which is then removed. Stop every instance first (docs/deployment.md).\n' +
+      '--discard-unreadable, for an old secret that is lost: webhooks whose secret opens under neither get a new one\n' +
+      'and are disabled until their project rotates it; responses kept with Idempotency-Keys that open under neither\n' +
+      'answer 409 from then on',
+    options: { 'discard-unreadable': { type: 'boolean' } },
   },
   help: { usage: 'countersign help [COMMAND]', about: 'print this help, or the help of one command', positionals: 2 },
 }
@@ -140,7 +144,7 @@ async function main(argv: string[]): Promise<number> {
     case 'project set-plan':
       return setPlan(config, parsed.positionals)
     case 'rotate-secret':
-      return rotateSecret(config)
+      return rotateSecret(config, parsed.values['discard-unreadable'] === true)
     default:
       if (config.oidc)
         throw new UsageError('OIDC is configured: sign in to the dashboard at /auth/login; local sign-in links are turned off')
@@ -209,15 +213,24 @@ async function signInLine(config: Config, ctx: ServiceContext): Promise<string> 
   )
 }
 
-async function rotateSecret(config: Config): Promise<number> {
+async function rotateSecret(config: Config, discardUnreadable: boolean): Promise<number> {
   const newSecret = config.sessionSecret
   if (newSecret === undefined) {
     throw new UsageError('Set SESSION_SECRET to the new secret (at least 32 bytes) to rotate to it', usageOf('rotate-secret'))
   }
   return withContext(config, async (ctx) => {
-    const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret)
+    const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret, {
+      discardUnreadable,
+      nowMs: ctx.clock.now(),
+    })
     process.stdout.write(
       `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
+        (rotation.discardedSecrets.length > 0
+          ? `Discarded ${rotation.discardedSecrets.length} webhook secret(s) that opened under neither secret: those webhooks are disabled until their project rotates the secret and enables them (${rotation.discardedSecrets.join(', ')}).\n`
+          : '') +
+        (rotation.discardedResponses > 0
+          ? `Discarded ${rotation.discardedResponses} response(s) kept with Idempotency-Keys: a replay answers 409.\n`
+          : '') +
         (rotation.removedGenerated ? 'The generated secret was removed from the database.\n' : '') +
         'Start every instance with the new SESSION_SECRET.\n',
     )
@@ -282,7 +295,7 @@ main(process.argv.slice(2)).then(
     if (error instanceof UsageError) {
       process.stderr.write(`countersign: ${error.message}\n\n${error.usage}\n`)
       process.exitCode = 2
-    } else if (error instanceof ConfigError || error instanceof SecretRotationError) {
+    } else if (error instanceof ConfigError || error instanceof SecretRotationError || error instanceof ServerSecretMismatchError) {
       process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 2
     } else {

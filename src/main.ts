@@ -9,6 +9,7 @@ import { startExpirySweeper } from './features/payloads/expiry-worker.js'
 import { startTransactionFollower } from './features/signing/follower-worker.js'
 import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker.js'
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/start-webhook-dispatcher.js'
+import { assertServerSecretOpensSealed } from './features/webhooks/rotate-server-secret.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
@@ -46,6 +47,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await migrateToLatest(storage)
     serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    await assertServerSecretOpensSealed(storage.db, serverSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(
         'SESSION_SECRET is set, but the database still holds the secret generated before it: webhook secrets sealed under that one cannot be opened until `countersign rotate-secret` re-seals them (docs/deployment.md)',

@@ -158,6 +158,36 @@ export const webhooksRepository = {
       .execute()
   },
 
+  /** The newest webhook's sealed secret: what the server secret must open at start. */
+  async newestSealedSecret(db: DbOrTx): Promise<{ id: string; secretCiphertext: string } | undefined> {
+    const row = await db
+      .selectFrom('webhooks')
+      .select(['id', 'secret_ciphertext'])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    return row && { id: row.id, secretCiphertext: row.secret_ciphertext }
+  },
+
+  /**
+   * A secret lost with its server secret: replaced by `secretCiphertext` (a new one, which no one has seen), without a
+   * previous one, and the webhook disabled for `reason` (a reason it had is replaced: this is what its project must do).
+   */
+  async replaceLostSecret(db: DbOrTx, id: string, secretCiphertext: string, nowMs: number, reason: string): Promise<void> {
+    await db
+      .updateTable('webhooks')
+      .set((eb) => ({
+        secret_ciphertext: secretCiphertext,
+        previous_secret_ciphertext: null,
+        previous_secret_expires_at: null,
+        disabled_at: eb.fn.coalesce('disabled_at', eb.val(nowMs)),
+        disabled_reason: reason,
+      }))
+      .where('id', '=', id)
+      .execute()
+  },
+
   /** Disables a webhook once; a second call keeps the first time and reason. */
   async disable(db: DbOrTx, id: string, nowMs: number, reason: string): Promise<void> {
     await db

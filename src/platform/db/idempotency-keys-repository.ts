@@ -187,10 +187,26 @@ export const idempotencyKeysRepository = {
     return rows.map((row) => ({ projectId: row.project_id, key: row.key, responseSealed: row.response_sealed as string }))
   },
 
-  async replaceSealedResponse(db: DbOrTx, kept: { projectId: string; key: string; responseSealed: string }): Promise<void> {
+  /** The newest kept response, sealed: what the server secret must open at start. */
+  async newestSealedResponse(db: DbOrTx): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select('response_sealed')
+      .where('response_sealed', 'is not', null)
+      .orderBy('expires_at', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+    return row?.response_sealed ?? undefined
+  },
+
+  /** Re-seals a kept response; with statusCode, replaces what it answers (a response lost with its server secret). */
+  async replaceSealedResponse(
+    db: DbOrTx,
+    kept: { projectId: string; key: string; responseSealed: string; statusCode?: number },
+  ): Promise<void> {
     await db
       .updateTable('idempotency_keys')
-      .set({ response_sealed: kept.responseSealed })
+      .set({ response_sealed: kept.responseSealed, ...(kept.statusCode === undefined ? {} : { status_code: kept.statusCode }) })
       .where('project_id', '=', kept.projectId)
       .where('key', '=', kept.key)
       .execute()

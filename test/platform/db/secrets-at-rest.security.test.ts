@@ -8,6 +8,11 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ConfigError, loadConfig } from '../../../src/config.js'
+import {
+  LOST_RESPONSE_MESSAGE,
+  LOST_SECRET_REASON,
+  ServerSecretMismatchError,
+} from '../../../src/features/webhooks/rotate-server-secret.js'
 import { createSecretBox } from '../../../src/features/webhooks/secret-box.js'
 import { startService } from '../../../src/main.js'
 import { ManualClock } from '../../../src/platform/clock.js'
@@ -19,6 +24,8 @@ import { CLI } from '../../support/serve-process.js'
 
 const run = promisify(execFile)
 const NEW_SECRET = 'the-new-session-secret-of-at-least-32-bytes'
+/** What the rotation after NEW_SECRET moves to. */
+const CURRENT_SECRET = 'the-next-session-secret-of-at-least-32-bytes'
 
 async function countersign(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -174,20 +181,23 @@ forEachDatabase('rotating the server secret', (dialect) => {
   })
 
   it('refuses a wrong OLD_SESSION_SECRET and changes nothing; the right one rotates on', async () => {
-    const next = 'the-next-session-secret-of-at-least-32-bytes'
     const before = await databaseContents()
     const wrong = await countersign(['rotate-secret'], {
       DATABASE_URL: database.url,
-      SESSION_SECRET: next,
+      SESSION_SECRET: CURRENT_SECRET,
       OLD_SESSION_SECRET: 'not-the-secret-it-ran-with-but-32-bytes-long',
     })
     assert.equal(wrong.code, 2)
     assert.match(wrong.stderr, /opens under neither the old nor the new secret; nothing was changed/)
     assert.deepEqual(await databaseContents(), before)
 
-    const right = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: next, OLD_SESSION_SECRET: NEW_SECRET })
+    const right = await countersign(['rotate-secret'], {
+      DATABASE_URL: database.url,
+      SESSION_SECRET: CURRENT_SECRET,
+      OLD_SESSION_SECRET: NEW_SECRET,
+    })
     assert.equal(right.code, 0, right.stderr)
-    const nextBox = createSecretBox(next)
+    const nextBox = createSecretBox(CURRENT_SECRET)
     assert.deepEqual(secretsIn((await databaseContents()).sealedValues.map((value) => nextBox.open(value))), [
       rotatedSecret,
       sealed.secret,
@@ -202,6 +212,86 @@ forEachDatabase('rotating the server secret', (dialect) => {
     const noOld = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET })
     assert.equal(noOld.code, 2)
     assert.match(noOld.stderr, /No old secret: set OLD_SESSION_SECRET/)
+  })
+
+  // The secrets are now sealed under CURRENT_SECRET, the last rotation's.
+  const start = (sessionSecret: string) =>
+    startService(loadConfig({ DATABASE_URL: database.url, SESSION_SECRET: sessionSecret, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }), {
+      clock: new ManualClock(),
+      logger: createLogger('silent'),
+      listen: false,
+      workers: false,
+    })
+
+  it('an instance started with a SESSION_SECRET that is not the one its secrets are sealed under is refused, saying what to do', async () => {
+    // One instance deployed with the secret from before the rotation: it would fail every delivery and answer 500 to
+    // every replay of a kept response.
+    await assert.rejects(start(NEW_SECRET), (error: unknown) => {
+      assert.ok(error instanceof ServerSecretMismatchError)
+      assert.match(error.message, new RegExp(`^The server secret does not open the secret of webhook ${sealed.id}: SESSION_SECRET is not`))
+      assert.match(error.message, /countersign rotate-secret/)
+      assert.equal(error.message.includes(NEW_SECRET), false)
+      return true
+    })
+    const serve = await countersign(['serve'], { DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET, PORT: '0' })
+    assert.equal(serve.code, 2)
+    assert.match(serve.stderr, /^countersign: The server secret does not open the secret of webhook/)
+
+    // With the right one it starts, and replays the kept response.
+    const service = await start(CURRENT_SECRET)
+    try {
+      const replay = await service.app.inject({
+        ...creation,
+        headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': 'create-the-hook' },
+      })
+      assert.equal(replay.statusCode, 201, replay.body)
+    } finally {
+      await service.stop()
+    }
+  })
+
+  it('a lost secret: `rotate-secret --discard-unreadable` disables each webhook with a new secret, kept responses answer 409, and the service starts', async () => {
+    const FINAL_SECRET = 'the-final-session-secret-of-at-least-32-bytes'
+    const lost = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: FINAL_SECRET })
+    assert.equal(lost.code, 2)
+    assert.match(lost.stderr, /if it is lost, add --discard-unreadable/)
+    const wrong = await countersign(['rotate-secret'], {
+      DATABASE_URL: database.url,
+      SESSION_SECRET: FINAL_SECRET,
+      OLD_SESSION_SECRET: NEW_SECRET,
+    })
+    assert.equal(wrong.code, 2, 'without the flag, a secret that opens under neither stops the rotation')
+    assert.match(wrong.stderr, /--discard-unreadable gives such webhooks new secrets/)
+
+    const discarded = await countersign(['rotate-secret', '--discard-unreadable'], {
+      DATABASE_URL: database.url,
+      SESSION_SECRET: FINAL_SECRET,
+    })
+    assert.equal(discarded.code, 0, discarded.stderr)
+    assert.match(discarded.stdout, new RegExp(`Discarded 1 webhook secret\\(s\\) that opened under neither secret: .* \\(${sealed.id}\\)`))
+    assert.match(discarded.stdout, /Discarded 1 response\(s\) kept with Idempotency-Keys: a replay answers 409/)
+    const contents = await databaseContents()
+    assert.equal(contents.webhooks[0]?.previous_secret_ciphertext, null, 'the previous secret, unreadable, is dropped')
+    const finalBox = createSecretBox(FINAL_SECRET)
+    const secrets = secretsIn(contents.sealedValues.map((value) => finalBox.open(value)))
+    assert.equal(secrets.includes(sealed.secret) || secrets.includes(rotatedSecret), false)
+
+    const service = await start(FINAL_SECRET)
+    try {
+      const auth = { authorization: `Bearer ${apiKey}` }
+      const replay = await service.app.inject({ ...creation, headers: { ...auth, 'idempotency-key': 'create-the-hook' } })
+      assert.equal(replay.statusCode, 409, replay.body)
+      assert.equal(replay.json().error, LOST_RESPONSE_MESSAGE)
+      const [listed] = (await service.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: auth })).json().webhooks
+      assert.equal(listed.disabledReason, LOST_SECRET_REASON)
+      // What its project does: rotate the secret (and so learn it), then enable the webhook.
+      const rotated = await service.app.inject({ method: 'POST', url: `/api/v1/webhooks/${sealed.id}/rotate-secret`, headers: auth })
+      assert.equal(rotated.statusCode, 200, rotated.body)
+      const enabled = await service.app.inject({ method: 'POST', url: `/api/v1/webhooks/${sealed.id}/enable`, headers: auth })
+      assert.ok(enabled.statusCode < 300, enabled.body)
+    } finally {
+      await service.stop()
+    }
   })
 })
 
