@@ -12,9 +12,11 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely'
-import { type CompiledHotQuery, compileHotQuery, HotQueryCall, type HotTemplate } from './hot-query.js'
+import { type CompiledHotQuery, compileHotQuery, type DirectRunner, HotQueryCall, type HotTemplate } from './hot-query.js'
 
 export class SqliteStorageDialect implements KyselyDialect {
+  #driver: SqliteStorageDriver | undefined
+
   constructor(private readonly database: SQLite.Database) {}
 
   createAdapter() {
@@ -22,8 +24,12 @@ export class SqliteStorageDialect implements KyselyDialect {
   }
 
   createDriver(): Driver {
-    return new SqliteStorageDriver(this.database)
+    this.#driver = new SqliteStorageDriver(this.database)
+    return this.#driver
   }
+
+  /** A hot query run at once, outside Kysely, when the connection is free (hot-query.ts, HotQuery.execute). */
+  readonly runNow: DirectRunner = (template, params) => this.#driver?.runNow(template, params)
 
   createQueryCompiler() {
     return new SqliteQueryCompiler()
@@ -58,6 +64,16 @@ class SqliteStorageDriver implements Driver {
   }
 
   async init(): Promise<void> {}
+
+  /**
+   * Runs a hot query on the connection now, synchronously, when no one holds it and no transaction is open on it: no
+   * other statement can run in between, as none can while Kysely lends it. Undefined when it is held: the caller waits
+   * its turn through Kysely.
+   */
+  runNow(template: HotTemplate, params: Readonly<Record<string, unknown>>): unknown[] | undefined {
+    if (this.#lent || this.database.inTransaction) return undefined
+    return this.#connection.runHot(template, params).rows
+  }
 
   async acquireConnection(): Promise<DatabaseConnection> {
     if (this.#lent) await new Promise<void>((resolve) => this.#waiting.push(resolve))
@@ -105,11 +121,13 @@ class SqliteStorageConnection implements DatabaseConnection {
   constructor(private readonly database: SQLite.Database) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (query instanceof HotQueryCall) {
-      const hot = this.#hotStatement(query.template)
-      return run(hot.statement, hot.values(query.params))
-    }
+    if (query instanceof HotQueryCall) return this.runHot(query.template, query.params)
     return run(this.#prepare(query.sql), query.parameters)
+  }
+
+  runHot<R>(template: HotTemplate, params: Readonly<Record<string, unknown>>): QueryResult<R> {
+    const hot = this.#hotStatement(template)
+    return run(hot.statement, hot.values(params))
   }
 
   // biome-ignore lint/correctness/useYield: the service streams no query; Kysely's interface asks for the method

@@ -1,7 +1,7 @@
 // Hot queries: compiled once, the same answers as Kysely's own execution, part of the transaction they run in, on
 // SQLite never run inside another caller's open transaction, and on PostgreSQL prepared once per connection.
 import assert from 'node:assert/strict'
-import { after, before, it } from 'node:test'
+import { after, before, it, mock } from 'node:test'
 import { CamelCasePlugin, type KyselyPlugin, sql } from 'kysely'
 import { openStorage, type Storage, type Tx } from '../../../src/platform/db/database.js'
 import { HotQuery } from '../../../src/platform/db/hot-query.js'
@@ -115,6 +115,24 @@ forEachDatabase('hot queries', (dialect) => {
     await transaction
     assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'delta' }), { id: 'proj_d', plan: 'free' })
   })
+
+  if (dialect === 'sqlite') {
+    it('on SQLite runs at once on the free connection, outside Kysely’s executor; waits its turn through it otherwise', async () => {
+      const executeQuery = mock.method(storage.db, 'executeQuery')
+      try {
+        assert.deepEqual(await projectByName.executeTakeFirst(storage.db, { name: 'delta' }), { id: 'proj_d', plan: 'free' })
+        assert.equal(executeQuery.mock.callCount(), 0, 'the connection was free')
+        await storage.db.transaction().execute(async (tx) => {
+          const outside = projectByName.executeTakeFirst(storage.db, { name: 'delta' })
+          await insertProject.execute(tx, { id: 'proj_direct', name: 'direct' })
+          assert.equal(executeQuery.mock.callCount(), 1, 'the transaction holds the connection: the read waits for it')
+          assert.deepEqual(await Promise.race([outside, new Promise((resolve) => setTimeout(() => resolve('waiting'), 20))]), 'waiting')
+        })
+      } finally {
+        executeQuery.mock.restore()
+      }
+    })
+  }
 
   // On SQLite a statement is prepared once by the connection's cache, which keeps no count to read.
   if (dialect === 'postgres') {
