@@ -85,6 +85,12 @@ export class PayloadService {
     return (await this.reads.read(uuid))?.createdAtMs
   }
 
+  /** Whether a signed blob may be submitted for this payload now: it is pending, and not past its expiry. Moves nothing. */
+  async takesSubmissions(uuid: string): Promise<boolean> {
+    const payload = await this.reads.read(uuid)
+    return payload?.status === 'pending' && payload.expiresAtMs > this.options.clock.now()
+  }
+
   /** Any payload by uuid (the signing page's capability), expired first if its time has passed. */
   async getForSigning(uuid: string): Promise<Payload> {
     const payload = await this.reads.read(uuid)

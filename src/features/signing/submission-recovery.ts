@@ -16,8 +16,11 @@ import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
 
-/** Longer than one look can take (at most four requests of at most 10 seconds each). */
-const LEASE_MS = 60_000
+/**
+ * Longer than one look can take: at most four requests to the node (with the payload's reads between them), each of
+ * which may have to connect first, 10 seconds at most for each.
+ */
+const LEASE_MS = 2 * 60_000
 /** After the node could not answer, or while none is configured. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /**
@@ -44,7 +47,8 @@ export class SubmissionRecovery {
     const nowMs = clock.now()
     const lapsed = await submissionClaimsRepository.findLapsed(db, nowMs, BATCH_SIZE)
     for (const claim of lapsed) {
-      const held = await submissionClaimsRepository.takeOver(db, claim, nowMs + LEASE_MS)
+      // Each lease from its own takeover: the looks before it in the batch may have taken their time.
+      const held = await submissionClaimsRepository.takeOver(db, claim, clock.now() + LEASE_MS)
       if (held) await this.look(held)
     }
     return lapsed.length === BATCH_SIZE
@@ -107,17 +111,18 @@ export class SubmissionRecovery {
       return
     }
     if (status.missingLedgers) logger.warn(log, MISSING_LEDGERS_MESSAGE)
-    else await this.sendAgain(node, intent)
+    else if (await this.deps.payloads.takesSubmissions(intent.payloadUuid)) await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
   }
 
   /**
-   * Submits the blob again, while no validated ledger holds it and one still can: a node that never received it, or
-   * lost it, would otherwise let a transaction with LastLedgerSequence lapse (the user signs again), and leave one without
-   * it in doubt until its account happens to use its Sequence, which an idle account never does. The ledger applies a
-   * blob once, so the repeat is harmless. Its answer decides nothing (a repeat of a blob already applied is refused as
-   * one, tefPAST_SEQ or tefALREADY): the next look at the ledger does.
+   * Submits the blob again, while no validated ledger holds it and one still can, and while its payload is pending and
+   * not past its expiry (a blob is submitted only then, by the recovery as by an approval): a node that never received
+   * it, or lost it, would otherwise let a transaction with LastLedgerSequence lapse (the user signs again), and leave
+   * one without it in doubt until its account happens to use its Sequence. The ledger applies a blob once, so the
+   * repeat is harmless. Its answer decides nothing (a repeat of a blob already applied is refused as one, tefPAST_SEQ
+   * or tefALREADY): the next look at the ledger does.
    */
   private async sendAgain(node: XrplNode, intent: SubmissionIntent): Promise<void> {
     const log = { uuid: intent.payloadUuid, txHash: intent.txHash }

@@ -11,6 +11,11 @@ export interface SubmitResult {
   engineResultMessage: string
   /** See isAcceptedEngineResult. */
   accepted: boolean
+  /**
+   * Not accepted, but kept by the node to try again as the ledger moves on (rippled holds a `ter` result, terPRE_SEQ
+   * or terRETRY, among its local transactions): it may still be applied, up to its LastLedgerSequence.
+   */
+  kept: boolean
 }
 
 /** An amount in a ledger's metadata: drops as a string, or an issued-currency amount. */
@@ -118,8 +123,9 @@ const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
  * - tec (preliminary): the transaction is in the open ledger and will cost its fee, whatever its final result; the
  *   user cannot retry with this blob, and a second signature would be a second transaction. The final outcome says
  *   what happened.
- * - Any other ter (terPRE_SEQ...): nothing was applied; tem (malformed), tef (cannot apply: past sequence...), tel
- *   (refused locally: fee too low...): nothing reached the ledger. The payload stays pending.
+ * - Any other ter (terPRE_SEQ, terRETRY...): nothing was applied yet, but the node keeps the blob and may apply it
+ *   later (SubmitResult.kept): the submission stays in doubt. tem (malformed), tef (cannot apply: past sequence...),
+ *   tel (refused locally: fee too low...): nothing reached the ledger. The payload stays pending.
  */
 export function isAcceptedEngineResult(engineResult: string): boolean {
   return engineResult === 'tesSUCCESS' || engineResult === 'terQUEUED' || engineResult.startsWith('tec')
@@ -227,13 +233,15 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     async submit(txBlob) {
       try {
         const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
-        const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
-        return { engineResult, engineResultMessage, accepted: isAcceptedEngineResult(engineResult) }
+        const { engine_result: engineResult, engine_result_message: engineResultMessage, kept } = response.result
+        const accepted = isAcceptedEngineResult(engineResult)
+        // A node that does not say (`kept` came with rippled 1.5) keeps every ter result.
+        return { engineResult, engineResultMessage, accepted, kept: !accepted && (kept ?? engineResult.startsWith('ter')) }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
         // transaction, not an outage.
         if (error instanceof xrpl().RippledError && rippledErrorCode(error) === 'invalidTransaction') {
-          return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false }
+          return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false, kept: false }
         }
         throw asUnavailable(error)
       }

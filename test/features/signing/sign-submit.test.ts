@@ -75,8 +75,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   }
 
-  // terPRE_SEQ and terRETRY: the node holds the transaction without applying it; nothing is certain to happen.
-  for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER', 'telINSUF_FEE_P']) {
+  for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER', 'telINSUF_FEE_P']) {
     it(`${engineResult}: 422 naming the result, and the payload stays pending`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
@@ -90,6 +89,36 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const view = await appView(uuid)
       assert.equal(view.status, 'pending')
       assert.equal(view.submission.engineResult, null)
+    })
+  }
+
+  // The node keeps a ter result to try again as the ledger moves on: a sequence gap that closes applies it.
+  for (const engineResult of ['terPRE_SEQ', 'terRETRY']) {
+    it(`${engineResult}: the node keeps the blob, so it may still be applied: 409, and no second signature until the ledger decides`, async () => {
+      rippled.setSubmitResult(engineResult)
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 409, response.body)
+      assert.match(response.json().error, new RegExp(`holds this transaction to apply later \\(${engineResult}: .*do not sign again`))
+      rippled.setSubmitResult('tesSUCCESS')
+      // The user signs again: with the first blob held by the node, a second would pay twice.
+      const second = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      assert.equal(second.statusCode, 409, second.body)
+      assert.match(second.json().error, /Another signed transaction for this request is being submitted now/)
+      assert.equal((await appView(uuid)).status, 'pending')
+
+      // The gap closes and the ledger applies it: the recovery records it.
+      rippled.setTransaction(signed.hash, {
+        validated: true,
+        ledgerIndex: 1004,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      t.clock.advance(61_000)
+      await t.service.ctx.signing.submissions.recoverLapsed()
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
     })
   }
 
@@ -575,6 +604,28 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal(sent(), before + 2, 'not once a validated ledger holds it')
       const view = await appView(uuid)
       assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+      assert.deepEqual(await claims(uuid), [])
+    })
+
+    it('a blob is not sent again once its request has expired: it is only looked at', async () => {
+      const wallet = Wallet.generate()
+      const transaction = paymentTransaction()
+      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
+        Wallet['sign']
+      >[0])
+      const uuid = await create(transaction)
+      await approveUnanswered(uuid, signed.tx_blob)
+      rippled.setAccount(wallet.classicAddress, { sequence: 7 })
+      const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
+      const before = sent()
+      // Six hours on, the node is back: a payment sent now would land hours after the request ended.
+      t.clock.advance(6 * 60 * 60_000)
+      await recoverAfterTheLease()
+      assert.equal(sent(), before, 'past its expiry: not sent')
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'still looked at: the first submission may yet apply')
+      assert.equal((await appView(uuid)).status, 'pending')
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 })
+      await recoverAfterTheLease()
       assert.deepEqual(await claims(uuid), [])
     })
 

@@ -51,6 +51,7 @@ describe('XrplNode against a rippled double', () => {
         engineResult: 'tesSUCCESS',
         engineResultMessage: 'The transaction was applied. Only final in a validated ledger.',
         accepted: true,
+        kept: false,
       })
       assert.deepEqual(rippled.submitted, [signedPayment.tx_blob])
     })
@@ -68,9 +69,18 @@ describe('XrplNode against a rippled double', () => {
         const result = await node.submit(signedPayment.tx_blob)
         assert.equal(result.engineResult, engineResult)
         assert.equal(result.accepted, false)
+        assert.equal(result.kept, false)
         assert.ok(result.engineResultMessage.length > 0)
       }
       assert.equal(rippled.submitted.length, 3)
+    })
+
+    it('reports terPRE_SEQ and terRETRY as kept by the node: not accepted, but they may still be applied', async () => {
+      for (const engineResult of ['terPRE_SEQ', 'terRETRY']) {
+        rippled.setSubmitResult(engineResult)
+        const result = await node.submit(signedPayment.tx_blob)
+        assert.deepEqual([result.engineResult, result.accepted, result.kept], [engineResult, false, true])
+      }
     })
 
     it('reports a blob the node refuses before applying as not accepted', async () => {

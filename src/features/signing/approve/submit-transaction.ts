@@ -57,6 +57,14 @@ export async function submitAndResolve(
   let handled = false
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
+    if (result.kept) {
+      // The node holds the blob to try again as the ledger moves on (terPRE_SEQ: a sequence gap that may close): it may
+      // yet be applied, and a second signature would then pay a second time. The claim stays, and the recovery follows
+      // it to the ledger's decision once its lease lapses (submission-recovery.ts).
+      throw conflict(
+        `The XRPL node holds this transaction to apply later (${result.engineResult}: ${result.engineResultMessage}): it may still be applied, so do not sign again. Its outcome is being checked, and the request will show it within a few minutes`,
+      )
+    }
     if (!result.accepted && submittedBefore && result.engineResult.startsWith('tef')) {
       // The ledger refuses as a repeat (tefPAST_SEQ, tefALREADY...) a blob this request submitted before, whose claim
       // was left behind: the move to signed failed (503), or the node's answer never came (502). It may be the
