@@ -46,11 +46,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let serverSecret: string
   try {
     await migrateToLatest(storage)
+    // Checked before a secret is generated: one generated now would open nothing the database holds sealed.
+    await assertServerSecretOpensSealed(
+      storage.db,
+      config.sessionSecret ?? (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)),
+    )
     serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
-    await assertServerSecretOpensSealed(storage.db, serverSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(
-        'SESSION_SECRET is set, but the database still holds the secret generated before it: webhook secrets sealed under that one cannot be opened until `countersign rotate-secret` re-seals them (docs/deployment.md)',
+        'SESSION_SECRET is set, but the database still holds the secret generated before it: older webhook secrets sealed under that one fail until `countersign rotate-secret` re-seals them and removes it (docs/deployment.md)',
       )
     }
   } catch (error) {

@@ -8,6 +8,7 @@
 import type { Db, DbOrTx } from '../../platform/db/database.js'
 import { idempotencyKeysRepository } from '../../platform/db/idempotency-keys-repository.js'
 import { GENERATED_SECRET_KEY, settingsRepository } from '../../platform/db/settings-repository.js'
+import { LOST_RESPONSE_MESSAGE } from '../../platform/http/idempotency.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import { webhooksRepository } from './repository.js'
 import { createSecretBox, type SecretBox } from './secret-box.js'
@@ -45,13 +46,11 @@ export class SecretRotationError extends Error {
 export const LOST_SECRET_REASON =
   'its secret was sealed under a server secret that was lost (countersign rotate-secret --discard-unreadable): rotate its secret, give the new one to the receiver, then enable it'
 
-/** What a replay of a kept response that was discarded answers. */
-export const LOST_RESPONSE_MESSAGE =
-  'The response kept for this Idempotency-Key was sealed under a server secret that was lost, and can no longer be shown. The request it answered was done: look its result up (GET) instead of repeating it'
-
 /**
- * The old secret is `oldSecret`, or when undefined the generated one in the database (with discardUnreadable, there may
- * be none: nothing opens under it); nothing changes on any failure.
+ * The old secrets are `oldSecret` and the generated one in the database, whichever exist: a database may hold values
+ * sealed under both (an instance started with SESSION_SECRET before the generated one was rotated away), and a value
+ * given up while a secret at hand opens it is lost for good. With discardUnreadable there may be none. Nothing changes
+ * on any failure.
  */
 export async function rotateServerSecret(
   db: Db,
@@ -62,14 +61,13 @@ export async function rotateServerSecret(
   const discardUnreadable = options.discardUnreadable ?? false
   return db.transaction().execute(async (tx) => {
     const generated = await settingsRepository.get(tx, GENERATED_SECRET_KEY)
-    const from = oldSecret ?? generated
-    if (from === undefined && !discardUnreadable) {
+    const oldSecrets = [...new Set([oldSecret, generated].filter((secret) => secret !== undefined))]
+    if (oldSecrets.length === 0 && !discardUnreadable) {
       throw new SecretRotationError(
         'No old secret: set OLD_SESSION_SECRET to the SESSION_SECRET the service ran with until now (the database holds no generated one); if it is lost, add --discard-unreadable',
       )
     }
-    const oldBox = from === undefined ? undefined : createSecretBox(from)
-    const newBox = createSecretBox(newSecret)
+    const sealing = new Resealing(oldSecrets.map(createSecretBox), createSecretBox(newSecret))
     const rotation = {
       resealed: 0,
       alreadyCurrent: 0,
@@ -78,19 +76,14 @@ export async function rotateServerSecret(
       discardedResponses: 0,
     }
     for (const { id, secretCiphertext, previousSecretCiphertext } of await webhooksRepository.listSealedSecrets(tx)) {
-      // One that opens under neither is left as it is rather than stopping the rotation; discarded, it is dropped.
+      // A previous secret that opens under none is left as it is (an earlier rotation did not re-seal those, and no
+      // instance can sign with it either way); discarded, it is dropped.
       const previous =
         previousSecretCiphertext === null
           ? null
-          : (underNewSecret(oldBox, newBox, previousSecretCiphertext) ?? (discardUnreadable ? null : previousSecretCiphertext))
-      if (opens(newBox, secretCiphertext)) {
-        rotation.alreadyCurrent++
-        if (previous !== previousSecretCiphertext) {
-          await webhooksRepository.replaceSealedSecrets(tx, id, { secretCiphertext, previousSecretCiphertext: previous })
-        }
-        continue
-      }
-      if (oldBox === undefined || !opens(oldBox, secretCiphertext)) {
+          : (sealing.underNewSecret(previousSecretCiphertext) ?? (discardUnreadable ? null : previousSecretCiphertext))
+      const current = sealing.underNewSecret(secretCiphertext)
+      if (current === undefined) {
         if (!discardUnreadable) {
           throw new SecretRotationError(
             `The secret of webhook ${id} opens under neither the old nor the new secret; nothing was changed. Check OLD_SESSION_SECRET (if it is lost, --discard-unreadable gives such webhooks new secrets and disables them)`,
@@ -98,31 +91,42 @@ export async function rotateServerSecret(
         }
         // As any disabled webhook: what waits for it is cancelled, to be replayed once its project has enabled it.
         const nowMs = options.nowMs ?? Date.now()
-        await webhooksRepository.replaceLostSecret(tx, id, newBox.seal(newWebhookSecret()), nowMs, LOST_SECRET_REASON)
+        await webhooksRepository.replaceLostSecret(tx, id, sealing.newBox.seal(newWebhookSecret()), nowMs, LOST_SECRET_REASON)
         await webhookDeliveriesRepository.cancelPendingForWebhook(tx, id, nowMs)
         rotation.discardedSecrets.push(id)
         continue
       }
-      await webhooksRepository.replaceSealedSecrets(tx, id, {
-        secretCiphertext: newBox.seal(oldBox.open(secretCiphertext)),
-        previousSecretCiphertext: previous,
-      })
-      rotation.resealed++
+      if (current === secretCiphertext) rotation.alreadyCurrent++
+      else rotation.resealed++
+      if (current !== secretCiphertext || previous !== previousSecretCiphertext) {
+        await webhooksRepository.replaceSealedSecrets(tx, id, { secretCiphertext: current, previousSecretCiphertext: previous })
+      }
     }
     for (let after: { projectId: string; key: string } | undefined; ; ) {
       const page = await idempotencyKeysRepository.listSealedResponses(tx, after, RESPONSES_A_PAGE)
       for (const kept of page) {
-        const responseSealed = underNewSecret(oldBox, newBox, kept.responseSealed)
-        if (responseSealed === undefined && discardUnreadable) {
-          const lost = newBox.seal(JSON.stringify({ error: LOST_RESPONSE_MESSAGE }))
+        const responseSealed = sealing.underNewSecret(kept.responseSealed)
+        if (responseSealed === undefined) {
+          if (!discardUnreadable) {
+            throw new SecretRotationError(
+              `The response kept with Idempotency-Key ${JSON.stringify(kept.key)} of project ${kept.projectId} opens under neither the old nor the new secret; nothing was changed. Check OLD_SESSION_SECRET (if it is lost, --discard-unreadable makes such keys answer 409)`,
+            )
+          }
+          const lost = sealing.newBox.seal(JSON.stringify({ error: LOST_RESPONSE_MESSAGE }))
           await idempotencyKeysRepository.replaceSealedResponse(tx, { ...kept, responseSealed: lost, statusCode: 409 })
           rotation.discardedResponses++
-        } else if (responseSealed !== undefined && responseSealed !== kept.responseSealed) {
+        } else if (responseSealed !== kept.responseSealed) {
           await idempotencyKeysRepository.replaceSealedResponse(tx, { ...kept, responseSealed })
         }
       }
       if (page.length < RESPONSES_A_PAGE) break
       after = page.at(-1)
+    }
+    // A mistyped OLD_SESSION_SECRET with the flag would give up everything it should have opened.
+    if (oldSecret !== undefined && sealing.openedUnderOld === 0 && rotation.discardedSecrets.length + rotation.discardedResponses > 0) {
+      throw new SecretRotationError(
+        'OLD_SESSION_SECRET opens none of the sealed values, and --discard-unreadable would give up those the new secret does not open; nothing was changed. Check OLD_SESSION_SECRET, or leave it unset to give them up',
+      )
     }
     if (generated !== undefined) await settingsRepository.remove(tx, GENERATED_SECRET_KEY)
     return rotation
@@ -132,22 +136,25 @@ export async function rotateServerSecret(
 /**
  * Throws when `serverSecret` does not open what the database holds sealed: the newest webhook secret, and the newest
  * kept response (each sealed under the secret the service last ran with). An instance started with another secret
- * (a mistyped SESSION_SECRET, one instance configured apart from the rest) would fail every delivery and answer 500 to
- * every replay: it is refused before it takes any request. A database without sealed values passes.
+ * (a mistyped SESSION_SECRET, one instance configured apart from the rest) would fail every delivery: it is refused
+ * before it takes any request. Undefined (no SESSION_SECRET, and none generated yet) passes only a database without
+ * sealed values: a secret generated now would open none of them.
  */
-export async function assertServerSecretOpensSealed(db: DbOrTx, serverSecret: string): Promise<void> {
-  const box = createSecretBox(serverSecret)
+export async function assertServerSecretOpensSealed(db: DbOrTx, serverSecret: string | undefined): Promise<void> {
+  const box = serverSecret === undefined ? undefined : createSecretBox(serverSecret)
   const webhook = await webhooksRepository.newestSealedSecret(db)
   const kept = await idempotencyKeysRepository.newestSealedResponse(db)
   const unreadable =
-    webhook !== undefined && !opens(box, webhook.secretCiphertext)
-      ? `the secret of webhook ${webhook.id}`
-      : kept !== undefined && !opens(box, kept)
-        ? 'the responses kept with Idempotency-Keys'
+    webhook !== undefined && (box === undefined || !opens(box, webhook.secretCiphertext))
+      ? `the secret of webhook ${webhook.id}, the newest`
+      : kept !== undefined && (box === undefined || !opens(box, kept))
+        ? 'the newest response kept with an Idempotency-Key'
         : undefined
   if (unreadable === undefined) return
   throw new ServerSecretMismatchError(
-    `The server secret does not open ${unreadable}: SESSION_SECRET is not the secret the service ran with. Start with that secret; to move to this one, run \`countersign rotate-secret\` with the old one as OLD_SESSION_SECRET (or unset, to rotate from the secret generated in the database); if it is lost, \`countersign rotate-secret --discard-unreadable\` (docs/deployment.md)`,
+    serverSecret === undefined
+      ? `SESSION_SECRET is not set, and the database holds values sealed under one (${unreadable}): start with that SESSION_SECRET (docs/deployment.md)`
+      : `The server secret does not open ${unreadable}: SESSION_SECRET is not the secret it was sealed under. Start with that secret; to move to this one, run \`countersign rotate-secret\` with that one as OLD_SESSION_SECRET; if it is lost, add --discard-unreadable (docs/deployment.md)`,
   )
 }
 
@@ -158,15 +165,24 @@ export class ServerSecretMismatchError extends Error {
 /** Kept responses read a page at a time: a day of creations with keys can be many rows. */
 const RESPONSES_A_PAGE = 1_000
 
-/**
- * A sealed value under the new secret: as it is when it already opens under it, re-sealed when it opens under the
- * old one; undefined when it opens under neither (a previous secret left by an earlier rotation, which did not re-seal
- * those), which no instance can read either way.
- */
-function underNewSecret(oldBox: SecretBox | undefined, newBox: SecretBox, sealed: string): string | undefined {
-  if (opens(newBox, sealed)) return sealed
-  if (oldBox === undefined || !opens(oldBox, sealed)) return undefined
-  return newBox.seal(oldBox.open(sealed))
+/** Sealed values as the new secret opens them, re-sealed from whichever old secret opens them. */
+class Resealing {
+  /** How many values an old secret opened. */
+  openedUnderOld = 0
+
+  constructor(
+    private readonly oldBoxes: readonly SecretBox[],
+    readonly newBox: SecretBox,
+  ) {}
+
+  /** As it is when it opens under the new secret, re-sealed when it opens under an old one; undefined under none. */
+  underNewSecret(sealed: string): string | undefined {
+    if (opens(this.newBox, sealed)) return sealed
+    const oldBox = this.oldBoxes.find((box) => opens(box, sealed))
+    if (oldBox === undefined) return undefined
+    this.openedUnderOld++
+    return this.newBox.seal(oldBox.open(sealed))
+  }
 }
 
 function opens(box: SecretBox, sealed: string): boolean {

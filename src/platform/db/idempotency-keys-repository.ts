@@ -194,6 +194,8 @@ export const idempotencyKeysRepository = {
       .select('response_sealed')
       .where('response_sealed', 'is not', null)
       .orderBy('expires_at', 'desc')
+      .orderBy('project_id', 'desc')
+      .orderBy('key', 'desc')
       .limit(1)
       .executeTakeFirst()
     return row?.response_sealed ?? undefined

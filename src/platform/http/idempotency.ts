@@ -25,6 +25,9 @@ const KEY_PATTERN = '^[\\x20-\\x7E]{1,255}$'
 const KEY = new RegExp(KEY_PATTERN)
 /** How long a key is kept: a repeat within this time gets the first response. */
 export const IDEMPOTENCY_KEY_KEEP_MS = 24 * 60 * 60 * 1000
+/** What a repeat answers when the response kept for its key can no longer be opened (lost with its server secret). */
+export const LOST_RESPONSE_MESSAGE =
+  'The response kept for this Idempotency-Key was sealed under a server secret that was lost, and can no longer be shown. The request it answered was done: look its result up (GET) instead of repeating it'
 /** How long a claim outlives a request that never finished (its instance died) before another may take the key. */
 const CLAIM_LEASE_MS = 60_000
 
@@ -138,10 +141,16 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
     // 409s while the first runs) was a read endpoint outside every limit.
     await deps.countRequest(request, reply)
     if (held.response_sealed === null || held.status_code === null) throw stillInFlight()
-    reply
-      .header(REPLAYED_HEADER, 'true')
-      .code(held.status_code)
-      .send(JSON.parse(deps.secretBox.open(held.response_sealed)))
+    let kept: unknown
+    try {
+      kept = JSON.parse(deps.secretBox.open(held.response_sealed))
+    } catch (error) {
+      // Sealed under a server secret this instance does not have: an older value a lost secret left behind (the start
+      // checks the newest, deployment.md). The request was done; what it answered is gone.
+      request.log.error({ err: error, key }, 'a response kept with an Idempotency-Key does not open under the server secret')
+      throw new AppError(409, LOST_RESPONSE_MESSAGE)
+    }
+    reply.header(REPLAYED_HEADER, 'true').code(held.status_code).send(kept)
     return reply
   }
 

@@ -9,8 +9,9 @@ import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { ConfigError, loadConfig } from '../../../src/config.js'
 import {
-  LOST_RESPONSE_MESSAGE,
   LOST_SECRET_REASON,
+  rotateServerSecret,
+  SecretRotationError,
   ServerSecretMismatchError,
 } from '../../../src/features/webhooks/rotate-server-secret.js'
 import { createSecretBox } from '../../../src/features/webhooks/secret-box.js'
@@ -18,6 +19,7 @@ import { startService } from '../../../src/main.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage } from '../../../src/platform/db/database.js'
 import { migrateToLatest } from '../../../src/platform/db/migrations.js'
+import { LOST_RESPONSE_MESSAGE } from '../../../src/platform/http/idempotency.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { createTestDatabase, forEachDatabase, type TestDatabase } from '../../support/databases.js'
 import { CLI } from '../../support/serve-process.js'
@@ -228,7 +230,10 @@ forEachDatabase('rotating the server secret', (dialect) => {
     // every replay of a kept response.
     await assert.rejects(start(NEW_SECRET), (error: unknown) => {
       assert.ok(error instanceof ServerSecretMismatchError)
-      assert.match(error.message, new RegExp(`^The server secret does not open the secret of webhook ${sealed.id}: SESSION_SECRET is not`))
+      assert.match(
+        error.message,
+        new RegExp(`^The server secret does not open the secret of webhook ${sealed.id}, the newest: SESSION_SECRET is not`),
+      )
       assert.match(error.message, /countersign rotate-secret/)
       assert.equal(error.message.includes(NEW_SECRET), false)
       return true
@@ -292,6 +297,144 @@ forEachDatabase('rotating the server secret', (dialect) => {
     } finally {
       await service.stop()
     }
+  })
+})
+
+forEachDatabase('a server secret in a mixed or lost state', (dialect) => {
+  const S = 'the-session-secret-the-fleet-runs-with-32b'
+  const NEXT = 'the-session-secret-to-rotate-to-of-32-bytes'
+  let database: TestDatabase
+  let apiKey: string
+  const hooks: Array<{ id: string; secret: string }> = []
+  const creation = (key: string) => ({
+    method: 'POST' as const,
+    url: '/api/v1/webhooks',
+    payload: { url: `http://127.0.0.1:9/${key}` },
+    headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': key },
+  })
+  const start = (sessionSecret?: string) =>
+    startService(
+      loadConfig({
+        DATABASE_URL: database.url,
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        ...(sessionSecret !== undefined && { SESSION_SECRET: sessionSecret }),
+      }),
+      { clock: new ManualClock(), logger: createLogger('silent'), listen: false, workers: false },
+    )
+  /** Runs `task` on the database with a storage of its own. */
+  async function onDatabase<T>(task: (storage: ReturnType<typeof openStorage>) => Promise<T>): Promise<T> {
+    const storage = openStorage(database.url)
+    try {
+      return await task(storage)
+    } finally {
+      await storage.close()
+    }
+  }
+  const sealedValues = () =>
+    onDatabase(async ({ db }) => ({
+      webhooks: await db.selectFrom('webhooks').select(['id', 'secret_ciphertext']).orderBy('id').execute(),
+      kept: await db.selectFrom('idempotency_keys').select(['key', 'response_sealed']).orderBy('key').execute(),
+      settings: await db.selectFrom('settings').select('key').execute(),
+    }))
+
+  before(async () => {
+    database = await createTestDatabase(dialect)
+    // The quick start (a generated secret), two webhooks created with keys: `a-first`, then `b-second`.
+    const service = await start()
+    try {
+      apiKey = (await service.ctx.projects.createProject({ name: 'Shop', plan: 'pro' })).key.apiKey
+      for (const key of ['a-first', 'b-second']) {
+        const created = await service.app.inject(creation(key))
+        assert.equal(created.statusCode, 201, created.body)
+        hooks.push(created.json())
+      }
+    } finally {
+      await service.stop()
+    }
+  })
+  after(() => database.drop())
+
+  it('values sealed under both the generated secret and SESSION_SECRET: a rotation with --discard-unreadable opens both, gives up none', async () => {
+    // An instance of an earlier version, started with S while the generated secret was still there, sealed the second.
+    const box = createSecretBox(S)
+    await onDatabase(async ({ db }) => {
+      await db
+        .updateTable('webhooks')
+        .set({ secret_ciphertext: box.seal(hooks[1]!.secret) })
+        .where('id', '=', hooks[1]!.id)
+        .execute()
+      await db
+        .updateTable('idempotency_keys')
+        .set({ response_sealed: box.seal(JSON.stringify(hooks[1])) })
+        .where('key', '=', 'b-second')
+        .execute()
+      const rotation = await rotateServerSecret(db, S, S, { discardUnreadable: true })
+      assert.deepEqual([rotation.discardedSecrets, rotation.discardedResponses, rotation.resealed], [[], 0, 1])
+    })
+    const sealed = await sealedValues()
+    const current = createSecretBox(S)
+    assert.deepEqual(sealed.webhooks.map((row) => current.open(row.secret_ciphertext)).sort(), hooks.map((hook) => hook.secret).sort())
+    assert.deepEqual(sealed.settings, [], 'the generated secret is gone, once nothing needs it')
+  })
+
+  it('a mistyped OLD_SESSION_SECRET with --discard-unreadable is refused, and changes nothing', async () => {
+    const before = await sealedValues()
+    await onDatabase(async ({ db }) => {
+      await assert.rejects(
+        rotateServerSecret(db, 'a-mistyped-old-secret-of-at-least-32-bytes', NEXT, { discardUnreadable: true }),
+        (error) => {
+          assert.ok(error instanceof SecretRotationError)
+          assert.match(error.message, /OLD_SESSION_SECRET opens none of the sealed values/)
+          return true
+        },
+      )
+    })
+    assert.deepEqual(await sealedValues(), before)
+  })
+
+  it('an older kept response that opens under no secret at hand: the rotation stops and says so; its replay is a 409, never a 500', async () => {
+    // The first key's response, sealed by an instance configured apart from the rest; the newest (b-second) opens.
+    const stray = createSecretBox('a-secret-one-instance-was-given-by-mistake')
+    await onDatabase(({ db }) =>
+      db
+        .updateTable('idempotency_keys')
+        .set({ response_sealed: stray.seal(JSON.stringify(hooks[0])) })
+        .where('key', '=', 'a-first')
+        .execute(),
+    )
+    const before = await sealedValues()
+    await onDatabase(async ({ db }) => {
+      await assert.rejects(rotateServerSecret(db, S, NEXT), (error) => {
+        assert.ok(error instanceof SecretRotationError)
+        assert.match(error.message, /The response kept with Idempotency-Key "a-first" .* opens under neither/)
+        return true
+      })
+    })
+    assert.deepEqual(await sealedValues(), before, 'nothing changed')
+
+    const service = await start(S)
+    try {
+      const lost = await service.app.inject(creation('a-first'))
+      assert.equal(lost.statusCode, 409, lost.body)
+      assert.equal(lost.json().error, LOST_RESPONSE_MESSAGE)
+      const replayed = await service.app.inject(creation('b-second'))
+      assert.equal(replayed.statusCode, 201, replayed.body)
+      assert.equal(replayed.json().secret, hooks[1]!.secret)
+    } finally {
+      await service.stop()
+    }
+  })
+
+  it('an instance started without SESSION_SECRET on a database sealed under one is refused before it generates a secret', async () => {
+    await assert.rejects(start(), (error) => {
+      assert.ok(error instanceof ServerSecretMismatchError)
+      assert.match(
+        error.message,
+        /^SESSION_SECRET is not set, and the database holds values sealed under one \(the secret of webhook \S+, the newest\)/,
+      )
+      return true
+    })
+    assert.deepEqual((await sealedValues()).settings, [], 'no secret was generated: a later start with S is as before')
   })
 })
 
