@@ -87,8 +87,8 @@ export class HotQuery<Params extends Record<string, unknown>, Row> {
 /**
  * Runs a hot query at once, outside Kysely's executor, or says (undefined) that it must wait its turn through it.
  * SQLite's driver gives one for the database's root instance (sqlite-dialect.ts): its one connection, when free, runs
- * a statement synchronously, and Kysely's hand-over of the connection cost a read 2.6 of its 5.3 µs (docs/performance.md,
- * "eleventh session"). A transaction, or an instance with plugins (withPlugin makes a new one), is not registered.
+ * a statement synchronously, and Kysely's executor and hand-over of the connection cost a payload read 1.0 of its 5.2 µs
+ * in-process (docs/performance.md, "eleventh session"). A transaction, or an instance with plugins (withPlugin makes a new one), is not registered.
  */
 export type DirectRunner = (template: HotTemplate, params: Readonly<Record<string, unknown>>) => unknown[] | undefined
 
