@@ -268,6 +268,23 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await shoot(page, 'signing-submitted.png')
   })
 
+  it('a transaction the node holds to apply later says it may be on its way, not that the request was answered', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    rippled.setSubmitResult('terPRE_SEQ')
+    try {
+      await page.getByTestId('approve').click()
+      const problem = page.getByTestId('error')
+      await problem.filter({ hasText: 'Your transaction may already be on its way' }).waitFor({ timeout: 10_000 })
+      assert.match((await problem.textContent()) ?? '', /do not sign again/)
+    } finally {
+      rippled.setSubmitResult('tesSUCCESS')
+    }
+    assert.equal((await appView(uuid)).status, 'pending')
+    await shoot(page, 'signing-in-doubt.png')
+  })
+
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {
     const uuid = await create({ type: 'signMessage', message: 'Transfer the domain example.com to account 7.' })
     const { page } = await open(uuid)

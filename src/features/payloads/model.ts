@@ -109,3 +109,9 @@ export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENT
 export function signingUrl(publicUrl: string, uuid: string): string {
   return `${publicUrl}/sign/${uuid}`
 }
+
+/**
+ * Carried by a 409 whose reason is a submission in doubt (a signed transaction of the request may be on the ledger,
+ * its outcome being checked), so that the signing page tells it apart from a request answered elsewhere.
+ */
+export const SUBMISSION_IN_DOUBT = { submission: 'in-doubt' } as const

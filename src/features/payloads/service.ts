@@ -11,7 +11,7 @@ import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/mo
 import type { MultisignPreparer } from '../signing/multisign/prepare.js'
 import { type CreatingProject, PayloadCreator } from './create-payload.js'
 import type { CreationsObserver } from './creations.js'
-import { type FinalOutcome, type Payload, type SignedResolution, signingUrl } from './model.js'
+import { type FinalOutcome, type Payload, type SignedResolution, SUBMISSION_IN_DOUBT, signingUrl } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
 import { PayloadReads } from './reads.js'
 import { payloadsRepository } from './repository.js'
@@ -106,7 +106,7 @@ export class PayloadService {
     if (moved) return moved
     // Still pending: a submission of its is in doubt (the move waits for the claim's release, transitions-repository.ts).
     const now = await payloadsRepository.findByUuid(this.options.db, uuid)
-    if (now?.status === 'pending') throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
+    if (now?.status === 'pending') throw conflict(SUBMISSION_IN_DOUBT_MESSAGE, SUBMISSION_IN_DOUBT)
     throw conflict(`Payload is already ${now?.status ?? 'resolved'}`)
   }
 
@@ -220,7 +220,8 @@ export class PayloadService {
     const moved = await this.transitions.transition(uuid, changes, { notExpiredAtMs })
     if (moved) return moved
     await this.assertActionable(uuid)
-    if (await payloadTransitionsRepository.submissionInDoubt(this.options.db, uuid)) throw conflict(SUBMISSION_IN_DOUBT_MESSAGE)
+    if (await payloadTransitionsRepository.submissionInDoubt(this.options.db, uuid))
+      throw conflict(SUBMISSION_IN_DOUBT_MESSAGE, SUBMISSION_IN_DOUBT)
     throw conflict('Payload was resolved by another request')
   }
 }

@@ -3,7 +3,15 @@
 import { type Static, type TSchema, Type } from 'typebox'
 
 export const ErrorBody = Type.Object(
-  { error: Type.String({ description: 'What went wrong, in a sentence a developer can act on' }) },
+  {
+    error: Type.String({ description: 'What went wrong, in a sentence a developer can act on' }),
+    submission: Type.Optional(
+      Type.Literal('in-doubt', {
+        description:
+          'On a 409 of a signAndSubmit request: a signed transaction of the request may already be on the XRP Ledger, its outcome is being checked; do not sign again',
+      }),
+    ),
+  },
   { $id: 'ErrorBody', description: 'Every error response' },
 )
 

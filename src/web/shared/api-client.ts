@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly details: FieldError[] = [],
+    /** A 409 for a submission in doubt: a signed transaction of the request may be on the ledger already. */
+    readonly submissionInDoubt = false,
   ) {
     super(message)
   }
@@ -39,12 +41,12 @@ async function errorFrom(response: Response): Promise<ApiError> {
   } catch {
     // A proxy's HTML error page: the status alone has to speak.
   }
-  const { error, details } = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
+  const { error, details, submission } = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
   const message = typeof error === 'string' ? error : `the service answered with status ${response.status}`
   const fieldErrors = Array.isArray(details)
     ? details
         .filter((detail): detail is FieldError => typeof detail?.field === 'string' && typeof detail?.message === 'string')
         .map(({ field, message }) => ({ field, message }))
     : []
-  return new ApiError(response.status, message, fieldErrors)
+  return new ApiError(response.status, message, fieldErrors, submission === 'in-doubt')
 }

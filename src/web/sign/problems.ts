@@ -35,6 +35,7 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       // The service's message says what could not be reached, never which setting is missing (the log says that).
       return problem('This could not be completed right now', sentence(message), true)
     case 409:
+      if (error.submissionInDoubt) return problem('Your transaction may already be on its way', message)
       return problem('This request was already answered', message)
     case 410:
       return problem('This request has expired', message)

@@ -101,11 +101,13 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 409, response.body)
       assert.match(response.json().error, new RegExp(`holds this transaction to apply later \\(${engineResult}: .*do not sign again`))
+      assert.equal(response.json().submission, 'in-doubt', 'the page tells it apart from a request answered elsewhere')
       rippled.setSubmitResult('tesSUCCESS')
       // The user signs again: with the first blob held by the node, a second would pay twice.
       const second = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
       assert.equal(second.statusCode, 409, second.body)
       assert.match(second.json().error, /Another signed transaction for this request is being submitted now/)
+      assert.equal(second.json().submission, 'in-doubt')
       assert.equal((await appView(uuid)).status, 'pending')
 
       // The gap closes and the ledger applies it: the recovery records it.
@@ -469,6 +471,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const rejection = await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: { walletAdapter: 'gemwallet' } })
       assert.equal(rejection.statusCode, 409, rejection.body)
       assert.match(rejection.json().error, /may already be on the XRP Ledger/)
+      assert.equal(rejection.json().submission, 'in-doubt')
       assert.equal((await appView(uuid)).status, 'pending')
 
       rippled.setTransaction(signed.hash, {

@@ -38,6 +38,13 @@ describe('describeFailure', () => {
     assert.equal(describeFailure(new ApiError(410, 'Payload expired'), undefined).title, 'This request has expired')
   })
 
+  it('tells a submission in doubt apart from a request answered elsewhere: the transaction may be on its way, do not sign again', () => {
+    const message =
+      'The XRPL node holds this transaction to apply later (terPRE_SEQ: Missing/inapplicable prior transaction.): it may still be applied, so do not sign again.'
+    const problem = describeFailure(new ApiError(409, message, [], true), 'GemWallet')
+    assert.deepEqual([problem.title, problem.message, problem.kind], ['Your transaction may already be on its way', message, '409'])
+  })
+
   it('tells the user to check the connection when the service cannot be reached', () => {
     const problem = describeFailure(new ApiError(0, 'the service could not be reached (Failed to fetch)'), undefined)
     assert.equal(problem.message, 'the service could not be reached (Failed to fetch). Check your connection and try again.')

@@ -1,7 +1,7 @@
 // signAndSubmit: the verified blob goes to the XRPL node, and the engine result decides whether the payload resolves
 // as signed (submitted). The final outcome is learned afterwards by the transaction follower.
 import { AppError, conflict } from '../../../platform/errors.js'
-import type { Payload } from '../../payloads/model.js'
+import { type Payload, SUBMISSION_IN_DOUBT } from '../../payloads/model.js'
 import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
@@ -38,7 +38,7 @@ export async function submitAndResolve(
   const claimed = await submissionClaimsRepository.claim(db, intent, nowMs + SUBMISSION_LEASE_MS)
   if (claimed === undefined) {
     await payloads.assertActionable(payload.uuid)
-    throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome')
+    throw conflict('Another signed transaction for this request is being submitted now; wait for its outcome', SUBMISSION_IN_DOUBT)
   }
   const { submittedBefore } = claimed
   // A claim is released only after its payload has moved on, so a claim taken now may follow a submission that
@@ -63,6 +63,7 @@ export async function submitAndResolve(
       // it to the ledger's decision once its lease lapses (submission-recovery.ts).
       throw conflict(
         `The XRPL node holds this transaction to apply later (${result.engineResult}: ${result.engineResultMessage}): it may still be applied, so do not sign again. Its outcome is being checked, and the request will show it within a few minutes`,
+        SUBMISSION_IN_DOUBT,
       )
     }
     if (!result.accepted && submittedBefore && result.engineResult.startsWith('tef')) {
@@ -73,6 +74,7 @@ export async function submitAndResolve(
       // blob first seen now that the ledger refuses (an old transaction that matches the request) is a 422, below.
       throw conflict(
         'This signed transaction was submitted for this request before and may already be on the XRP Ledger: its outcome is being checked, and the request will show it within a few minutes',
+        SUBMISSION_IN_DOUBT,
       )
     }
     if (!result.accepted) {
