@@ -147,7 +147,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       accepted: applied || engineResult === 'terQUEUED',
       applied,
       broadcast: applied,
-      kept: applied || engineResult.startsWith('ter'),
+      // rippled keeps every blob submitted to it among its local transactions, whatever the result (NetworkOPs.cpp).
+      kept: true,
       queued: engineResult === 'terQUEUED',
       open_ledger_cost: '10',
       validated_ledger_index: validatedLedgerIndex,

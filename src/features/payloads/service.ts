@@ -85,6 +85,11 @@ export class PayloadService {
     return (await this.reads.read(uuid))?.createdAtMs
   }
 
+  /** When a payload expires (or expired); undefined when there is none. Moves nothing. */
+  async expiresAtMs(uuid: string): Promise<number | undefined> {
+    return (await this.reads.read(uuid))?.expiresAtMs
+  }
+
   /** Whether a signed blob may be submitted for this payload now: it is pending, and not past its expiry. Moves nothing. */
   async takesSubmissions(uuid: string): Promise<boolean> {
     const payload = await this.reads.read(uuid)

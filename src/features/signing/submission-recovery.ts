@@ -29,6 +29,13 @@ const UNAVAILABLE_RETRY_MS = 5_000
  * then every SLOW_FOLLOW_INTERVAL_MS.
  */
 const SLOW_LOOK_AFTER_MS = 10 * 60_000
+/**
+ * ...until this long after its request expired. Nothing on the ledger may ever end the doubt (an account that does not
+ * exist, a Sequence far ahead: a signer can pin a request so), but a node keeps a blob only a few ledgers unless it is
+ * sent again (rippled's local transactions; its queue drops what waits too long), and the recovery sends it again only
+ * while the request takes submissions. Once expired, the request takes no second signature either.
+ */
+const UNSENT_DOUBT_MS = 60 * 60_000
 const BATCH_SIZE = 50
 /**
  * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
@@ -109,6 +116,14 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.releaseHeld(db, claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
+    }
+    if (lastLedgerSequence === null) {
+      const expiresAtMs = await this.deps.payloads.expiresAtMs(intent.payloadUuid)
+      if (expiresAtMs === undefined || nowMs >= expiresAtMs + UNSENT_DOUBT_MS) {
+        await submissionClaimsRepository.releaseHeld(db, claim)
+        logger.warn(log, 'released a submission without LastLedgerSequence an hour after its request expired: no node keeps it unsent')
+        return
+      }
     }
     if (status.missingLedgers) logger.warn(log, MISSING_LEDGERS_MESSAGE)
     else if (await this.deps.payloads.takesSubmissions(intent.payloadUuid)) await this.sendAgain(node, intent)

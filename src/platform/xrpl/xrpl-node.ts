@@ -12,8 +12,11 @@ export interface SubmitResult {
   /** See isAcceptedEngineResult. */
   accepted: boolean
   /**
-   * Not accepted, but kept by the node to try again as the ledger moves on (rippled holds a `ter` result, terPRE_SEQ
-   * or terRETRY, among its local transactions): it may still be applied, up to its LastLedgerSequence.
+   * Not accepted, but it may still be applied: rippled keeps every blob submitted to it among its local transactions
+   * and applies them again to each new open ledger for a few ledgers (or up to LastLedgerSequence), so a result that
+   * can change as the ledger moves on, `ter` (terPRE_SEQ: a sequence gap that closes) or `tel` (telINSUF_FEE_P: a fee
+   * the load no longer asks for), may become an applied transaction. tem and tef cannot. (The answer's own `kept` is
+   * true for nearly every local submission, whatever its result: it says the node holds the blob, not that it can apply.)
    */
   kept: boolean
 }
@@ -123,9 +126,9 @@ const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
  * - tec (preliminary): the transaction is in the open ledger and will cost its fee, whatever its final result; the
  *   user cannot retry with this blob, and a second signature would be a second transaction. The final outcome says
  *   what happened.
- * - Any other ter (terPRE_SEQ, terRETRY...): nothing was applied yet, but the node keeps the blob and may apply it
- *   later (SubmitResult.kept): the submission stays in doubt. tem (malformed), tef (cannot apply: past sequence...),
- *   tel (refused locally: fee too low...): nothing reached the ledger. The payload stays pending.
+ * - Any other ter (terPRE_SEQ, terRETRY...) and tel (refused locally: fee too low...): nothing was applied yet, but the
+ *   node retries the blob and may apply it later (SubmitResult.kept): the submission stays in doubt. tem (malformed),
+ *   tef (cannot apply: past sequence...): nothing reached the ledger, nor will. The payload stays pending.
  */
 export function isAcceptedEngineResult(engineResult: string): boolean {
   return engineResult === 'tesSUCCESS' || engineResult === 'terQUEUED' || engineResult.startsWith('tec')
@@ -233,10 +236,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     async submit(txBlob) {
       try {
         const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
-        const { engine_result: engineResult, engine_result_message: engineResultMessage, kept } = response.result
+        const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
         const accepted = isAcceptedEngineResult(engineResult)
-        // A node that does not say (`kept` came with rippled 1.5) keeps every ter result.
-        return { engineResult, engineResultMessage, accepted, kept: !accepted && (kept ?? engineResult.startsWith('ter')) }
+        const kept = !accepted && (engineResult.startsWith('ter') || engineResult.startsWith('tel'))
+        return { engineResult, engineResultMessage, accepted, kept }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
         // transaction, not an outage.

@@ -75,7 +75,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   }
 
-  for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER', 'telINSUF_FEE_P']) {
+  for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER']) {
     it(`${engineResult}: 422 naming the result, and the payload stays pending`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
@@ -93,7 +93,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   }
 
   // The node keeps a ter result to try again as the ledger moves on: a sequence gap that closes applies it.
-  for (const engineResult of ['terPRE_SEQ', 'terRETRY']) {
+  for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P']) {
     it(`${engineResult}: the node keeps the blob, so it may still be applied: 409, and no second signature until the ledger decides`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
@@ -621,8 +621,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setAccount(wallet.classicAddress, { sequence: 7 })
       const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
       const before = sent()
-      // Six hours on, the node is back: a payment sent now would land hours after the request ended.
-      t.clock.advance(6 * 60 * 60_000)
+      // Half an hour on, the node is back: a payment sent now would land long after the request ended.
+      t.clock.advance(30 * 60_000)
       await recoverAfterTheLease()
       assert.equal(sent(), before, 'past its expiry: not sent')
       assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'still looked at: the first submission may yet apply')
@@ -645,6 +645,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, recoverAfterTheLease)
       assert.deepEqual(await claims(uuid), [])
       assert.equal(rippled.submitted.length, before)
+    })
+
+    it('a transaction without LastLedgerSequence that nothing on the ledger can end (an account that does not exist) is released an hour after its request expired', async () => {
+      // A signer pins the request with a blob no ledger event will ever settle: its account is never funded.
+      const wallet = Wallet.generate()
+      const transaction = paymentTransaction()
+      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
+        Wallet['sign']
+      >[0])
+      const uuid = await create(transaction)
+      await approveUnanswered(uuid, signed.tx_blob)
+      const expiresAtMs = t.clock.now() + DEFAULT_EXPIRES_IN_SECONDS * 1000
+      while (t.clock.now() < expiresAtMs + 59 * 60_000) await recoverAfterTheLease()
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held while a node could still have it')
+      t.clock.advance(2 * 60_000)
+      await recoverAfterTheLease()
+      assert.deepEqual(await claims(uuid), [], 'no node keeps an unsent blob that long')
+      await t.service.ctx.payloads.expireOverdue()
+      assert.equal((await appView(uuid)).status, 'expired')
     })
 
     it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {

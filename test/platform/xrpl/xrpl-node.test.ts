@@ -63,8 +63,8 @@ describe('XrplNode against a rippled double', () => {
       assert.equal(result.accepted, true)
     })
 
-    it('does not accept temMALFORMED, tefPAST_SEQ or telINSUF_FEE_P, and passes the reason on', async () => {
-      for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'telINSUF_FEE_P']) {
+    it('does not accept temMALFORMED or tefPAST_SEQ, which can never apply, and passes the reason on', async () => {
+      for (const engineResult of ['temMALFORMED', 'tefPAST_SEQ', 'tefMAX_LEDGER']) {
         rippled.setSubmitResult(engineResult)
         const result = await node.submit(signedPayment.tx_blob)
         assert.equal(result.engineResult, engineResult)
@@ -75,8 +75,8 @@ describe('XrplNode against a rippled double', () => {
       assert.equal(rippled.submitted.length, 3)
     })
 
-    it('reports terPRE_SEQ and terRETRY as kept by the node: not accepted, but they may still be applied', async () => {
-      for (const engineResult of ['terPRE_SEQ', 'terRETRY']) {
+    it('reports terPRE_SEQ, terRETRY and telINSUF_FEE_P as not accepted but able to apply yet, whatever the answer’s kept says', async () => {
+      for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P']) {
         rippled.setSubmitResult(engineResult)
         const result = await node.submit(signedPayment.tx_blob)
         assert.deepEqual([result.engineResult, result.accepted, result.kept], [engineResult, false, true])
