@@ -25,6 +25,8 @@ export interface SecretRotation {
   discardedSecrets: string[]
   /** With discardUnreadable: kept responses that opened under neither secret, now a 409 that says so. */
   discardedResponses: number
+  /** With discardUnreadable: secrets a webhook's rotation replaced that opened under neither, dropped. */
+  discardedPrevious: number
 }
 
 export interface RotationOptions {
@@ -74,14 +76,14 @@ export async function rotateServerSecret(
       removedGenerated: generated !== undefined,
       discardedSecrets: [] as string[],
       discardedResponses: 0,
+      discardedPrevious: 0,
     }
     for (const { id, secretCiphertext, previousSecretCiphertext } of await webhooksRepository.listSealedSecrets(tx)) {
       // A previous secret that opens under none is left as it is (an earlier rotation did not re-seal those, and no
       // instance can sign with it either way); discarded, it is dropped.
-      const previous =
-        previousSecretCiphertext === null
-          ? null
-          : (sealing.underNewSecret(previousSecretCiphertext) ?? (discardUnreadable ? null : previousSecretCiphertext))
+      const reopened = previousSecretCiphertext === null ? null : sealing.underNewSecret(previousSecretCiphertext)
+      if (previousSecretCiphertext !== null && reopened === undefined && discardUnreadable) rotation.discardedPrevious++
+      const previous = reopened ?? (discardUnreadable ? null : previousSecretCiphertext)
       const current = sealing.underNewSecret(secretCiphertext)
       if (current === undefined) {
         if (!discardUnreadable) {
@@ -122,8 +124,10 @@ export async function rotateServerSecret(
       if (page.length < RESPONSES_A_PAGE) break
       after = page.at(-1)
     }
-    // A mistyped OLD_SESSION_SECRET with the flag would give up everything it should have opened.
-    if (oldSecret !== undefined && sealing.openedUnderOld === 0 && rotation.discardedSecrets.length + rotation.discardedResponses > 0) {
+    // A mistyped OLD_SESSION_SECRET with the flag would give up everything it should have opened (what the generated
+    // secret opens, in a mixed database, says nothing of it: OLD_SESSION_SECRET is the first box).
+    const discarded = rotation.discardedSecrets.length + rotation.discardedResponses + rotation.discardedPrevious
+    if (oldSecret !== undefined && sealing.openedUnder[0] === 0 && discarded > 0) {
       throw new SecretRotationError(
         'OLD_SESSION_SECRET opens none of the sealed values, and --discard-unreadable would give up those the new secret does not open; nothing was changed. Check OLD_SESSION_SECRET, or leave it unset to give them up',
       )
@@ -167,20 +171,23 @@ const RESPONSES_A_PAGE = 1_000
 
 /** Sealed values as the new secret opens them, re-sealed from whichever old secret opens them. */
 class Resealing {
-  /** How many values an old secret opened. */
-  openedUnderOld = 0
+  /** How many values each old secret opened, in the order of the boxes. */
+  readonly openedUnder: number[]
 
   constructor(
     private readonly oldBoxes: readonly SecretBox[],
     readonly newBox: SecretBox,
-  ) {}
+  ) {
+    this.openedUnder = oldBoxes.map(() => 0)
+  }
 
   /** As it is when it opens under the new secret, re-sealed when it opens under an old one; undefined under none. */
   underNewSecret(sealed: string): string | undefined {
     if (opens(this.newBox, sealed)) return sealed
-    const oldBox = this.oldBoxes.find((box) => opens(box, sealed))
+    const index = this.oldBoxes.findIndex((box) => opens(box, sealed))
+    const oldBox = this.oldBoxes[index]
     if (oldBox === undefined) return undefined
-    this.openedUnderOld++
+    this.openedUnder[index] = (this.openedUnder[index] ?? 0) + 1
     return this.newBox.seal(oldBox.open(sealed))
   }
 }

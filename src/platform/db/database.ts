@@ -54,7 +54,12 @@ function openSqlite(path: string): Storage {
   const dialect = new SqliteStorageDialect(sqlite)
   const db = new Kysely<Database>({ dialect })
   runHotQueriesDirectly(db, dialect.runNow)
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  // Kysely destroys only a driver it has used: one that ran hot queries alone was never initialised by it.
+  const close = async () => {
+    await db.destroy()
+    if (sqlite.open) sqlite.close()
+  }
+  return { db, dialect: 'sqlite', close }
 }
 
 /**

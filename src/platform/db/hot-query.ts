@@ -23,7 +23,8 @@
 // that way took 2 ms a group once a project had a few thousand keys (docs/performance.md, "fifth session").
 //
 // A hot query runs through Kysely (`db.executeQuery`): on the transaction's connection inside a transaction, on a
-// connection of the pool outside one. The drivers that openStorage gives Kysely (sqlite-dialect.ts,
+// connection of the pool outside one. On SQLite, outside a transaction and while no caller holds the one connection,
+// it runs on it at once instead (DirectRunner, below). The drivers that openStorage gives Kysely (sqlite-dialect.ts,
 // postgres-dialect.ts) recognise a HotQueryCall and compile its template with their dialect's compiler, once: on
 // SQLite the statement is prepared once and kept; on PostgreSQL it is a named prepared statement, parsed once per
 // pooled connection (Kysely sends an unnamed one, parsed and planned every time), inside a transaction as outside one,

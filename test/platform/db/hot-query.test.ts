@@ -134,6 +134,15 @@ forEachDatabase('hot queries', (dialect) => {
     })
   }
 
+  if (dialect === 'sqlite') {
+    it('closing a storage that ran hot queries alone closes the database (Kysely never used its driver)', async () => {
+      const own = openStorage(database.url)
+      assert.deepEqual(await projectByName.executeTakeFirst(own.db, { name: 'direct' }), { id: 'proj_direct', plan: 'free' })
+      await own.close()
+      await assert.rejects(projectByName.executeTakeFirst(own.db, { name: 'direct' }), /not open/)
+    })
+  }
+
   // On SQLite a statement is prepared once by the connection's cache, which keeps no count to read.
   if (dialect === 'postgres') {
     it('is prepared once per connection on PostgreSQL, inside a transaction and outside one', async () => {

@@ -354,6 +354,21 @@ forEachDatabase('a server secret in a mixed or lost state', (dialect) => {
   })
   after(() => database.drop())
 
+  it('a mistyped OLD_SESSION_SECRET with --discard-unreadable is refused on a mixed database too: what the generated secret opens says nothing of it', async () => {
+    await onDatabase(({ db }) =>
+      db
+        .updateTable('webhooks')
+        .set({ secret_ciphertext: createSecretBox(S).seal(hooks[1]!.secret) })
+        .where('id', '=', hooks[1]!.id)
+        .execute(),
+    )
+    const before = await sealedValues()
+    await onDatabase(async ({ db }) => {
+      await assert.rejects(rotateServerSecret(db, `${S}-mistyped`, NEXT, { discardUnreadable: true }), /OLD_SESSION_SECRET opens none/)
+    })
+    assert.deepEqual(await sealedValues(), before, 'the webhook S opens is not given up, the generated secret not removed')
+  })
+
   it('values sealed under both the generated secret and SESSION_SECRET: a rotation with --discard-unreadable opens both, gives up none', async () => {
     // An instance of an earlier version, started with S while the generated secret was still there, sealed the second.
     const box = createSecretBox(S)
@@ -435,6 +450,11 @@ forEachDatabase('a server secret in a mixed or lost state', (dialect) => {
       return true
     })
     assert.deepEqual((await sealedValues()).settings, [], 'no secret was generated: a later start with S is as before')
+    // Nor by the command line's other commands.
+    const link = await countersign(['login-link'], { DATABASE_URL: database.url })
+    assert.equal(link.code, 2)
+    assert.match(link.stderr, /^countersign: SESSION_SECRET is not set, and the database holds values sealed under one/)
+    assert.deepEqual((await sealedValues()).settings, [])
   })
 })
 
