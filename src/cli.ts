@@ -1,21 +1,17 @@
 // The `countersign` command: serve, migrate, and operator tasks. Reads the same configuration as the server.
+import { randomBytes } from 'node:crypto'
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { createContext, type ServiceContext } from './context.js'
 import { localSignInUrl } from './features/accounts/session-tokens.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
-import {
-  assertServerSecretOpensSealed,
-  rotateServerSecret,
-  SecretRotationError,
-  ServerSecretMismatchError,
-} from './features/webhooks/rotate-server-secret.js'
+import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } from './features/webhooks/rotate-server-secret.js'
 import { startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
-import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './platform/db/settings-repository.js'
+import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
 import { createLogger } from './platform/logger.js'
 
 /** Every command: how it is called, what it does, and the options parseArgs accepts (anything else is an error). */
@@ -223,30 +219,26 @@ async function rotateSecret(config: Config, discardUnreadable: boolean): Promise
   if (newSecret === undefined) {
     throw new UsageError('Set SESSION_SECRET to the new secret (at least 32 bytes) to rotate to it', usageOf('rotate-secret'))
   }
-  return withContext(
-    config,
-    async (ctx) => {
-      const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret, {
-        discardUnreadable,
-        nowMs: ctx.clock.now(),
-      })
-      process.stdout.write(
-        `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
-          (rotation.discardedSecrets.length > 0
-            ? `Discarded ${rotation.discardedSecrets.length} webhook secret(s) that opened under neither secret: those webhooks are disabled until their project rotates the secret and enables them (${rotation.discardedSecrets.join(', ')}).\n`
-            : '') +
-          (rotation.discardedResponses > 0
-            ? `Discarded ${rotation.discardedResponses} response(s) kept with Idempotency-Keys: a replay answers 409.\n`
-            : '') +
-          (rotation.discardedPrevious > 0
-            ? `Dropped ${rotation.discardedPrevious} replaced webhook secret(s) still signing beside the new one: they opened under neither secret.\n`
-            : '') +
-          (rotation.removedGenerated ? 'The generated secret was removed from the database.\n' : '') +
-          'Start every instance with the new SESSION_SECRET.\n',
-      )
-    },
-    { checkSecret: false },
-  )
+  return withContext(config, async (ctx) => {
+    const rotation = await rotateServerSecret(ctx.storage.db, config.oldSessionSecret, newSecret, {
+      discardUnreadable,
+      nowMs: ctx.clock.now(),
+    })
+    process.stdout.write(
+      `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
+        (rotation.discardedSecrets.length > 0
+          ? `Discarded ${rotation.discardedSecrets.length} webhook secret(s) that opened under neither secret: those webhooks are disabled until their project rotates the secret and enables them (${rotation.discardedSecrets.join(', ')}).\n`
+          : '') +
+        (rotation.discardedResponses > 0
+          ? `Discarded ${rotation.discardedResponses} response(s) kept with Idempotency-Keys: a replay answers 409.\n`
+          : '') +
+        (rotation.discardedPrevious > 0
+          ? `Dropped ${rotation.discardedPrevious} replaced webhook secret(s) still signing beside the new one: they opened under neither secret.\n`
+          : '') +
+        (rotation.removedGenerated ? 'The generated secret was removed from the database.\n' : '') +
+        'Start every instance with the new SESSION_SECRET.\n',
+    )
+  })
 }
 
 async function createProject(config: Config, values: { name?: string; plan?: string; email?: string; json?: boolean }): Promise<number> {
@@ -287,23 +279,15 @@ async function createLoginLink(ctx: ServiceContext): Promise<string> {
   return localSignInUrl(ctx.config.publicUrl, token)
 }
 
-/** checkSecret: refuse a server secret that does not open what the database holds sealed (all but rotate-secret, its way out). */
-async function withContext(
-  config: Config,
-  task: (ctx: ReturnType<typeof createContext>) => Promise<void>,
-  { checkSecret = true } = {},
-): Promise<number> {
+async function withContext(config: Config, task: (ctx: ReturnType<typeof createContext>) => Promise<void>): Promise<number> {
   const storage = openStorage(config.databaseUrl)
   try {
     await migrateToLatest(storage)
-    if (checkSecret) {
-      // As the service at start: before a secret is generated, which would open nothing the database holds sealed.
-      await assertServerSecretOpensSealed(
-        storage.db,
-        config.sessionSecret ?? (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)),
-      )
-    }
-    const serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    // The commands seal and open nothing: they take the server secret as it is, and never generate one into the
+    // database, which is the service's to do on its first start, once it has checked that nothing sealed needs another
+    // (openServerSecret). A command that seals must use openServerSecret instead.
+    const serverSecret =
+      config.sessionSecret ?? (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) ?? randomBytes(32).toString('base64url')
     await task(createContext({ config, storage, clock: systemClock, logger: createLogger('warn'), serverSecret }))
     return 0
   } finally {

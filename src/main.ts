@@ -9,11 +9,11 @@ import { startExpirySweeper } from './features/payloads/expiry-worker.js'
 import { startTransactionFollower } from './features/signing/follower-worker.js'
 import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker.js'
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/start-webhook-dispatcher.js'
-import { assertServerSecretOpensSealed } from './features/webhooks/rotate-server-secret.js'
+import { openServerSecret } from './features/webhooks/rotate-server-secret.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
-import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from './platform/db/settings-repository.js'
+import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
 import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
 import { createMetrics, listenForMetrics, type MetricsListener } from './platform/http/metrics.js'
 import { createLogger } from './platform/logger.js'
@@ -46,12 +46,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   let serverSecret: string
   try {
     await migrateToLatest(storage)
-    // Checked before a secret is generated: one generated now would open nothing the database holds sealed.
-    await assertServerSecretOpensSealed(
-      storage.db,
-      config.sessionSecret ?? (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)),
-    )
-    serverSecret = await loadServerSecret(storage.db, config.sessionSecret)
+    serverSecret = await openServerSecret(storage.db, config.sessionSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(
         'SESSION_SECRET is set, but the database still holds the secret generated before it: older webhook secrets sealed under that one fail until `countersign rotate-secret` re-seals them and removes it (docs/deployment.md)',

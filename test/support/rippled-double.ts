@@ -63,6 +63,7 @@ const ENGINE_RESULTS: Record<string, { code: number; message: string }> = {
   tefMAX_LEDGER: { code: -186, message: 'Ledger sequence too high.' },
   temMALFORMED: { code: -299, message: 'Malformed transaction.' },
   tefPAST_SEQ: { code: -190, message: 'This sequence number has already passed.' },
+  tefALREADY: { code: -198, message: 'The exact transaction was already in this ledger.' },
   telINSUF_FEE_P: { code: -394, message: 'Fee insufficient.' },
   tecUNFUNDED_PAYMENT: { code: 104, message: 'Insufficient XRP balance to send.' },
 }

@@ -80,20 +80,9 @@ export class PayloadService {
     return Promise.all(payloads.map((payload) => this.transitions.expireIfDue(payload)))
   }
 
-  /** When a payload was created; undefined when there is none. Moves nothing: a payload whose time has passed stays as it is. */
-  async createdAtMs(uuid: string): Promise<number | undefined> {
-    return (await this.reads.read(uuid))?.createdAtMs
-  }
-
-  /** When a payload expires (or expired); undefined when there is none. Moves nothing. */
-  async expiresAtMs(uuid: string): Promise<number | undefined> {
-    return (await this.reads.read(uuid))?.expiresAtMs
-  }
-
-  /** Whether a signed blob may be submitted for this payload now: it is pending, and not past its expiry. Moves nothing. */
-  async takesSubmissions(uuid: string): Promise<boolean> {
-    const payload = await this.reads.read(uuid)
-    return payload?.status === 'pending' && payload.expiresAtMs > this.options.clock.now()
+  /** The payload as it is now, without expiring it (a payload whose time has passed stays as it is); undefined when there is none. */
+  peek(uuid: string): Promise<Payload | undefined> {
+    return this.reads.read(uuid)
   }
 
   /** Any payload by uuid (the signing page's capability), expired first if its time has passed. */

@@ -11,7 +11,7 @@
 // earlier payment that matches an unpinned request) was never this service's submission.
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
-import { type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
@@ -30,12 +30,15 @@ const UNAVAILABLE_RETRY_MS = 5_000
  */
 const SLOW_LOOK_AFTER_MS = 10 * 60_000
 /**
- * ...until this long after its request expired. Nothing on the ledger may ever end the doubt (an account that does not
- * exist, a Sequence far ahead: a signer can pin a request so), but a node keeps a blob only a few ledgers unless it is
- * sent again (rippled's local transactions; its queue drops what waits too long), and the recovery sends it again only
- * while the request takes submissions. Once expired, the request takes no second signature either.
+ * A claim for a transaction without LastLedgerSequence that no queue can hold (neverQueued: a signer can pin a request
+ * so, with an account that never exists or a Sequence far ahead) is released this long after its request expired:
+ * rippled retries a blob outside its queue only a few ledgers after each submission, and the recovery submits it again
+ * only until the request expires. One a queue can hold is not: rippled's queue keeps a transaction without
+ * LastLedgerSequence for as long as the fees stay high, and relays it.
  */
 const UNSENT_DOUBT_MS = 60 * 60_000
+/** The transactions rippled queues for one account at most (TxQ's maximumTxnPerAccount, 10 by default). */
+const QUEUED_PER_ACCOUNT = 10
 const BATCH_SIZE = 50
 /**
  * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
@@ -99,7 +102,7 @@ export class SubmissionRecovery {
     }
     const nowMs = clock.now()
     if (status.state === 'validated') {
-      const createdAtMs = await this.deps.payloads.createdAtMs(intent.payloadUuid)
+      const createdAtMs = (await this.deps.payloads.peek(intent.payloadUuid))?.createdAtMs
       if (createdAtMs !== undefined && status.closedAtMs !== null && status.closedAtMs < createdAtMs - CLOSE_TIME_MARGIN_MS) {
         const closedAt = new Date(status.closedAtMs).toISOString()
         logger.warn(
@@ -117,18 +120,36 @@ export class SubmissionRecovery {
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
     }
-    if (lastLedgerSequence === null) {
-      const expiresAtMs = await this.deps.payloads.expiresAtMs(intent.payloadUuid)
-      if (expiresAtMs === undefined || nowMs >= expiresAtMs + UNSENT_DOUBT_MS) {
-        await submissionClaimsRepository.releaseHeld(db, claim)
-        logger.warn(log, 'released a submission without LastLedgerSequence an hour after its request expired: no node keeps it unsent')
-        return
-      }
+    const payload = await this.deps.payloads.peek(intent.payloadUuid)
+    const longExpired = payload === undefined || nowMs >= payload.expiresAtMs + UNSENT_DOUBT_MS
+    if (lastLedgerSequence === null && longExpired && (await this.neverQueued(node, Account, slot))) {
+      await submissionClaimsRepository.releaseHeld(db, claim)
+      logger.warn(log, 'released a submission no queue can hold, an hour after its request expired: the ledger can never apply it')
+      return
     }
     if (status.missingLedgers) logger.warn(log, MISSING_LEDGERS_MESSAGE)
-    else if (await this.deps.payloads.takesSubmissions(intent.payloadUuid)) await this.sendAgain(node, intent)
+    // A blob is submitted only while its payload is pending and not past its expiry, by the recovery as by an approval.
+    else if (payload?.status === 'pending' && payload.expiresAtMs > nowMs) await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
+  }
+
+  /**
+   * Whether no node's queue can hold a transaction of this slot, so that only rippled's local retries (a few ledgers
+   * after each submission) could still apply it: its account does not exist (rippled queues nothing for one), its
+   * Sequence is further ahead of the account's than a queue takes (TxQ: QUEUED_PER_ACCOUNT), or its Ticket is not
+   * created yet. Such a blob pins its request: nothing on the ledger would ever end the doubt. False while the node
+   * cannot say (the next look asks again).
+   */
+  private async neverQueued(node: XrplNode, account: string, slot: SequenceSlot): Promise<boolean> {
+    try {
+      const sequence = await node.accountSequence(account)
+      if (sequence === null) return true
+      return 'sequence' in slot ? slot.sequence >= sequence + QUEUED_PER_ACCOUNT : slot.ticketSequence >= sequence
+    } catch (error) {
+      if (!(error instanceof XrplNodeUnavailableError)) throw error
+      return false
+    }
   }
 
   /**

@@ -7,7 +7,7 @@
 // another, each delivery fails and each replay of a kept response would answer 500.
 import type { Db, DbOrTx } from '../../platform/db/database.js'
 import { idempotencyKeysRepository } from '../../platform/db/idempotency-keys-repository.js'
-import { GENERATED_SECRET_KEY, settingsRepository } from '../../platform/db/settings-repository.js'
+import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from '../../platform/db/settings-repository.js'
 import { LOST_RESPONSE_MESSAGE } from '../../platform/http/idempotency.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import { webhooksRepository } from './repository.js'
@@ -79,11 +79,6 @@ export async function rotateServerSecret(
       discardedPrevious: 0,
     }
     for (const { id, secretCiphertext, previousSecretCiphertext } of await webhooksRepository.listSealedSecrets(tx)) {
-      // A previous secret that opens under none is left as it is (an earlier rotation did not re-seal those, and no
-      // instance can sign with it either way); discarded, it is dropped.
-      const reopened = previousSecretCiphertext === null ? null : sealing.underNewSecret(previousSecretCiphertext)
-      if (previousSecretCiphertext !== null && reopened === undefined && discardUnreadable) rotation.discardedPrevious++
-      const previous = reopened ?? (discardUnreadable ? null : previousSecretCiphertext)
       const current = sealing.underNewSecret(secretCiphertext)
       if (current === undefined) {
         if (!discardUnreadable) {
@@ -91,13 +86,19 @@ export async function rotateServerSecret(
             `The secret of webhook ${id} opens under neither the old nor the new secret; nothing was changed. Check OLD_SESSION_SECRET (if it is lost, --discard-unreadable gives such webhooks new secrets and disables them)`,
           )
         }
-        // As any disabled webhook: what waits for it is cancelled, to be replayed once its project has enabled it.
+        // As any disabled webhook: what waits for it is cancelled, to be replayed once its project has enabled it. Its
+        // previous secret goes with the lost one.
         const nowMs = options.nowMs ?? Date.now()
         await webhooksRepository.replaceLostSecret(tx, id, sealing.newBox.seal(newWebhookSecret()), nowMs, LOST_SECRET_REASON)
         await webhookDeliveriesRepository.cancelPendingForWebhook(tx, id, nowMs)
         rotation.discardedSecrets.push(id)
         continue
       }
+      // A previous secret that opens under none is left as it is (an earlier rotation did not re-seal those, and no
+      // instance can sign with it either way); discarded, it is dropped.
+      const reopened = previousSecretCiphertext === null ? null : sealing.underNewSecret(previousSecretCiphertext)
+      if (reopened === undefined && discardUnreadable) rotation.discardedPrevious++
+      const previous = reopened ?? (discardUnreadable ? null : previousSecretCiphertext)
       if (current === secretCiphertext) rotation.alreadyCurrent++
       else rotation.resealed++
       if (current !== secretCiphertext || previous !== previousSecretCiphertext) {
@@ -138,28 +139,36 @@ export async function rotateServerSecret(
 }
 
 /**
- * Throws when `serverSecret` does not open what the database holds sealed: the newest webhook secret, and the newest
- * kept response (each sealed under the secret the service last ran with). An instance started with another secret
- * (a mistyped SESSION_SECRET, one instance configured apart from the rest) would fail every delivery: it is refused
- * before it takes any request. Undefined (no SESSION_SECRET, and none generated yet) passes only a database without
- * sealed values: a secret generated now would open none of them.
+ * The server secret an instance runs with (SESSION_SECRET, or the one generated in the database, generated now when
+ * there is none), once it is shown to open what the database holds sealed: the newest webhook secret, and the newest
+ * kept response (each sealed under the secret the service last ran with). An instance started with another secret (a
+ * mistyped SESSION_SECRET, one instance configured apart from the rest) would fail every delivery: it is refused
+ * before it takes any request. The check comes before a secret is generated, which would open nothing sealed.
  */
-export async function assertServerSecretOpensSealed(db: DbOrTx, serverSecret: string | undefined): Promise<void> {
+export async function openServerSecret(db: DbOrTx, configured: string | undefined): Promise<string> {
+  const generated = configured === undefined ? await settingsRepository.get(db, GENERATED_SECRET_KEY) : undefined
+  const unreadable = await unreadableUnder(db, configured ?? generated)
+  if (unreadable !== undefined) {
+    throw new ServerSecretMismatchError(
+      configured !== undefined
+        ? `The server secret does not open ${unreadable}: SESSION_SECRET is not the secret it was sealed under. Start with that secret; to move to this one, run \`countersign rotate-secret\` with that one as OLD_SESSION_SECRET; if it is lost, add --discard-unreadable (docs/deployment.md)`
+        : generated !== undefined
+          ? `SESSION_SECRET is not set, and the secret generated in the database does not open ${unreadable}: start with the SESSION_SECRET it was sealed under (docs/deployment.md)`
+          : `SESSION_SECRET is not set, and the database holds values sealed under one (${unreadable}): start with that SESSION_SECRET (docs/deployment.md)`,
+    )
+  }
+  return loadServerSecret(db, configured)
+}
+
+/** What of the database's newest sealed values `serverSecret` does not open (undefined: none; no secret opens nothing). */
+async function unreadableUnder(db: DbOrTx, serverSecret: string | undefined): Promise<string | undefined> {
   const box = serverSecret === undefined ? undefined : createSecretBox(serverSecret)
   const webhook = await webhooksRepository.newestSealedSecret(db)
   const kept = await idempotencyKeysRepository.newestSealedResponse(db)
-  const unreadable =
-    webhook !== undefined && (box === undefined || !opens(box, webhook.secretCiphertext))
-      ? `the secret of webhook ${webhook.id}, the newest`
-      : kept !== undefined && (box === undefined || !opens(box, kept))
-        ? 'the newest response kept with an Idempotency-Key'
-        : undefined
-  if (unreadable === undefined) return
-  throw new ServerSecretMismatchError(
-    serverSecret === undefined
-      ? `SESSION_SECRET is not set, and the database holds values sealed under one (${unreadable}): start with that SESSION_SECRET (docs/deployment.md)`
-      : `The server secret does not open ${unreadable}: SESSION_SECRET is not the secret it was sealed under. Start with that secret; to move to this one, run \`countersign rotate-secret\` with that one as OLD_SESSION_SECRET; if it is lost, add --discard-unreadable (docs/deployment.md)`,
-  )
+  if (webhook !== undefined && (box === undefined || !opens(box, webhook.secretCiphertext)))
+    return `the secret of webhook ${webhook.id}, the newest`
+  if (kept !== undefined && (box === undefined || !opens(box, kept))) return 'the newest response kept with an Idempotency-Key'
+  return undefined
 }
 
 export class ServerSecretMismatchError extends Error {

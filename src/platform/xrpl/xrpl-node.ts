@@ -15,7 +15,8 @@ export interface SubmitResult {
    * Not accepted, but it may still be applied: rippled keeps every blob submitted to it among its local transactions
    * and applies them again to each new open ledger for a few ledgers (or up to LastLedgerSequence), so a result that
    * can change as the ledger moves on, `ter` (terPRE_SEQ: a sequence gap that closes) or `tel` (telINSUF_FEE_P: a fee
-   * the load no longer asks for), may become an applied transaction. tem and tef cannot. (The answer's own `kept` is
+   * the load no longer asks for), may become an applied transaction, and tefALREADY says that the very transaction is in
+   * the node's open ledger already (someone submitted it first): it may be validated. Other tem and tef results cannot. (The answer's own `kept` is
    * true for nearly every local submission, whatever its result: it says the node holds the blob, not that it can apply.)
    */
   kept: boolean
@@ -85,6 +86,8 @@ export interface XrplNode {
    * account does not exist (funded later, it could still be applied).
    */
   sequenceUsed(account: string, slot: SequenceSlot): Promise<boolean>
+  /** The account's Sequence in the latest validated ledger (its next transaction's); null when it does not exist. */
+  accountSequence(account: string): Promise<number | null>
   /**
    * One look at a submitted transaction: validated (with its result), dropped (the validated ledger is at or past
    * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
@@ -182,6 +185,9 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
+  const accountSequence = async (account: string): Promise<number | null> =>
+    (await accountInfo(account, false))?.result.account_data.Sequence ?? null
+
   const signerList = async (account: string) => {
     const response = await accountInfo(account, true)
     if (response === null) return null
@@ -238,7 +244,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
         const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
         const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
         const accepted = isAcceptedEngineResult(engineResult)
-        const kept = !accepted && (engineResult.startsWith('ter') || engineResult.startsWith('tel'))
+        const kept = !accepted && (engineResult.startsWith('ter') || engineResult.startsWith('tel') || engineResult === 'tefALREADY')
         return { engineResult, engineResultMessage, accepted, kept }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
@@ -250,9 +256,11 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       }
     },
 
+    accountSequence,
+
     async sequenceUsed(account, slot) {
-      const sequence = (await accountInfo(account, false))?.result.account_data.Sequence
-      if (sequence === undefined) return false
+      const sequence = await accountSequence(account)
+      if (sequence === null) return false
       if ('sequence' in slot) return sequence > slot.sequence
       // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
       // may still be. The Sequence is read first, so that a Ticket gone afterwards was used, not yet to come.

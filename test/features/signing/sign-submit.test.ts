@@ -92,15 +92,16 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   }
 
-  // The node keeps a ter result to try again as the ledger moves on: a sequence gap that closes applies it.
-  for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P']) {
+  // The node keeps a ter or tel result to try again as the ledger moves on (a sequence gap that closes applies it);
+  // tefALREADY: someone submitted the very transaction first, and it is in the node's open ledger.
+  for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P', 'tefALREADY']) {
     it(`${engineResult}: the node keeps the blob, so it may still be applied: 409, and no second signature until the ledger decides`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
       const signed = signRequested(Wallet.generate(), paymentTransaction())
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 409, response.body)
-      assert.match(response.json().error, new RegExp(`holds this transaction to apply later \\(${engineResult}: .*do not sign again`))
+      assert.match(response.json().error, new RegExp(`may still apply this transaction \\(${engineResult}: .*do not sign again`))
       assert.equal(response.json().submission, 'in-doubt', 'the page tells it apart from a request answered elsewhere')
       rippled.setSubmitResult('tesSUCCESS')
       // The user signs again: with the first blob held by the node, a second would pay twice.
@@ -349,6 +350,22 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setAccount(wallet.classicAddress, { sequence })
       return { uuid, signed }
     }
+    /**
+     * An approval left unanswered of a blob without LastLedgerSequence, Sequence `sequence`, by an account whose Sequence
+     * in the validated ledger is `accountSequence` (undefined: the account does not exist); `sent` counts its submissions.
+     */
+    const unansweredWithoutLastLedger = async (sequence: number, accountSequence: number | undefined) => {
+      const wallet = Wallet.generate()
+      const transaction = paymentTransaction()
+      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: sequence, ...transaction } as Parameters<
+        Wallet['sign']
+      >[0])
+      const uuid = await create(transaction)
+      await approveUnanswered(uuid, signed.tx_blob)
+      if (accountSequence !== undefined) rippled.setAccount(wallet.classicAddress, { sequence: accountSequence })
+      const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
+      return { uuid, signed, wallet, sent }
+    }
     /** What an approval's submission records, for the claims' own tests. */
     const intentOf = (uuid: string, signed: { hash: string; tx_blob: string }) => ({
       payloadUuid: uuid,
@@ -581,15 +598,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
 
     it('a blob the node lost (a restart empties its queue) is sent again while the ledger can apply it, and is signed once validated', async () => {
       // Without LastLedgerSequence, on an idle account: nothing but the ledger applying it would end the doubt.
-      const wallet = Wallet.generate()
-      const transaction = paymentTransaction()
-      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
-        Wallet['sign']
-      >[0])
-      const uuid = await create(transaction)
-      await approveUnanswered(uuid, signed.tx_blob)
-      rippled.setAccount(wallet.classicAddress, { sequence: 7 })
-      const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
+      const { uuid, signed, sent } = await unansweredWithoutLastLedger(7, 7)
       const before = sent()
       await recoverAfterTheLease()
       await recoverAfterTheLease()
@@ -611,15 +620,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
 
     it('a blob is not sent again once its request has expired: it is only looked at', async () => {
-      const wallet = Wallet.generate()
-      const transaction = paymentTransaction()
-      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
-        Wallet['sign']
-      >[0])
-      const uuid = await create(transaction)
-      await approveUnanswered(uuid, signed.tx_blob)
-      rippled.setAccount(wallet.classicAddress, { sequence: 7 })
-      const sent = () => rippled.submitted.filter((blob) => blob === signed.tx_blob).length
+      const { uuid, signed, wallet, sent } = await unansweredWithoutLastLedger(7, 7)
       const before = sent()
       // Half an hour on, the node is back: a payment sent now would land long after the request ended.
       t.clock.advance(30 * 60_000)
@@ -647,24 +648,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal(rippled.submitted.length, before)
     })
 
-    it('a transaction without LastLedgerSequence that nothing on the ledger can end (an account that does not exist) is released an hour after its request expired', async () => {
-      // A signer pins the request with a blob no ledger event will ever settle: its account is never funded.
-      const wallet = Wallet.generate()
-      const transaction = paymentTransaction()
-      const signed = wallet.sign({ Account: wallet.classicAddress, Fee: '12', Sequence: 7, ...transaction } as Parameters<
-        Wallet['sign']
-      >[0])
-      const uuid = await create(transaction)
-      await approveUnanswered(uuid, signed.tx_blob)
-      const expiresAtMs = t.clock.now() + DEFAULT_EXPIRES_IN_SECONDS * 1000
-      while (t.clock.now() < expiresAtMs + 59 * 60_000) await recoverAfterTheLease()
-      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held while a node could still have it')
-      t.clock.advance(2 * 60_000)
-      await recoverAfterTheLease()
-      assert.deepEqual(await claims(uuid), [], 'no node keeps an unsent blob that long')
-      await t.service.ctx.payloads.expireOverdue()
-      assert.equal((await appView(uuid)).status, 'expired')
-    })
+    // A signer could pin a request with a blob no queue can hold, which nothing on the ledger would ever settle; one a
+    // queue can hold may wait there as long as the fees stay high.
+    for (const [pin, sequence, accountSequence, released] of [
+      ['its account never exists', 7, undefined, true],
+      ['its Sequence far ahead of its account’s', 4_000_000_000, 7, true],
+      ['(a queue could hold it: its account’s next Sequence)', 7, 7, false],
+    ] as const) {
+      it(`a transaction without LastLedgerSequence, ${pin}: ${released ? 'released' : 'still held'} an hour after its request expired`, async () => {
+        const { uuid, signed } = await unansweredWithoutLastLedger(sequence, accountSequence)
+        const expiresAtMs = t.clock.now() + DEFAULT_EXPIRES_IN_SECONDS * 1000
+        while (t.clock.now() < expiresAtMs + 59 * 60_000) await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held while a node could still retry it')
+        t.clock.advance(2 * 60_000)
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), released ? [] : [{ tx_hash: signed.hash }])
+        await t.service.ctx.payloads.expireOverdue()
+        assert.equal((await appView(uuid)).status, released ? 'expired' : 'pending')
+      })
+    }
 
     it('a transaction validated once the request existed resolves it as signed, with its proof', async () => {
       const uuid = await create()

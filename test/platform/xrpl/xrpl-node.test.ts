@@ -75,8 +75,8 @@ describe('XrplNode against a rippled double', () => {
       assert.equal(rippled.submitted.length, 3)
     })
 
-    it('reports terPRE_SEQ, terRETRY and telINSUF_FEE_P as not accepted but able to apply yet, whatever the answer’s kept says', async () => {
-      for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P']) {
+    it('reports terPRE_SEQ, terRETRY, telINSUF_FEE_P and tefALREADY as not accepted but able to apply yet, whatever the answer’s kept says', async () => {
+      for (const engineResult of ['terPRE_SEQ', 'terRETRY', 'telINSUF_FEE_P', 'tefALREADY']) {
         rippled.setSubmitResult(engineResult)
         const result = await node.submit(signedPayment.tx_blob)
         assert.deepEqual([result.engineResult, result.accepted, result.kept], [engineResult, false, true])

@@ -40,7 +40,7 @@ describe('describeFailure', () => {
 
   it('tells a submission in doubt apart from a request answered elsewhere: the transaction may be on its way, do not sign again', () => {
     const message =
-      'The XRPL node holds this transaction to apply later (terPRE_SEQ: Missing/inapplicable prior transaction.): it may still be applied, so do not sign again.'
+      'The XRPL node may still apply this transaction (terPRE_SEQ: Missing/inapplicable prior transaction.), so do not sign again.'
     const problem = describeFailure(new ApiError(409, message, [], true), 'GemWallet')
     assert.deepEqual([problem.title, problem.message, problem.kind], ['Your transaction may already be on its way', message, '409'])
   })

@@ -58,11 +58,11 @@ export async function submitAndResolve(
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
     if (result.kept) {
-      // The node holds the blob to try again as the ledger moves on (terPRE_SEQ: a sequence gap that may close): it may
-      // yet be applied, and a second signature would then pay a second time. The claim stays, and the recovery follows
+      // The node may yet apply the blob (terPRE_SEQ: a sequence gap that may close; tefALREADY: it is in the open ledger
+      // already), and a second signature would then pay a second time. The claim stays, and the recovery follows
       // it to the ledger's decision once its lease lapses (submission-recovery.ts).
       throw conflict(
-        `The XRPL node holds this transaction to apply later (${result.engineResult}: ${result.engineResultMessage}): it may still be applied, so do not sign again. Its outcome is being checked, and the request will show it within a few minutes`,
+        `The XRPL node may still apply this transaction (${result.engineResult}: ${result.engineResultMessage}), so do not sign again. Its outcome is being checked, and the request will show it within a few minutes`,
         SUBMISSION_IN_DOUBT,
       )
     }
