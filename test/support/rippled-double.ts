@@ -35,6 +35,11 @@ export interface RippledDouble {
   requests: Array<Record<string, unknown>>
   /** The engine result of the following submits (tesSUCCESS until set). */
   setSubmitResult(engineResult: string, engineResultMessage?: string): void
+  /**
+   * The node's server_state ('full' until set). A node in any other state (syncing, tracking...) relays every local
+   * submission to its peers whatever its own result, and says so with broadcast: true, as rippled does.
+   */
+  setServerState(state: string): void
   /** Makes the following submits fail as rippled does before applying, e.g. ('invalidTransaction', 'fails local checks: ...'). */
   setSubmitError(error: string, errorMessage: string): void
   /** Makes an account exist, with the given RegularKey and signer list; unknown accounts answer actNotFound. */
@@ -91,6 +96,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   /** The first ledger the node holds: restarted, or keeping little history, it lacks those before. */
   let historyStart = 1
   let unresponsive = false
+  let serverState = 'full'
   const heldCommands = new Set<string>()
   const hangingSockets = new Set<Socket>()
 
@@ -103,7 +109,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
           info: {
             build_version: '2.4.0',
             complete_ledgers: `${historyStart}-${validatedLedgerIndex}`,
-            server_state: 'full',
+            server_state: serverState,
             validated_ledger: { seq: validatedLedgerIndex, age: 1, base_fee_xrp: 0.00001, reserve_base_xrp: 1, reserve_inc_xrp: 0.2 },
           },
         }
@@ -147,7 +153,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       tx_json: txJson,
       accepted: applied || engineResult === 'terQUEUED',
       applied,
-      broadcast: applied,
+      // NetworkOPs::apply relays what applied or queued, and, on a node not in sync, every local submission.
+      broadcast: applied || engineResult === 'terQUEUED' || !['full', 'proposing', 'validating'].includes(serverState),
       // rippled keeps every blob submitted to it among its local transactions, whatever the result (NetworkOPs.cpp).
       kept: true,
       queued: engineResult === 'terQUEUED',
@@ -296,6 +303,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     },
     setHistoryStart(ledgerIndex) {
       historyStart = ledgerIndex
+    },
+    setServerState(state) {
+      serverState = state
     },
     stop,
     async start() {

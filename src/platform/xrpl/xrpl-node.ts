@@ -16,8 +16,11 @@ export interface SubmitResult {
    * and applies them again to each new open ledger for a few ledgers (or up to LastLedgerSequence), so a result that
    * can change as the ledger moves on, `ter` (terPRE_SEQ: a sequence gap that closes) or `tel` (telINSUF_FEE_P: a fee
    * the load no longer asks for), may become an applied transaction, and tefALREADY says that the very transaction is in
-   * the node's open ledger already (someone submitted it first): it may be validated. Other tem and tef results cannot. (The answer's own `kept` is
-   * true for nearly every local submission, whatever its result: it says the node holds the blob, not that it can apply.)
+   * the node's open ledger already (someone submitted it first): it may be validated. Other tem and tef results cannot,
+   * unless the node passed the blob on to its peers (`broadcast`): a node that is not in sync with the network relays
+   * every local submission whatever its own result (NetworkOPs::apply), and a peer that is in sync may apply it. (The
+   * answer's own `kept` is true for nearly every local submission, whatever its result: it says the node holds the
+   * blob, not that it can apply.)
    */
   kept: boolean
 }
@@ -131,7 +134,8 @@ const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
  *   what happened.
  * - Any other ter (terPRE_SEQ, terRETRY...) and tel (refused locally: fee too low...): nothing was applied yet, but the
  *   node retries the blob and may apply it later (SubmitResult.kept): the submission stays in doubt. tem (malformed),
- *   tef (cannot apply: past sequence...): nothing reached the ledger, nor will. The payload stays pending.
+ *   tef (cannot apply: past sequence...): nothing reached the ledger, nor will, unless a node out of sync relayed it
+ *   (SubmitResult.kept again). The payload stays pending.
  */
 export function isAcceptedEngineResult(engineResult: string): boolean {
   return engineResult === 'tesSUCCESS' || engineResult === 'terQUEUED' || engineResult.startsWith('tec')
@@ -242,9 +246,11 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     async submit(txBlob) {
       try {
         const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
-        const { engine_result: engineResult, engine_result_message: engineResultMessage } = response.result
+        const { engine_result: engineResult, engine_result_message: engineResultMessage, broadcast } = response.result
         const accepted = isAcceptedEngineResult(engineResult)
-        const kept = !accepted && (engineResult.startsWith('ter') || engineResult.startsWith('tel') || engineResult === 'tefALREADY')
+        const kept =
+          !accepted &&
+          (engineResult.startsWith('ter') || engineResult.startsWith('tel') || engineResult === 'tefALREADY' || broadcast === true)
         return { engineResult, engineResultMessage, accepted, kept }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the

@@ -125,6 +125,34 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
   }
 
+  it('a tef from a node not in sync, which passed the blob on to the network anyway: 409, and signed once the ledger applies it', async () => {
+    rippled.setServerState('syncing')
+    rippled.setSubmitResult('tefPAST_SEQ')
+    try {
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 409, response.body)
+      assert.equal(response.json().submission, 'in-doubt')
+      rippled.setServerState('full')
+      rippled.setSubmitResult('tesSUCCESS')
+      assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+      // A peer in sync applied it.
+      rippled.setTransaction(signed.hash, {
+        validated: true,
+        ledgerIndex: 1004,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      t.clock.advance(61_000)
+      await t.service.ctx.signing.submissions.recoverLapsed()
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+    } finally {
+      rippled.setServerState('full')
+    }
+  })
+
   it('temMALFORMED, then a retry before expiry succeeds', async () => {
     const wallet = Wallet.generate()
     const uuid = await create()
