@@ -278,6 +278,13 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       const problem = page.getByTestId('error')
       await problem.filter({ hasText: 'Your transaction may already be on its way' }).waitFor({ timeout: 10_000 })
       assert.match((await problem.textContent()) ?? '', /do not sign again/)
+      assert.equal(await problem.getAttribute('data-tone'), 'caution', 'nothing failed: styled as a caution, not an error')
+      // On a phone the page scrolls to it, and the sticky action bar does not cover its title.
+      await page.waitForTimeout(300)
+      const title = await problem.locator('strong').boundingBox()
+      const actions = await page.getByTestId('actions').boundingBox()
+      assert.ok(title !== null && actions !== null)
+      assert.ok(title.y >= 0 && title.y + title.height <= actions.y, `title at ${title.y}-${title.y + title.height}, bar from ${actions.y}`)
     } finally {
       rippled.setSubmitResult('tesSUCCESS')
     }

@@ -9,6 +9,8 @@ export interface Problem {
   details: FieldError[]
   /** The HTTP status, or "wallet" when the wallet itself failed or the user declined in it. */
   kind: string
+  /** 'caution' for a transaction that may still reach the ledger (nothing failed: wait), 'error' for the rest. */
+  tone: 'error' | 'caution'
 }
 
 /** walletLabel names the wallet that was asked to sign, when the failure came while approving. */
@@ -19,6 +21,7 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       message: messageOf(error),
       details: [],
       kind: 'wallet',
+      tone: 'error',
     }
   }
   const { status, message, details } = error
@@ -27,6 +30,7 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
     message: text,
     details: withDetails ? details : [],
     kind: String(status),
+    tone: 'error',
   })
   switch (status) {
     case 422:
@@ -35,7 +39,7 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       // The service's message says what could not be reached, never which setting is missing (the log says that).
       return problem('This could not be completed right now', sentence(message), true)
     case 409:
-      if (error.submissionInDoubt) return problem('Your transaction may already be on its way', message)
+      if (error.submissionInDoubt) return { ...problem('Your transaction may already be on its way', message), tone: 'caution' }
       return problem('This request was already answered', message)
     case 410:
       return problem('This request has expired', message)

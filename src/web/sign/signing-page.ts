@@ -193,6 +193,7 @@ export class SigningPage {
   private showFailure(error: unknown, walletLabel: string | undefined): void {
     const problem = describeFailure(error, walletLabel)
     this.problem.dataset.kind = problem.kind
+    this.problem.dataset.tone = problem.tone
     replaceChildren(
       this.problem,
       h('strong', {}, problem.title),
@@ -205,6 +206,8 @@ export class SigningPage {
         ),
     )
     this.problem.hidden = false
+    // Into view where the user is looking: on a phone it sits just above the action bar, which would cover it.
+    this.problem.scrollIntoView({ block: 'nearest' })
     // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
     if (problem.kind === '409' || problem.kind === '410') void this.refresh()
   }

@@ -11,6 +11,7 @@ describe('describeFailure', () => {
       message: 'The signed transaction differs from the request',
       details,
       kind: '422',
+      tone: 'error',
     })
   })
 
@@ -30,6 +31,7 @@ describe('describeFailure', () => {
       message: 'the request was declined in GemWallet',
       details: [],
       kind: 'wallet',
+      tone: 'error',
     })
   })
 
@@ -42,7 +44,10 @@ describe('describeFailure', () => {
     const message =
       'The XRPL node may still apply this transaction (terPRE_SEQ: Missing/inapplicable prior transaction.), so do not sign again.'
     const problem = describeFailure(new ApiError(409, message, [], true), 'GemWallet')
-    assert.deepEqual([problem.title, problem.message, problem.kind], ['Your transaction may already be on its way', message, '409'])
+    assert.deepEqual(
+      [problem.title, problem.message, problem.kind, problem.tone],
+      ['Your transaction may already be on its way', message, '409', 'caution'],
+    )
   })
 
   it('tells the user to check the connection when the service cannot be reached', () => {
