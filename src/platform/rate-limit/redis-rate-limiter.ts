@@ -23,12 +23,23 @@ const WARN_EVERY_MS = 30_000
 const DEFAULT_KEY_PREFIX = 'countersign:rate'
 
 /**
- * consumeInTurn's script. Each key is counted as rate-limiter-flexible's own script counts it (the same key, value and
- * expiry), so that a key counted here and by `consume` on another request or instance holds one count. KEYS[2] is
- * counted only when KEYS[1]'s count is within ARGV[1]. Returns {count, ms left} for each key counted.
+ * The counts of every request waiting, in one script: each key is counted as rate-limiter-flexible's own script counts
+ * it (the same key, value and expiry), so that a key counted here and read by `exhaustedUntil` holds one count.
+ * ARGV holds three values a key: its limit, its window in seconds, and 1 when it is counted only if the key before it
+ * was within its limit (a request's second limit, consumeInTurn), else 0. Returns {count, ms left} a key, {-1, -1} for
+ * one not counted. A key that comes again (the rate of one project) is read once and added to once, at the end.
  */
-const CONSUME_IN_TURN_LUA = `
+const COUNT_ALL_LUA = `
+local counted = {}
+local ttls = {}
+local added = {}
+local order = {}
 local function count(key, seconds)
+  if counted[key] then
+    counted[key] = counted[key] + 1
+    added[key] = added[key] + 1
+    return counted[key], ttls[key]
+  end
   redis.call('set', key, 0, 'EX', seconds, 'NX')
   local consumed = redis.call('incrby', key, 1)
   local ttl = redis.call('pttl', key)
@@ -36,30 +47,58 @@ local function count(key, seconds)
     redis.call('expire', key, seconds)
     ttl = 1000 * seconds
   end
-  return {consumed, ttl}
+  counted[key] = consumed
+  ttls[key] = ttl
+  added[key] = 0
+  order[#order + 1] = key
+  return consumed, ttl
 end
-local first = count(KEYS[1], ARGV[2])
-if first[1] > tonumber(ARGV[1]) then return first end
-local second = count(KEYS[2], ARGV[3])
-return {first[1], first[2], second[1], second[2]}
+local answers = {}
+local previousAllowed = true
+for i = 1, #KEYS do
+  local limit = tonumber(ARGV[3 * i - 2])
+  if ARGV[3 * i] == '1' and not previousAllowed then
+    answers[2 * i - 1] = -1
+    answers[2 * i] = -1
+  else
+    local consumed, ttl = count(KEYS[i], ARGV[3 * i - 1])
+    answers[2 * i - 1] = consumed
+    answers[2 * i] = ttl
+    previousAllowed = consumed <= limit
+  end
+end
+for _, key in ipairs(order) do
+  if added[key] > 0 then redis.call('incrby', key, added[key]) end
+end
+return answers
 `
 
-/** The command ioredis's defineCommand adds for CONSUME_IN_TURN_LUA. */
-interface WithConsumeInTurn {
-  countersignConsumeInTurn(
-    firstKey: string,
-    thenKey: string,
-    firstLimit: number,
-    firstSeconds: number,
-    thenSeconds: number,
-  ): Promise<[number, number] | [number, number, number, number]>
+/** The command ioredis's defineCommand adds for COUNT_ALL_LUA: the number of keys, the keys, then ARGV. */
+interface WithCountAll {
+  countersignCountAll(keyCount: number, ...keysThenArgs: Array<string | number>): Promise<number[]>
 }
+
+/** The counts of one request: one limit, or two in turn. */
+interface WaitingCounts {
+  counts: Count[]
+  resolve: (decisions: Array<RateLimitDecision | undefined>) => void
+  reject: (error: unknown) => void
+}
+
+/** At most this many requests' counts in one script: a bounded time inside Redis, which serves every instance. */
+const MAX_COUNTED_TOGETHER = 256
 
 /**
  * Fixed windows in Redis (rate-limiter-flexible's RateLimiterRedis): a window starts at its key's first request and
  * lasts `windowMs` rounded up to whole seconds (windowSeconds). When Redis cannot be reached (connection lost, a command times out)
  * the request is counted by an in-memory limiter of this instance instead, and a warning is logged: the API keeps
  * answering, and for that time each instance enforces the limits on its own share of the traffic (fail open).
+ *
+ * Counted together: the requests that arrive in one turn of the event loop, or while the script before is on its way,
+ * are counted by one script, in the order they came (a group commit of counts). Each request is still counted once, on
+ * its own key and with its own answer, so a limit stays exact; one script instead of one a request saves the client and
+ * Redis the work of a command each (docs/performance.md, "twelfth session"). A lone request waits for nothing but the
+ * end of its turn.
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: Redis
@@ -67,45 +106,26 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallbacks = new Map<string, FallbackLimiter>()
   private firstConnection: Promise<void> | undefined
   private lastWarningMs = Number.NEGATIVE_INFINITY
+  /** Requests whose counts wait for the next script. */
+  private waiting: WaitingCounts[] = []
+  /** A script is on its way, or one is due at the end of this turn: the requests that come now wait for the next. */
+  private counting = false
 
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.client = lazyRedis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS })
     this.client.on('error', (error) => this.warnFallback(error))
-    this.client.defineCommand('countersignConsumeInTurn', { numberOfKeys: 2, lua: CONSUME_IN_TURN_LUA })
+    this.client.defineCommand('countersignCountAll', { lua: COUNT_ALL_LUA })
   }
 
   async consume(key: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    await this.connected()
-    return this.counted(this.limiterFor(limit, windowMs).consume(key, 1), limit)
+    const [decision] = await this.countTogether([{ key, limit, windowMs }])
+    return decision as RateLimitDecision
   }
 
-  /** One script in Redis; while Redis is away, both counted by this instance's fallback, as `consume` does. */
+  /** `then` counted in the same script as `first`, only when `first` allowed the request. */
   async consumeInTurn(first: Count, then: Count): Promise<[RateLimitDecision, RateLimitDecision | undefined]> {
-    await this.connected()
-    // Not waiting on a connection that is down (as rejectIfRedisNotReady for consume): the fallback answers at once.
-    if (this.client.status === 'ready') {
-      try {
-        const counts = await (this.client as unknown as WithConsumeInTurn).countersignConsumeInTurn(
-          this.redisKey(first.key),
-          this.redisKey(then.key),
-          first.limit,
-          windowSeconds(first.windowMs),
-          windowSeconds(then.windowMs),
-        )
-        const [firstCount, firstMsLeft, thenCount, thenMsLeft] = counts
-        return [
-          this.counts(first.limit, firstCount, firstMsLeft),
-          thenCount === undefined || thenMsLeft === undefined ? undefined : this.counts(then.limit, thenCount, thenMsLeft),
-        ]
-      } catch {
-        // Counted below, by this instance; the fallback warns.
-      }
-    }
-    return consumeOneByOne(
-      (count) => this.counted(this.fallbackFor(count.limit, count.windowMs).consume(count.key, 1), count.limit),
-      first,
-      then,
-    )
+    const [decision, next] = await this.countTogether([first, then])
+    return [decision as RateLimitDecision, next]
   }
 
   /** Fails open: when Redis cannot answer, nothing counts as exhausted (consume still counts, in the fallback). */
@@ -121,6 +141,61 @@ export class RedisRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {
     await closeRedis(this.client)
+  }
+
+  /** Counts one request's limits with the others waiting; while Redis is away, this instance's fallback counts them. */
+  private async countTogether(counts: Count[]): Promise<Array<RateLimitDecision | undefined>> {
+    await this.connected()
+    // Not waiting on a connection that is down: the fallback answers at once.
+    if (this.client.status !== 'ready') return this.countHere(counts)
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ counts, resolve, reject })
+      if (!this.counting) {
+        this.counting = true
+        setImmediate(() => void this.countWaiting())
+      }
+    })
+  }
+
+  /** One script for the requests waiting (up to MAX_COUNTED_TOGETHER), then the next for those that came meanwhile. */
+  private async countWaiting(): Promise<void> {
+    const group = this.waiting.splice(0, MAX_COUNTED_TOGETHER)
+    try {
+      const keys = group.flatMap(({ counts }) => counts.map((count) => this.redisKey(count.key)))
+      const args = group.flatMap(({ counts }) =>
+        counts.flatMap((count, index) => [count.limit, windowSeconds(count.windowMs), index > 0 ? 1 : 0]),
+      )
+      let answers: number[]
+      try {
+        answers = await (this.client as unknown as WithCountAll).countersignCountAll(keys.length, ...keys, ...args)
+      } catch {
+        // Counted by this instance; the fallback warns.
+        for (const waiting of group) this.countHere(waiting.counts).then(waiting.resolve, waiting.reject)
+        return
+      }
+      let at = 0
+      for (const waiting of group) {
+        const decisions = waiting.counts.map((count) => {
+          const [consumed, msLeft] = [answers[at] as number, answers[at + 1] as number]
+          at += 2
+          return consumed < 0 ? undefined : this.counts(count.limit, consumed, msLeft)
+        })
+        waiting.resolve(decisions)
+      }
+    } catch (error) {
+      for (const waiting of group) waiting.reject(error)
+    } finally {
+      // Never left counting with nobody to count: the requests that came meanwhile go next.
+      if (this.waiting.length > 0) void this.countWaiting()
+      else this.counting = false
+    }
+  }
+
+  /** This instance's fallback counts a request's limits, in turn, while Redis is away. */
+  private async countHere(counts: Count[]): Promise<Array<RateLimitDecision | undefined>> {
+    const count = (c: Count) => this.counted(this.fallbackFor(c.limit, c.windowMs).consume(c.key, 1), c.limit)
+    const [first, then] = counts as [Count, Count | undefined]
+    return then === undefined ? [await count(first)] : consumeOneByOne(count, first, then)
   }
 
   private connected(): Promise<void> {
@@ -162,19 +237,18 @@ export class RedisRateLimiter implements RateLimiter {
     const id = shapeId(limit, windowMs)
     let limiter = this.limiters.get(id)
     if (!limiter) {
+      // Read only (exhaustedUntil): the counts are the script's (countWaiting).
       limiter = new RateLimiterRedis({
         ...limiterShape(this.keyPrefix, limit, windowMs),
         storeClient: this.client,
-        // Not waiting on a connection that is down: the fallback answers at once.
         rejectIfRedisNotReady: true,
-        insuranceLimiter: this.fallbackFor(limit, windowMs),
       })
       this.limiters.set(id, limiter)
     }
     return limiter
   }
 
-  /** This instance's count of one limit while Redis is away: `consume`'s (as its insurance) and consumeInTurn's. */
+  /** This instance's count of one limit while Redis is away. */
   private fallbackFor(limit: number, windowMs: number): FallbackLimiter {
     const id = shapeId(limit, windowMs)
     let fallback = this.fallbacks.get(id)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { type Clock, ManualClock, systemClock } from '../../../src/platform/clock.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { MemoryRateLimiter } from '../../../src/platform/rate-limit/memory-rate-limiter.js'
@@ -185,17 +186,87 @@ describe('RedisRateLimiter across instances', { skip: redisSkip }, () => {
 })
 
 describe('RedisRateLimiter without a key prefix', { skip: redisSkip }, () => {
-  it('keeps each key where rate-limiter-flexible keeps it, so that counts in turn and consume stay one count', async () => {
+  it('keeps each key where rate-limiter-flexible reads it, so that counts in turn, consume and exhaustedUntil see one count', async () => {
     const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix: '' })
     const rate = `${uniqueRedisPrefix()}:rate`
     try {
-      await limiter.consume(rate, 5, 60_000)
+      await limiter.consume(rate, 3, 60_000)
       const [counted] = await limiter.consumeInTurn(
-        { key: rate, limit: 5, windowMs: 60_000 },
+        { key: rate, limit: 3, windowMs: 60_000 },
         { key: `${rate}:gate`, limit: 1, windowMs: 1000 },
       )
-      assert.equal(counted.remaining, 3)
-      assert.equal((await limiter.consume(rate, 5, 60_000)).remaining, 2)
+      assert.equal(counted.remaining, 1)
+      assert.equal(await limiter.exhaustedUntil(rate, 3, 60_000), undefined)
+      assert.equal((await limiter.consume(rate, 3, 60_000)).remaining, 0)
+      assert.notEqual(await limiter.exhaustedUntil(rate, 3, 60_000), undefined)
+    } finally {
+      await limiter.close()
+    }
+  })
+})
+
+describe('RedisRateLimiter counting the requests that arrive together', { skip: redisSkip }, () => {
+  /** The scripts Redis runs whose keys start with `keyPrefix`, seen by MONITOR from their start to `stop`. */
+  const watchScripts = async (keyPrefix: string) => {
+    const client = new Redis(TEST_REDIS_URL)
+    const monitor = await client.monitor()
+    let scripts = 0
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.some((arg) => arg.startsWith(keyPrefix))) scripts += 1
+    })
+    return {
+      stop: async () => {
+        // MONITOR's lines can arrive after the commands' own answers: a round trip and a pause let them in.
+        await client.ping()
+        await sleep(50)
+        monitor.disconnect()
+        client.disconnect()
+        return scripts
+      },
+    }
+  }
+
+  it('counts thirty requests of one turn in one script, and still allows exactly the limit, each with its own remaining', async () => {
+    const keyPrefix = uniqueRedisPrefix()
+    const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix })
+    try {
+      await limiter.consume('warm-up', 1, 1000)
+      const watch = await watchScripts(keyPrefix)
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => limiter.consume('rate:proj', 20, 60_000)))
+      assert.equal(await watch.stop(), 1, 'one script for the thirty')
+      assert.deepEqual(
+        decisions.map((d) => d.allowed),
+        [...Array(20).fill(true), ...Array(10).fill(false)],
+        'allowed in the order they came',
+      )
+      assert.deepEqual(
+        decisions.map((d) => d.remaining),
+        [...Array.from({ length: 20 }, (_, i) => 19 - i), ...Array(10).fill(0)],
+      )
+      assert.equal((await limiter.consume('rate:proj', 20, 60_000)).allowed, false, 'nothing was counted twice or lost')
+    } finally {
+      await limiter.close()
+    }
+  })
+
+  it('counts the second limit of requests counted together only where the first allowed it', async () => {
+    const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix: uniqueRedisPrefix() })
+    try {
+      const rate = { key: 'rate:proj', limit: 3, windowMs: 60_000 }
+      const gate = (i: number) => ({ key: `poll:proj:${i % 2}`, limit: 1, windowMs: 60_000 })
+      const decisions = await Promise.all(Array.from({ length: 5 }, (_, i) => limiter.consumeInTurn(rate, gate(i))))
+      assert.deepEqual(
+        decisions.map(([first, then]) => [first.allowed, then?.allowed]),
+        [
+          [true, true],
+          [true, true],
+          [true, false],
+          [false, undefined],
+          [false, undefined],
+        ],
+      )
+      // The refused requests' gates were not counted: gate 1 holds the one count of request 1, and this is its second.
+      assert.equal((await limiter.consume('poll:proj:1', 3, 60_000)).remaining, 1)
     } finally {
       await limiter.close()
     }
