@@ -97,6 +97,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   let historyStart = 1
   let unresponsive = false
   let serverState = 'full'
+  /** The blobs relayed to peers once already. */
+  const relayed = new Set<string>()
   const heldCommands = new Set<string>()
   const hangingSockets = new Set<Socket>()
 
@@ -145,6 +147,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     }
     const { engineResult, engineResultMessage } = submitReply
     const applied = engineResult.startsWith('tes') || engineResult.startsWith('tec')
+    const relays = applied || engineResult === 'terQUEUED' || !['full', 'proposing', 'validating'].includes(serverState)
+    const firstRelay = relays && !relayed.has(txBlob)
+    if (relays) relayed.add(txBlob)
     return {
       engine_result: engineResult,
       engine_result_code: ENGINE_RESULTS[engineResult]?.code,
@@ -153,8 +158,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       tx_json: txJson,
       accepted: applied || engineResult === 'terQUEUED',
       applied,
-      // NetworkOPs::apply relays what applied or queued, and, on a node not in sync, every local submission.
-      broadcast: applied || engineResult === 'terQUEUED' || !['full', 'proposing', 'validating'].includes(serverState),
+      // NetworkOPs::apply relays what applied or queued, and, on a node not in sync, every local submission; the
+      // HashRouter lets a transaction be relayed once (a repeat answers broadcast: false).
+      broadcast: firstRelay,
       // rippled keeps every blob submitted to it among its local transactions, whatever the result (NetworkOPs.cpp).
       kept: true,
       queued: engineResult === 'terQUEUED',

@@ -7,12 +7,15 @@ export interface TcpProxy {
   /** Drops every open connection and refuses new ones until restore(). */
   cut(): void
   restore(): void
+  /** While muted, connections stay open and requests reach the server, but its answers are dropped (a stalled server). */
+  mute(muted: boolean): void
   close(): Promise<void>
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>()
   let open = true
+  let muted = false
   const server: Server = createServer((client) => {
     if (!open) {
       client.destroy()
@@ -27,7 +30,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         upstream.destroy()
       })
     }
-    client.pipe(upstream).pipe(client)
+    client.pipe(upstream)
+    upstream.on('data', (chunk: Buffer) => {
+      if (!muted) client.write(chunk)
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
@@ -40,6 +46,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     restore() {
       open = true
+    },
+    mute(value) {
+      muted = value
     },
     close: () =>
       new Promise((resolve) => {

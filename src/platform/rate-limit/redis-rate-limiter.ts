@@ -27,21 +27,26 @@ const DEFAULT_KEY_PREFIX = 'countersign:rate'
  * it (the same key, value and expiry), so that a key counted here and read by `exhaustedUntil` holds one count.
  * ARGV holds three values a key: its limit, its window in seconds, and 1 when it is counted only if the key before it
  * was within its limit (a request's second limit, consumeInTurn), else 0. Returns {count, ms left} a key, {-1, -1} for
- * one not counted. A key that comes again (the rate of one project) is read once and added to once, at the end.
+ * one not counted, {-2, -2} for one Redis refused (a key of another type, written by someone else): that request alone
+ * is counted by the instance. A key that comes again (the rate of one project) is read once and added to once, at the end.
  */
 const COUNT_ALL_LUA = `
 local counted = {}
 local ttls = {}
 local added = {}
 local order = {}
+local function refused(reply)
+  return type(reply) == 'table' and reply.err ~= nil
+end
 local function count(key, seconds)
   if counted[key] then
     counted[key] = counted[key] + 1
     added[key] = added[key] + 1
     return counted[key], ttls[key]
   end
-  redis.call('set', key, 0, 'EX', seconds, 'NX')
-  local consumed = redis.call('incrby', key, 1)
+  if refused(redis.pcall('set', key, 0, 'EX', seconds, 'NX')) then return nil end
+  local consumed = redis.pcall('incrby', key, 1)
+  if refused(consumed) then return nil end
   local ttl = redis.call('pttl', key)
   if ttl == -1 then
     redis.call('expire', key, seconds)
@@ -62,9 +67,15 @@ for i = 1, #KEYS do
     answers[2 * i] = -1
   else
     local consumed, ttl = count(KEYS[i], ARGV[3 * i - 1])
-    answers[2 * i - 1] = consumed
-    answers[2 * i] = ttl
-    previousAllowed = consumed <= limit
+    if consumed == nil then
+      answers[2 * i - 1] = -2
+      answers[2 * i] = -2
+      previousAllowed = false
+    else
+      answers[2 * i - 1] = consumed
+      answers[2 * i] = ttl
+      previousAllowed = consumed <= limit
+    end
   end
 end
 for _, key in ipairs(order) do
@@ -81,12 +92,26 @@ interface WithCountAll {
 /** The counts of one request: one limit, or two in turn. */
 interface WaitingCounts {
   counts: Count[]
+  /** When it began to wait (performance.now()). */
+  sinceMs: number
   resolve: (decisions: Array<RateLimitDecision | undefined>) => void
   reject: (error: unknown) => void
 }
 
-/** At most this many requests' counts in one script: a bounded time inside Redis, which serves every instance. */
-const MAX_COUNTED_TOGETHER = 256
+/**
+ * At most this many requests' counts in one script: Redis runs nothing else while a script runs (64 requests with a
+ * poll gate each, about 1.7 ms on the slowest machine here), and it serves every instance.
+ */
+const MAX_COUNTED_TOGETHER = 64
+/** Scripts on their way at once: a turn's requests go at the end of their turn, without waiting for the one before. */
+const MAX_SCRIPTS_ON_THEIR_WAY = 4
+/**
+ * A request that has waited this long for a script to take it (every one on its way, Redis slow to answer) is counted
+ * by the instance instead: a request never waits for Redis much longer than a command's own timeout.
+ */
+const LONGEST_WAIT_MS = COMMAND_TIMEOUT_MS / 2
+/** Requests waiting beyond this number are counted by the instance at once. */
+const MAX_WAITING = MAX_COUNTED_TOGETHER * MAX_SCRIPTS_ON_THEIR_WAY * 4
 
 /**
  * Fixed windows in Redis (rate-limiter-flexible's RateLimiterRedis): a window starts at its key's first request and
@@ -94,11 +119,13 @@ const MAX_COUNTED_TOGETHER = 256
  * the request is counted by an in-memory limiter of this instance instead, and a warning is logged: the API keeps
  * answering, and for that time each instance enforces the limits on its own share of the traffic (fail open).
  *
- * Counted together: the requests that arrive in one turn of the event loop, or while the script before is on its way,
- * are counted by one script, in the order they came (a group commit of counts). Each request is still counted once, on
- * its own key and with its own answer, so a limit stays exact; one script instead of one a request saves the client and
- * Redis the work of a command each (docs/performance.md, "twelfth session"). A lone request waits for nothing but the
- * end of its turn.
+ * Counted together: the requests that arrive in one turn of the event loop are counted by one script at the turn's end,
+ * in the order they came (a group commit of counts); while MAX_SCRIPTS_ON_THEIR_WAY are on their way, the next waits,
+ * gathering the requests that come meanwhile. Each request is still counted once, on its own key and with its own
+ * answer, so a limit stays exact; one script instead of one a request saves the client and Redis the work of a command
+ * each (docs/performance.md, "twelfth session"). A lone request waits for nothing but the end of its turn; none waits
+ * for Redis much longer than a command's timeout (LONGEST_WAIT_MS, then the fallback; a script that fails sends every
+ * request waiting to the fallback).
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: Redis
@@ -106,10 +133,11 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallbacks = new Map<string, FallbackLimiter>()
   private firstConnection: Promise<void> | undefined
   private lastWarningMs = Number.NEGATIVE_INFINITY
-  /** Requests whose counts wait for the next script. */
+  /** Requests whose counts wait for the next script, in the order they came. */
   private waiting: WaitingCounts[] = []
-  /** A script is on its way, or one is due at the end of this turn: the requests that come now wait for the next. */
-  private counting = false
+  private scriptsOnTheirWay = 0
+  /** A script is due at the end of this turn. */
+  private dueAtTurnEnd = false
 
   constructor(private readonly options: RedisRateLimiterOptions) {
     this.client = lazyRedis(options.redisUrl, { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS })
@@ -146,31 +174,41 @@ export class RedisRateLimiter implements RateLimiter {
   /** Counts one request's limits with the others waiting; while Redis is away, this instance's fallback counts them. */
   private async countTogether(counts: Count[]): Promise<Array<RateLimitDecision | undefined>> {
     await this.connected()
-    // Not waiting on a connection that is down: the fallback answers at once.
-    if (this.client.status !== 'ready') return this.countHere(counts)
+    // Not waiting on a connection that is down, nor behind a crowd that Redis is not keeping up with: counted here.
+    if (this.client.status !== 'ready' || this.waiting.length >= MAX_WAITING) return this.countHere(counts)
     return new Promise((resolve, reject) => {
-      this.waiting.push({ counts, resolve, reject })
-      if (!this.counting) {
-        this.counting = true
-        setImmediate(() => void this.countWaiting())
-      }
+      this.waiting.push({ counts, sinceMs: performance.now(), resolve, reject })
+      this.countAtTurnEnd()
     })
   }
 
-  /** One script for the requests waiting (up to MAX_COUNTED_TOGETHER), then the next for those that came meanwhile. */
+  private countAtTurnEnd(): void {
+    if (this.dueAtTurnEnd || this.scriptsOnTheirWay >= MAX_SCRIPTS_ON_THEIR_WAY) return
+    this.dueAtTurnEnd = true
+    setImmediate(() => {
+      this.dueAtTurnEnd = false
+      void this.countWaiting()
+    })
+  }
+
+  /** One script for the requests waiting (up to MAX_COUNTED_TOGETHER); those that waited too long are counted here. */
   private async countWaiting(): Promise<void> {
+    const tooLongSince = performance.now() - LONGEST_WAIT_MS
+    while (this.waiting.length > 0 && (this.waiting[0] as WaitingCounts).sinceMs < tooLongSince) {
+      this.countHereFor(this.waiting.shift() as WaitingCounts)
+    }
     const group = this.waiting.splice(0, MAX_COUNTED_TOGETHER)
+    if (group.length === 0) return
+    this.scriptsOnTheirWay += 1
     try {
-      const keys = group.flatMap(({ counts }) => counts.map((count) => this.redisKey(count.key)))
-      const args = group.flatMap(({ counts }) =>
-        counts.flatMap((count, index) => [count.limit, windowSeconds(count.windowMs), index > 0 ? 1 : 0]),
-      )
+      this.countAtTurnEnd()
       let answers: number[]
       try {
-        answers = await (this.client as unknown as WithCountAll).countersignCountAll(keys.length, ...keys, ...args)
+        answers = await this.countInRedis(group)
       } catch {
-        // Counted by this instance; the fallback warns.
-        for (const waiting of group) this.countHere(waiting.counts).then(waiting.resolve, waiting.reject)
+        // Redis did not answer (or not in time): this group, and every request waiting behind it, counted here; the
+        // fallback warns.
+        for (const waiting of [...group, ...this.waiting.splice(0)]) this.countHereFor(waiting)
         return
       }
       let at = 0
@@ -178,17 +216,30 @@ export class RedisRateLimiter implements RateLimiter {
         const decisions = waiting.counts.map((count) => {
           const [consumed, msLeft] = [answers[at] as number, answers[at + 1] as number]
           at += 2
-          return consumed < 0 ? undefined : this.counts(count.limit, consumed, msLeft)
+          return consumed < 0 ? consumed : this.counts(count.limit, consumed, msLeft)
         })
-        waiting.resolve(decisions)
+        // -2: Redis refused one of its keys; the request is counted here instead.
+        if (decisions.includes(-2)) this.countHereFor(waiting)
+        else waiting.resolve(decisions.map((decision) => (typeof decision === 'number' ? undefined : decision)))
       }
     } catch (error) {
       for (const waiting of group) waiting.reject(error)
     } finally {
-      // Never left counting with nobody to count: the requests that came meanwhile go next.
-      if (this.waiting.length > 0) void this.countWaiting()
-      else this.counting = false
+      this.scriptsOnTheirWay -= 1
+      if (this.waiting.length > 0) this.countAtTurnEnd()
     }
+  }
+
+  private countInRedis(group: WaitingCounts[]): Promise<number[]> {
+    const keys = group.flatMap(({ counts }) => counts.map((count) => this.redisKey(count.key)))
+    const args = group.flatMap(({ counts }) =>
+      counts.flatMap((count, index) => [count.limit, windowSeconds(count.windowMs), index > 0 ? 1 : 0]),
+    )
+    return (this.client as unknown as WithCountAll).countersignCountAll(keys.length, ...keys, ...args)
+  }
+
+  private countHereFor(waiting: WaitingCounts): void {
+    this.countHere(waiting.counts).then(waiting.resolve, waiting.reject)
   }
 
   /** This instance's fallback counts a request's limits, in turn, while Redis is away. */

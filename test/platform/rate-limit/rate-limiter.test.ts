@@ -249,6 +249,50 @@ describe('RedisRateLimiter counting the requests that arrive together', { skip: 
     }
   })
 
+  it('a Redis that stops answering, its connection open, holds no request much longer than a command’s timeout', async () => {
+    const proxy = await proxied(TEST_REDIS_URL, 6379)
+    const limiter = new RedisRateLimiter({ redisUrl: proxy.url, clock: systemClock, logger: silent, keyPrefix: uniqueRedisPrefix() })
+    try {
+      await limiter.consume('warm-up', 1, 1000)
+      proxy.mute(true)
+      // More than the scripts on their way can take, arriving over a second: each waits for the ones before it.
+      const waits: number[] = []
+      const all: Array<Promise<unknown>> = []
+      for (let turn = 0; turn < 20; turn++) {
+        const sentAt = performance.now()
+        for (let i = 0; i < 100; i++) {
+          all.push(limiter.consume(`rate:p${i % 7}`, 1_000_000, 60_000).then(() => waits.push(performance.now() - sentAt)))
+        }
+        await sleep(50)
+      }
+      await Promise.all(all)
+      assert.equal(waits.length, 2000, 'every request answered')
+      const longest = Math.max(...waits)
+      // A command's timeout is 500 ms; one script at a time behind a stalled Redis held requests for seconds.
+      assert.ok(longest < 1500, `the longest wait was ${Math.round(longest)} ms`)
+    } finally {
+      await limiter.close()
+      await proxy.close()
+    }
+  })
+
+  it('a key Redis refuses (of another type, written by someone else) sends that request alone to the fallback', async () => {
+    const keyPrefix = uniqueRedisPrefix()
+    const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix })
+    const other = new Redis(TEST_REDIS_URL)
+    try {
+      await other.hset(`${keyPrefix}:rate:taken`, 'field', 'value')
+      await limiter.consume('warm-up', 1, 1000)
+      const [taken, own] = await Promise.all([limiter.consume('rate:taken', 5, 60_000), limiter.consume('rate:own', 5, 60_000)])
+      assert.deepEqual([taken.allowed, taken.remaining], [true, 4], 'counted by the instance')
+      assert.equal(await other.get(`${keyPrefix}:rate:own`), '1', 'the other request of the script was counted in Redis, once')
+      assert.equal(own.remaining, 4)
+    } finally {
+      other.disconnect()
+      await limiter.close()
+    }
+  })
+
   it('counts the second limit of requests counted together only where the first allowed it', async () => {
     const limiter = new RedisRateLimiter({ redisUrl: TEST_REDIS_URL, clock: systemClock, logger: silent, keyPrefix: uniqueRedisPrefix() })
     try {
