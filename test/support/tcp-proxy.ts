@@ -34,6 +34,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     upstream.on('data', (chunk: Buffer) => {
       if (!muted) client.write(chunk)
     })
+    // The server's end of the connection reaches the client, as a pipe would pass it (a QUIT is answered by a close).
+    upstream.on('end', () => client.end())
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
