@@ -279,8 +279,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       await problem.filter({ hasText: 'Your transaction may already be on its way' }).waitFor({ timeout: 10_000 })
       assert.match((await problem.textContent()) ?? '', /do not sign again/)
       assert.equal(await problem.getAttribute('data-tone'), 'caution', 'nothing failed: styled as a caution, not an error')
-      // On a phone the page scrolls to it, and the sticky action bar does not cover its title.
-      await page.waitForTimeout(300)
+      // On a phone the page scrolls to it (at once: no smooth scrolling), and the sticky action bar does not cover its title.
       const title = await problem.locator('strong').boundingBox()
       const actions = await page.getByTestId('actions').boundingBox()
       assert.ok(title !== null && actions !== null)

@@ -84,6 +84,10 @@ end
 return answers
 `
 
+/** COUNT_ALL_LUA's answer for a key it did not count (the request's first limit refused it), and for one Redis refused. */
+const NOT_COUNTED = -1
+const REFUSED = -2
+
 /** The command ioredis's defineCommand adds for COUNT_ALL_LUA: the number of keys, the keys, then ARGV. */
 interface WithCountAll {
   countersignCountAll(keyCount: number, ...keysThenArgs: Array<string | number>): Promise<number[]>
@@ -213,14 +217,16 @@ export class RedisRateLimiter implements RateLimiter {
       }
       let at = 0
       for (const waiting of group) {
-        const decisions = waiting.counts.map((count) => {
-          const [consumed, msLeft] = [answers[at] as number, answers[at + 1] as number]
-          at += 2
-          return consumed < 0 ? consumed : this.counts(count.limit, consumed, msLeft)
-        })
-        // -2: Redis refused one of its keys; the request is counted here instead.
-        if (decisions.includes(-2)) this.countHereFor(waiting)
-        else waiting.resolve(decisions.map((decision) => (typeof decision === 'number' ? undefined : decision)))
+        const answered = waiting.counts.map((count) => ({ count, consumed: answers[at++] as number, msLeft: answers[at++] as number }))
+        // Redis refused one of its keys: the request is counted here instead.
+        if (answered.some(({ consumed }) => consumed === REFUSED)) this.countHereFor(waiting)
+        else {
+          waiting.resolve(
+            answered.map(({ count, consumed, msLeft }) =>
+              consumed === NOT_COUNTED ? undefined : this.counts(count.limit, consumed, msLeft),
+            ),
+          )
+        }
       }
     } catch (error) {
       for (const waiting of group) waiting.reject(error)
