@@ -271,12 +271,13 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   it('a transaction the node holds to apply later says it may be on its way, not that the request was answered', async () => {
     const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
     const { page } = await open(uuid)
-    await chooseDeveloperWallet(page)
+    const address = await chooseDeveloperWallet(page)
     rippled.setSubmitResult('terPRE_SEQ')
+    const inDoubt = (on: Page) => on.getByTestId('error').filter({ hasText: 'Your transaction may already be on its way' })
     try {
       await page.getByTestId('approve').click()
       const problem = page.getByTestId('error')
-      await problem.filter({ hasText: 'Your transaction may already be on its way' }).waitFor({ timeout: 10_000 })
+      await inDoubt(page).waitFor({ timeout: 10_000 })
       assert.match((await problem.textContent()) ?? '', /do not sign again/)
       assert.equal(await problem.getAttribute('data-tone'), 'caution', 'nothing failed: styled as a caution, not an error')
       // On a phone the page scrolls to it (at once: no smooth scrolling), and the sticky action bar does not cover its title.
@@ -284,11 +285,37 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       const actions = await page.getByTestId('actions').boundingBox()
       assert.ok(title !== null && actions !== null)
       assert.ok(title.y >= 0 && title.y + title.height <= actions.y, `title at ${title.y}-${title.y + title.height}, bar from ${actions.y}`)
+      // Nothing to sign again, nor to reject, until the ledger decides.
+      assert.equal(await page.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
+      assert.ok(await page.getByTestId('approve').isDisabled(), 'no second signature is offered')
+      assert.ok(await page.getByTestId('reject').isDisabled())
     } finally {
       rippled.setSubmitResult('tesSUCCESS')
     }
     assert.equal((await appView(uuid)).status, 'pending')
     await shoot(page, 'signing-in-doubt.png')
+
+    // The same link opened again (another tab, the phone) says so at once, with nothing to press.
+    const again = await open(uuid)
+    await inDoubt(again.page).waitFor({ timeout: 10_000 })
+    assert.equal(await again.page.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
+    assert.ok(await again.page.getByTestId('reject').isDisabled())
+    assert.ok(await again.page.getByTestId('wallet-developer').isDisabled(), 'no wallet to choose')
+
+    // The account's Sequence is used by another transaction (the developer wallet sets no LastLedgerSequence): the
+    // ledger can never apply this one, the service releases it, and both pages, which ask every 2 s while in doubt,
+    // offer the request again.
+    rippled.setAccount(address, { sequence: 2 })
+    t.clock.advance(61_000) // past the submission's lease
+    await t.service.ctx.signing.submissions.recoverLapsed()
+    for (const on of [page, again.page]) {
+      await on.getByTestId('status').filter({ hasText: 'The transaction did not reach the ledger: you can approve again' }).waitFor()
+      assert.equal(await on.getByTestId('error').isVisible(), false)
+      assert.ok(await on.getByTestId('reject').isEnabled())
+    }
+    await page.getByTestId('reject').click()
+    await outcome(page, 'rejected')
+    await outcome(again.page, 'rejected')
   })
 
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {

@@ -75,6 +75,7 @@ export class PayloadCreator {
       multisign: multisign?.state ?? null,
       externalId: request.options?.externalId ?? null,
       metadata: request.options?.metadata ?? null,
+      submissionInDoubt: false,
     }
     const month = utcMonth(nowMs)
     const limit = limits.monthlyPayloads

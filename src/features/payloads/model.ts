@@ -69,6 +69,11 @@ export interface Payload {
   multisign: MultisignState | null
   externalId: string | null
   metadata: Record<string, unknown> | null
+  /**
+   * Pending only: a signAndSubmit transaction of its may be on its way to the ledger (its submission claim is held,
+   * docs/signing.md "Submission"). It stays pending, and takes no other answer, until the service knows.
+   */
+  submissionInDoubt: boolean
 }
 
 export type { DeliveredAmount }

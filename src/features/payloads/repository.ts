@@ -39,6 +39,7 @@ export function rowToPayload(row: PayloadRow): Payload {
     multisign: row.multisign_json === null ? null : (JSON.parse(row.multisign_json) as MultisignState),
     externalId: row.external_id,
     metadata: row.metadata_json === null ? null : (JSON.parse(row.metadata_json) as Record<string, unknown>),
+    submissionInDoubt: row.status === 'pending' && row.submission_claimed !== 0,
   }
 }
 

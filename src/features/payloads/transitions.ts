@@ -142,12 +142,12 @@ export class PayloadTransitions {
 
   /**
    * The payload as it is now: expired first if it is pending past its expiry, unless a signed transaction of its may be
-   * on the ledger (a submission in doubt): the move then waits for the claim's release, and the payload stays pending
-   * until the ledger decides (signing.md, "A crash between submission and answer").
+   * on the ledger (a submission in doubt): the payload stays pending until the ledger decides (signing.md, "A crash
+   * between submission and answer"). One read as in doubt is not written to: the move would wait for the claim's release.
    */
   async expireIfDue(payload: Payload): Promise<Payload> {
     const nowMs = this.options.clock.now()
-    if (payload.status !== 'pending' || payload.expiresAtMs > nowMs) return payload
+    if (payload.status !== 'pending' || payload.submissionInDoubt || payload.expiresAtMs > nowMs) return payload
     const moved = await this.transition(payload.uuid, { status: 'expired', resolvedAtMs: nowMs })
     return moved ?? (await payloadsRepository.findByUuid(this.options.db, payload.uuid)) ?? payload
   }

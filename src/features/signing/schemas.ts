@@ -57,6 +57,13 @@ export const SignView = Type.Object({
       description: 'signAndSubmit once signed: the submission and, once validated, its final result',
     }),
   ),
+  submissionInDoubt: Type.Optional(
+    Type.Literal(true, {
+      description:
+        'Pending signAndSubmit: a signed transaction of this request may be on its way to the ledger; approving or rejecting ' +
+        'is refused (409) until the service knows whether the ledger took it',
+    }),
+  ),
   multisign: Type.Optional(MultisignViewSchema),
 })
 export type SignView = Static<typeof SignView>

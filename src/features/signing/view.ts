@@ -51,6 +51,7 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
       ledgerIndex: payload.validatedLedgerIndex,
     }
   }
+  if (payload.submissionInDoubt) view.submissionInDoubt = true
   if (payload.signers !== null) view.signers = payload.signers
   if (payload.multisign !== null) view.multisign = toMultisignView(payload.multisign, toIso)
   return { ...view, ...outcomeOf(payload) }

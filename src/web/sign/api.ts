@@ -118,6 +118,7 @@ export function parseSignRequest(value: unknown): SignRequest {
     ...(Array.isArray(body.signers) && body.signers.every((signer) => typeof signer === 'string')
       ? { signers: body.signers as string[] }
       : {}),
+    ...(body.submissionInDoubt === true ? { submissionInDoubt: true as const } : {}),
     wallets: { xaman: wallets.xaman === true, developer: wallets.developer === true },
     ...(body.multisign === undefined ? {} : { multisign: parseMultisign(body.multisign) }),
   }

@@ -39,7 +39,7 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       // The service's message says what could not be reached, never which setting is missing (the log says that).
       return problem('This could not be completed right now', sentence(message), true)
     case 409:
-      if (error.submissionInDoubt) return { ...problem('Your transaction may already be on its way', message), tone: 'caution' }
+      if (error.submissionInDoubt) return { ...problem(IN_DOUBT_TITLE, message), tone: 'caution' }
       return problem('This request was already answered', message)
     case 410:
       return problem('This request has expired', message)
@@ -51,6 +51,23 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       return problem('Countersign could not be reached', `${message}. Check your connection and try again.`)
     default:
       return problem('Countersign could not take the answer', `${message}. You can try again.`, true)
+  }
+}
+
+const IN_DOUBT_TITLE = 'Your transaction may already be on its way'
+
+/**
+ * A request the page learns is in doubt without having been refused (opened again, or submitted from another device):
+ * the caution its 409 would bring.
+ */
+export function submissionInDoubt(): Problem {
+  return {
+    title: IN_DOUBT_TITLE,
+    message:
+      'A transaction signed for this request was submitted and may still reach the XRP Ledger. This page shows the outcome once it is known: do not sign again.',
+    details: [],
+    kind: '409',
+    tone: 'caution',
   }
 }
 

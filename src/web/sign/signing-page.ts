@@ -9,7 +9,7 @@ import { Countdown } from './countdown.js'
 import { MultisignProgress } from './multisign-progress.js'
 import { OutcomeView, outcomeHeadline } from './outcome-view.js'
 import { renderPhoneQr } from './phone-qr.js'
-import { describeFailure } from './problems.js'
+import { describeFailure, type Problem, submissionInDoubt } from './problems.js'
 import { renderRequest } from './request-view.js'
 import { followOutcome, type Watcher, watchSignRequest } from './status-watch.js'
 import { type WalletChoice, WalletPicker } from './wallet-picker.js'
@@ -32,6 +32,13 @@ export class SigningPage {
   /** An approve or reject call is on its way: its answer, not the status watcher, settles the page. */
   private posting = false
   private settled = false
+  /**
+   * A signed transaction of this request's may be on its way to the ledger: approving and rejecting wait until the
+   * service knows (the page asks it every POLL_INTERVAL_MS: the live stream tells of a change of status, and a doubt
+   * can end with none, when the ledger never took the transaction).
+   */
+  private inDoubt = false
+  private doubtTimer: ReturnType<typeof setTimeout> | undefined
   /** The wallet whose own servers the service is waiting on (Xaman): approving with it again would start over. */
   private awaitingService: WalletChoice | undefined
   private watcher: Watcher | undefined
@@ -81,6 +88,7 @@ export class SigningPage {
       h('div', { className: 'actions', testId: 'actions' }, this.approveButton, this.multisign?.rejectAsField, this.rejectButton),
     )
     this.refreshControls()
+    if (this.request.submissionInDoubt) this.enterDoubt(submissionInDoubt())
     this.countdown.start()
     this.watcher = watchSignRequest(this.request.uuid, (request) => this.onUpdate(request), POLL_INTERVAL_MS)
     this.wallets.detectAll()
@@ -134,11 +142,16 @@ export class SigningPage {
     this.request = request
     if (request.multisign !== undefined) this.multisign?.update(request.multisign)
     if (request.status !== 'pending') this.settle(request)
+    else if (request.submissionInDoubt) this.enterDoubt(submissionInDoubt())
+    else if (this.inDoubt) this.leaveDoubt()
   }
 
-  /** The countdown reached zero: the page settles as expired, unless an answer is on its way. */
+  /**
+   * The countdown reached zero: the page settles as expired, unless an answer is on its way or a submission is in
+   * doubt (the service keeps such a request pending past its expiry until the ledger decides).
+   */
   private onTimeUp(): boolean {
-    if (this.posting) return false
+    if (this.posting || this.inDoubt) return false
     this.settle({ ...this.request, status: 'expired' })
     return true
   }
@@ -185,6 +198,7 @@ export class SigningPage {
     if (request.status === 'pending') return
     this.settled = true
     this.watcher?.stop()
+    clearTimeout(this.doubtTimer)
     this.countdown.stop()
     const headline = headlineOverride ?? outcomeHeadline(request, this.expiresAtMs, this.clock.now())
     this.outcome = new OutcomeView(this.root, request, headline)
@@ -192,6 +206,16 @@ export class SigningPage {
 
   private showFailure(error: unknown, walletLabel: string | undefined): void {
     const problem = describeFailure(error, walletLabel)
+    if (problem.tone === 'caution') {
+      this.enterDoubt(problem)
+      return
+    }
+    this.showProblem(problem)
+    // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
+    if (problem.kind === '409' || problem.kind === '410') void this.refresh()
+  }
+
+  private showProblem(problem: Problem): void {
     this.problem.dataset.kind = problem.kind
     this.problem.dataset.tone = problem.tone
     replaceChildren(
@@ -208,15 +232,37 @@ export class SigningPage {
     this.problem.hidden = false
     // Into view where the user is looking: on a phone it sits just above the action bar, which would cover it.
     this.problem.scrollIntoView({ block: 'nearest' })
-    // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
-    if (problem.kind === '409' || problem.kind === '410') void this.refresh()
+  }
+
+  /** Shows why approving and rejecting wait, and asks the service until the doubt ends (the outcome, or leaveDoubt). */
+  private enterDoubt(problem: Problem): void {
+    if (this.settled) return
+    if (!this.inDoubt || this.problem.hidden) this.showProblem(problem)
+    if (this.inDoubt) return
+    this.inDoubt = true
+    this.status.replaceChildren('Waiting for the XRP Ledger')
+    this.refreshControls()
+    const ask = async () => {
+      await this.refresh()
+      if (this.inDoubt && !this.settled) this.doubtTimer = setTimeout(ask, POLL_INTERVAL_MS)
+    }
+    this.doubtTimer = setTimeout(ask, POLL_INTERVAL_MS)
+  }
+
+  /** The service released the submission: the ledger can never take that transaction, and the user may sign again. */
+  private leaveDoubt(): void {
+    this.inDoubt = false
+    clearTimeout(this.doubtTimer)
+    this.hideProblem()
+    this.status.replaceChildren('The transaction did not reach the ledger: you can approve again')
+    this.refreshControls()
   }
 
   private hideProblem(): void {
     this.problem.hidden = true
   }
 
-  /** After a 409 or 410 the page fetches the real status once, without waiting for the watcher. */
+  /** Fetches the request's status now (after a 409 or 410, and while in doubt), without waiting for the watcher. */
   private async refresh(): Promise<void> {
     try {
       this.onUpdate((await fetchSignRequest(this.request.uuid)).request)
@@ -235,8 +281,9 @@ export class SigningPage {
   private refreshControls(): void {
     const choice = this.wallets.chosen
     this.approveButton.replaceChildren(choice === undefined ? 'Approve' : `Approve with ${choice.adapter.label}`)
-    this.approveButton.disabled = this.busy || choice?.availability?.available !== true || choice === this.awaitingService
-    this.rejectButton.disabled = this.busy
-    this.wallets.setDisabled(this.busy)
+    const waiting = this.busy || this.inDoubt
+    this.approveButton.disabled = waiting || choice?.availability?.available !== true || choice === this.awaitingService
+    this.rejectButton.disabled = waiting
+    this.wallets.setDisabled(waiting)
   }
 }

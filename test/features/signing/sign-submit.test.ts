@@ -48,6 +48,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   const approve = (uuid: string, signedTransaction: string) =>
     t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: { walletAdapter: 'gemwallet', signedTransaction } })
   const appView = (uuid: string) => readPayload(t, apiKey, uuid)
+  /** What the signing page reads of the request. */
+  const pageView = async (uuid: string) => (await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).json()
   /** Runs with the node's validated ledger at `index`; its ledger and its history as they were afterwards. */
   const atValidatedLedger = async (index: number, run: () => Promise<void>) => {
     rippled.setValidatedLedgerIndex(index)
@@ -107,11 +109,14 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setServerState(serverState)
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
+      assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
       const signed = signRequested(Wallet.generate(), paymentTransaction())
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 409, response.body)
       assert.match(response.json().error, new RegExp(`may still apply this transaction \\(${engineResult}: .*do not sign again`))
       assert.equal(response.json().submission, 'in-doubt', 'the page tells it apart from a request answered elsewhere')
+      // A page opened again (or on another device) is told too, and offers no second signature.
+      assert.equal((await pageView(uuid)).submissionInDoubt, true)
       rippled.setSubmitResult('tesSUCCESS')
       rippled.setServerState('full')
       // The user signs again: with the first blob held by the node, a second would pay twice.
@@ -132,6 +137,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await t.service.ctx.signing.submissions.recoverLapsed()
       const view = await appView(uuid)
       assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+      assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
     })
   }
 
@@ -473,7 +479,15 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const createdAtMs = t.clock.now()
       t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
       await t.service.ctx.payloads.expireOverdue()
-      assert.equal((await appView(uuid)).status, 'pending', 'neither the sweeper nor a read expires it')
+      // An application polling it meanwhile reads it without a write: a move out of pending would wait for the claim.
+      const moves = mock.method(payloadTransitionsRepository, 'transitionAll')
+      try {
+        assert.equal((await appView(uuid)).status, 'pending', 'neither the sweeper nor a read expires it')
+        assert.equal((await pageView(uuid)).submissionInDoubt, true)
+        assert.equal(moves.mock.callCount(), 0, 'a read tries no move of a payload it reads as in doubt')
+      } finally {
+        moves.mock.restore()
+      }
       // Past its expiry, it takes no new approval, of the same blob or another; the submission stays claimed.
       for (const blob of [signed.tx_blob, signRequested(Wallet.generate(), paymentTransaction()).tx_blob]) {
         assert.equal((await approve(uuid, blob)).statusCode, 410)
@@ -578,6 +592,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         rippled.setValidatedLedgerIndex(1000)
       }
       assert.deepEqual(await claims(uuid), [])
+      assert.equal((await pageView(uuid)).submissionInDoubt, undefined, 'released: no longer in doubt')
       await t.service.ctx.payloads.expireOverdue()
       assert.equal((await appView(uuid)).status, 'expired')
     })
