@@ -88,11 +88,25 @@ export function groupWaitLimitMs(dialect: Dialect): number | undefined {
   return dialect === 'postgres' ? POOL_CONNECTION_TIMEOUT_MS : undefined
 }
 
+/**
+ * A PostgreSQL host that vanishes without a word (the old primary of a failover, a partition, a host powered off): a
+ * statement sent and acknowledged waits for an answer that never comes, and its connection has nothing to send, so
+ * without TCP keepalive it waits for ever, the pooled connection and the request with it; ten such and the pool is
+ * gone until a restart. With keepalive the operating system probes the server after this long without a byte, once
+ * a second after that, and ends the connection after ten probes go unanswered (libuv's settings: strace shows
+ * TCP_KEEPIDLE 10, TCP_KEEPINTVL 1 and TCP_KEEPCNT 10 on Node.js 22.12 and 24): the statement fails within about 20 s
+ * and answers 503, and the pool opens new connections. A live server answers the probes from its kernel, whatever its
+ * statements are doing. (Bytes the server never acknowledged are retransmitted instead, for the system's 15 minutes.)
+ */
+export const POSTGRES_KEEPALIVE_IDLE_MS = 10_000
+
 function openPostgres(url: string, idleInTransactionTimeoutMs: number): Storage {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: POOL_CONNECTION_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: POSTGRES_KEEPALIVE_IDLE_MS,
     // Before the connection is handed out; should it fail, the connection is closed and whoever asked for it gets the
     // error, so that no session runs without the timeout. A SET rather than a startup option, which a connection
     // pooler in front (PgBouncer) may refuse.
