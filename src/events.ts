@@ -20,6 +20,7 @@
 import type { Logger } from 'pino'
 import type { EmailOutbox, UsageWarning, WebhookDisabled, WebhookFailure } from './features/email/service.js'
 import type { LiveEvents } from './features/payloads/live/live-events.js'
+import type { Payload } from './features/payloads/model.js'
 import type { PayloadTransition } from './features/payloads/transitions.js'
 import { toPayloadView } from './features/payloads/view.js'
 import type { TransactionFollower } from './features/signing/transaction-follower.js'
@@ -47,6 +48,11 @@ export interface TransactionEvents {
 export interface CommittedEvents {
   /** A payload left pending, a multisigned one recorded a signature or a signer's rejection, or an outcome became final, committed. */
   'payload.changed': PayloadTransition
+  /**
+   * A signAndSubmit payload's submission became in doubt (its claim kept after the node's answer, or with none) or
+   * stopped being so (released), its status unchanged: the signing page's live stream shows it (submissionInDoubt).
+   */
+  'payload.submission': Payload
   /** Webhook deliveries were committed outside a payload change (a retry, a replay, a test delivery). */
   'delivery.queued': undefined
   /** A payload's webhook delivery failed its last attempt, committed with its alert mail. */
@@ -115,11 +121,13 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
   events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))
   // Live streams, on this instance and (through Redis) on the others.
-  events.onCommit('payload.changed', ({ payload }) => {
+  const publish = (payload: Payload) => {
     liveEvents
       .publish(toPayloadView(payload))
       .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
-  })
+  }
+  events.onCommit('payload.changed', ({ payload }) => publish(payload))
+  events.onCommit('payload.submission', publish)
 }
 
 /** The committed events that wake each background worker at once, rather than at its next poll. */

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { Wallet } from 'xrpl'
@@ -15,6 +16,7 @@ import { createPayload, readPayload } from '../support/payloads.js'
 import { logoPng } from '../support/png.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { startTestService, type TestService } from '../support/service.js'
+import { signRequested } from '../support/wallet-signing.js'
 import { ensureWebBuild } from '../support/web-build.js'
 
 const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
@@ -115,6 +117,9 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   async function outcome(page: Page, status: 'signed' | 'rejected' | 'expired'): Promise<void> {
     await page.locator(`[data-testid="outcome"][data-status="${status}"]`).waitFor({ timeout: 10_000 })
   }
+
+  /** The caution of a request whose submission is in doubt. */
+  const inDoubt = (on: Page) => on.getByTestId('error').filter({ hasText: 'Your transaction may already be on its way' })
 
   /** Waits until every wallet has been detected (or not), so that a screenshot shows the page at rest. */
   const settled = (page: Page) =>
@@ -270,10 +275,11 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
 
   it('a transaction the node holds to apply later says it may be on its way, not that the request was answered', async () => {
     const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    // Open on the same request already: another tab, or the phone.
+    const before = await open(uuid)
     const { page } = await open(uuid)
     const address = await chooseDeveloperWallet(page)
     rippled.setSubmitResult('terPRE_SEQ')
-    const inDoubt = (on: Page) => on.getByTestId('error').filter({ hasText: 'Your transaction may already be on its way' })
     try {
       await page.getByTestId('approve').click()
       const problem = page.getByTestId('error')
@@ -295,20 +301,23 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.equal((await appView(uuid)).status, 'pending')
     await shoot(page, 'signing-in-doubt.png')
 
-    // The same link opened again (another tab, the phone) says so at once, with nothing to press.
+    // The page open before hears of it from its live stream; the same link opened now says so at once. Neither offers
+    // anything to press.
     const again = await open(uuid)
-    await inDoubt(again.page).waitFor({ timeout: 10_000 })
-    assert.equal(await again.page.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
-    assert.ok(await again.page.getByTestId('reject').isDisabled())
-    assert.ok(await again.page.getByTestId('wallet-developer').isDisabled(), 'no wallet to choose')
+    for (const other of [before.page, again.page]) {
+      await inDoubt(other).waitFor({ timeout: 10_000 })
+      assert.equal(await other.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
+      assert.ok(await other.getByTestId('reject').isDisabled())
+      assert.ok(await other.getByTestId('wallet-developer').isDisabled(), 'no wallet to choose')
+    }
 
     // The account's Sequence is used by another transaction (the developer wallet sets no LastLedgerSequence): the
-    // ledger can never apply this one, the service releases it, and both pages, which ask every 2 s while in doubt,
-    // offer the request again.
+    // ledger can never apply this one, the service releases it, and every page, told by its live stream, offers the
+    // request again.
     rippled.setAccount(address, { sequence: 2 })
     t.clock.advance(61_000) // past the submission's lease
     await t.service.ctx.signing.submissions.recoverLapsed()
-    for (const on of [page, again.page]) {
+    for (const on of [page, before.page, again.page]) {
       await on.getByTestId('status').filter({ hasText: 'The transaction did not reach the ledger: you can approve again' }).waitFor()
       assert.equal(await on.getByTestId('error').isVisible(), false)
       assert.ok(await on.getByTestId('reject').isEnabled())
@@ -316,6 +325,62 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('reject').click()
     await outcome(page, 'rejected')
     await outcome(again.page, 'rejected')
+  })
+
+  it('a node that never answered leaves the request in doubt: after the 502 the page waits instead of asking to sign again', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    // The node takes the blob and goes down before answering.
+    const submits = () => rippled.requests.filter((request) => request.command === 'submit').length
+    const before = submits()
+    rippled.hold('submit', true)
+    try {
+      await page.getByTestId('approve').click()
+      while (submits() === before) await sleep(25)
+      await rippled.stop()
+    } finally {
+      rippled.hold('submit', false)
+    }
+    try {
+      await inDoubt(page).waitFor({ timeout: 15_000 })
+      assert.equal(await page.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
+      assert.ok(await page.getByTestId('approve').isDisabled(), 'no second signature is offered')
+    } finally {
+      await rippled.start()
+    }
+  })
+
+  it('a countdown that ends while a submission is in doubt, unheard of, asks the service and waits for the ledger', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const context = await browser.newContext({ viewport: VIEWPORT })
+    const page = await context.newPage()
+    // The page's timers and clock are the test's; its live stream fails, and its polls go unanswered until let through.
+    await page.clock.install()
+    let answering = true
+    await page.route('**/api/v1/sign/*/events', (route) => route.abort())
+    await page.route(`**/api/v1/sign/${uuid}`, (route) => (answering ? route.continue() : route.abort()))
+    await page.goto(`${t.url}/sign/${uuid}`)
+    await page.getByTestId('project-name').waitFor()
+    answering = false
+    // Another device's approval is held by the node (terPRE_SEQ): in doubt, and this page has not heard.
+    rippled.setSubmitResult('terPRE_SEQ')
+    try {
+      const signed = signRequested(Wallet.generate(), paymentTransaction('1000000'))
+      const response = await t.inject({
+        method: 'POST',
+        url: `/api/v1/sign/${uuid}/approve`,
+        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
+      })
+      assert.equal(response.statusCode, 409, response.body)
+    } finally {
+      rippled.setSubmitResult('tesSUCCESS')
+    }
+    answering = true
+    await page.clock.fastForward('05:01')
+    await inDoubt(page).waitFor({ timeout: 10_000 })
+    assert.equal(await page.getByTestId('outcome').count(), 0, 'not shown as expired: the ledger may still take it')
+    await context.close()
   })
 
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {

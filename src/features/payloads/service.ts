@@ -206,6 +206,15 @@ export class PayloadService {
     this.transitions.announceOutcome(payload)
   }
 
+  /**
+   * After a submission's claim was kept in doubt or released, with no change of status: the payload as it now is, to
+   * live streams (a signing page open on it learns that approving waits, or no longer does).
+   */
+  async announceSubmission(uuid: string): Promise<void> {
+    const payload = await this.reads.read(uuid)
+    if (payload) this.options.events.emitCommitted('payload.submission', payload)
+  }
+
   signingUrl(uuid: string): string {
     return signingUrl(this.options.publicUrl, uuid)
   }

@@ -12,7 +12,7 @@
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
 import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
-import type { SigningDeps } from './deps.js'
+import { announceSubmission, type SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
 
@@ -64,6 +64,12 @@ export class SubmissionRecovery {
     return lapsed.length === BATCH_SIZE
   }
 
+  /** Ends a doubt the ledger settled without the transaction: the request may be signed again, and open pages learn it. */
+  private async release(claim: LapsedClaim): Promise<void> {
+    await submissionClaimsRepository.releaseHeld(this.deps.db, claim)
+    announceSubmission(this.deps, claim.payloadUuid)
+  }
+
   private async look(claim: LapsedClaim): Promise<void> {
     const { db, clock, logger } = this.deps
     const { intent } = claim
@@ -109,21 +115,21 @@ export class SubmissionRecovery {
           { ...log, closedAt },
           'a submission’s transaction was validated before its request existed: the request is still pending',
         )
-      } else {
-        await this.resolve(intent)
+        return this.release(claim)
       }
+      await this.resolve(intent)
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
     if (status.state === 'dropped' || sequenceUsed || neverApplied) {
-      await submissionClaimsRepository.releaseHeld(db, claim)
+      await this.release(claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
     }
     const payload = await this.deps.payloads.peek(intent.payloadUuid)
     const longExpired = payload === undefined || nowMs >= payload.expiresAtMs + UNSENT_DOUBT_MS
     if (lastLedgerSequence === null && longExpired && (await this.neverQueued(node, Account, slot))) {
-      await submissionClaimsRepository.releaseHeld(db, claim)
+      await this.release(claim)
       logger.warn(log, 'released a submission no queue can hold, an hour after its request expired: the ledger can never apply it')
       return
     }

@@ -15,6 +15,7 @@ import { followOutcome, type Watcher, watchSignRequest } from './status-watch.js
 import { type WalletChoice, WalletPicker } from './wallet-picker.js'
 
 const POLL_INTERVAL_MS = 2000
+const IN_DOUBT_STATUS = 'Waiting for the XRP Ledger'
 /** How long the page keeps asking for the final result of a submitted transaction (the service follows it 10 minutes). */
 const FINAL_RESULT_WAIT_MS = 10 * 60_000
 
@@ -34,11 +35,11 @@ export class SigningPage {
   private settled = false
   /**
    * A signed transaction of this request's may be on its way to the ledger: approving and rejecting wait until the
-   * service knows (the page asks it every POLL_INTERVAL_MS: the live stream tells of a change of status, and a doubt
-   * can end with none, when the ledger never took the transaction).
+   * service knows. The watcher tells of its end: the live stream sends the request when its submission is released.
    */
   private inDoubt = false
-  private doubtTimer: ReturnType<typeof setTimeout> | undefined
+  /** The countdown reached zero and the page asked the service whether the request really expired. */
+  private askedAtTimeUp = false
   /** The wallet whose own servers the service is waiting on (Xaman): approving with it again would start over. */
   private awaitingService: WalletChoice | undefined
   private watcher: Watcher | undefined
@@ -147,13 +148,31 @@ export class SigningPage {
   }
 
   /**
-   * The countdown reached zero: the page settles as expired, unless an answer is on its way or a submission is in
-   * doubt (the service keeps such a request pending past its expiry until the ledger decides).
+   * The countdown reached zero: unless an answer is on its way or a submission is in doubt, the page asks the service
+   * once, as a submission from another tab or device may have become in doubt meanwhile (the service then keeps the
+   * request pending past its expiry until the ledger decides), and settles on its answer.
    */
   private onTimeUp(): boolean {
-    if (this.posting || this.inDoubt) return false
-    this.settle({ ...this.request, status: 'expired' })
-    return true
+    if (this.posting || this.inDoubt || this.settled) return this.settled
+    if (!this.askedAtTimeUp) {
+      this.askedAtTimeUp = true
+      void this.confirmExpiry()
+    }
+    return false
+  }
+
+  /** The service's word on a request whose time is up; without an answer, the page's own clock decides. */
+  private async confirmExpiry(): Promise<void> {
+    let request: SignRequest | undefined
+    try {
+      request = (await fetchSignRequest(this.request.uuid)).request
+    } catch {
+      // Offline or refused: the countdown's word stands.
+    }
+    if (this.settled || this.posting) return
+    if (request?.status === 'pending' && request.submissionInDoubt) this.onUpdate(request)
+    else if (request !== undefined && request.status !== 'pending') this.settle(request)
+    else this.settle({ ...this.request, status: 'expired' })
   }
 
   /** Shows the answer of approve or reject, then the full outcome as the service now has it. */
@@ -198,7 +217,6 @@ export class SigningPage {
     if (request.status === 'pending') return
     this.settled = true
     this.watcher?.stop()
-    clearTimeout(this.doubtTimer)
     this.countdown.stop()
     const headline = headlineOverride ?? outcomeHeadline(request, this.expiresAtMs, this.clock.now())
     this.outcome = new OutcomeView(this.root, request, headline)
@@ -211,8 +229,9 @@ export class SigningPage {
       return
     }
     this.showProblem(problem)
-    // The request was settled elsewhere meanwhile: fetch its status now rather than at the next poll.
-    if (problem.kind === '409' || problem.kind === '410') void this.refresh()
+    // 409, 410: the request was settled elsewhere meanwhile; 502, 503 or no answer: the blob may have reached the node,
+    // and the request be in doubt. Its status now, rather than at the watcher's next word.
+    if (['409', '410', '502', '503', '0'].includes(problem.kind)) void this.refresh()
   }
 
   private showProblem(problem: Problem): void {
@@ -234,27 +253,22 @@ export class SigningPage {
     this.problem.scrollIntoView({ block: 'nearest' })
   }
 
-  /** Shows why approving and rejecting wait, and asks the service until the doubt ends (the outcome, or leaveDoubt). */
+  /** Shows why approving and rejecting wait, until the watcher brings the outcome, or the end of the doubt (leaveDoubt). */
   private enterDoubt(problem: Problem): void {
     if (this.settled) return
     if (!this.inDoubt || this.problem.hidden) this.showProblem(problem)
     if (this.inDoubt) return
     this.inDoubt = true
-    this.status.replaceChildren('Waiting for the XRP Ledger')
+    this.showStatus(IN_DOUBT_STATUS)
     this.refreshControls()
-    const ask = async () => {
-      await this.refresh()
-      if (this.inDoubt && !this.settled) this.doubtTimer = setTimeout(ask, POLL_INTERVAL_MS)
-    }
-    this.doubtTimer = setTimeout(ask, POLL_INTERVAL_MS)
   }
 
   /** The service released the submission: the ledger can never take that transaction, and the user may sign again. */
   private leaveDoubt(): void {
     this.inDoubt = false
-    clearTimeout(this.doubtTimer)
+    this.askedAtTimeUp = false
     this.hideProblem()
-    this.status.replaceChildren('The transaction did not reach the ledger: you can approve again')
+    if (!this.busy) this.showStatus('The transaction did not reach the ledger: you can approve again')
     this.refreshControls()
   }
 
@@ -262,7 +276,7 @@ export class SigningPage {
     this.problem.hidden = true
   }
 
-  /** Fetches the request's status now (after a 409 or 410, and while in doubt), without waiting for the watcher. */
+  /** Fetches the request's status now, without waiting for the watcher. */
   private async refresh(): Promise<void> {
     try {
       this.onUpdate((await fetchSignRequest(this.request.uuid)).request)
@@ -273,9 +287,14 @@ export class SigningPage {
 
   private setBusy(busy: boolean, statusText: string): void {
     this.busy = busy
-    this.status.replaceChildren(statusText)
+    this.showStatus(statusText)
     this.status.classList.toggle('status-busy', busy)
     this.refreshControls()
+  }
+
+  /** The status line; while a submission is in doubt it says so, whatever else the page is doing. */
+  private showStatus(text: string): void {
+    this.status.replaceChildren(this.inDoubt ? IN_DOUBT_STATUS : text)
   }
 
   private refreshControls(): void {

@@ -12,6 +12,7 @@ import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
 import { startTestService, type TestService } from '../../support/service.js'
+import { openSse } from '../../support/sse.js'
 import { signRequested, WALLET_FIELDS } from '../../support/wallet-signing.js'
 
 /** Polls until check() holds (background work runs on real time), or fails after timeoutMs. */
@@ -30,7 +31,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
 
   before(async () => {
     rippled = await startRippledDouble()
-    t = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url } })
+    // Listening: the signing page's live stream is read over HTTP.
+    t = await startTestService(dialect, { listen: true, env: { XRPL_NODE_URL: rippled.url } })
     ;({ apiKey } = await t.createProject('pro'))
   })
   after(async () => {
@@ -140,6 +142,29 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
     })
   }
+
+  it('a signing page open on the request (another tab, the phone) hears that its submission is in doubt, and of its release', async () => {
+    const uuid = await create()
+    const stream = await openSse(`${t.url}/api/v1/sign/${uuid}/events`)
+    try {
+      const opened = (await stream.nextData()) as { status: string; submissionInDoubt?: boolean }
+      assert.deepEqual([opened.status, opened.submissionInDoubt], ['pending', undefined])
+      rippled.setSubmitResult('terPRE_SEQ')
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 409)
+      const inDoubt = (await stream.nextData()) as { status: string; submissionInDoubt?: boolean }
+      assert.deepEqual([inDoubt.status, inDoubt.submissionInDoubt], ['pending', true], 'no change of status, and yet news')
+      // The validated ledger passes the blob's LastLedgerSequence without it: released, and the page may offer it again.
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence, async () => {
+        t.clock.advance(61_000)
+        await t.service.ctx.signing.submissions.recoverLapsed()
+      })
+      const released = (await stream.nextData()) as { status: string; submissionInDoubt?: boolean }
+      assert.deepEqual([released.status, released.submissionInDoubt], ['pending', undefined])
+    } finally {
+      stream.close()
+    }
+  })
 
   it('temMALFORMED, then a retry before expiry succeeds', async () => {
     const wallet = Wallet.generate()

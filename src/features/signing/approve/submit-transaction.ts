@@ -2,7 +2,7 @@
 // as signed (submitted). The final outcome is learned afterwards by the transaction follower.
 import { AppError, conflict } from '../../../platform/errors.js'
 import { type Payload, SUBMISSION_IN_DOUBT } from '../../payloads/model.js'
-import { askNode, requireNode, type SigningDeps } from '../deps.js'
+import { announceSubmission, askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
@@ -109,5 +109,7 @@ export async function submitAndResolve(
     }
   } finally {
     if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
+    // The claim stays for the recovery: signing pages open on the request (another tab, the phone) learn of the doubt.
+    else announceSubmission(deps, intent.payloadUuid)
   }
 }
