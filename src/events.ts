@@ -49,10 +49,10 @@ export interface CommittedEvents {
   /** A payload left pending, a multisigned one recorded a signature or a signer's rejection, or an outcome became final, committed. */
   'payload.changed': PayloadTransition
   /**
-   * A signAndSubmit payload's submission became in doubt (its claim kept after the node's answer, or with none) or
-   * stopped being so (released), its status unchanged: the signing page's live stream shows it (submissionInDoubt).
+   * The uuid of a signAndSubmit payload whose submission's claim was kept (in doubt: after the node's answer, or with
+   * none) or released: live streams read it again, and the signing page's shows whether it is in doubt.
    */
-  'payload.submission': Payload
+  'payload.submission': string
   /** Webhook deliveries were committed outside a payload change (a retry, a replay, a test delivery). */
   'delivery.queued': undefined
   /** A payload's webhook delivery failed its last attempt, committed with its alert mail. */
@@ -108,7 +108,7 @@ export interface EventWiring {
   webhooks: Pick<WebhookService, 'enqueueForTransitions'>
   follower: Pick<TransactionFollower, 'enqueueForTransitions'>
   emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure' | 'enqueueWebhookDisabled'>
-  liveEvents: Pick<LiveEvents, 'publish'>
+  liveEvents: Pick<LiveEvents, 'publish' | 'remind'>
   logger: Logger
 }
 
@@ -127,7 +127,9 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
       .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
   }
   events.onCommit('payload.changed', ({ payload }) => publish(payload))
-  events.onCommit('payload.submission', publish)
+  events.onCommit('payload.submission', (uuid) => {
+    liveEvents.remind(uuid).catch((error: unknown) => logger.warn({ err: error, uuid }, 'could not publish a live event'))
+  })
 }
 
 /** The committed events that wake each background worker at once, rather than at its next poll. */

@@ -207,12 +207,11 @@ export class PayloadService {
   }
 
   /**
-   * After a submission's claim was kept in doubt or released, with no change of status: the payload as it now is, to
-   * live streams (a signing page open on it learns that approving waits, or no longer does).
+   * After a submission's claim was kept (in doubt) or released, committed: live streams read the payload again (a
+   * signing page open on it learns that approving waits, or no longer does).
    */
-  async announceSubmission(uuid: string): Promise<void> {
-    const payload = await this.reads.read(uuid)
-    if (payload) this.options.events.emitCommitted('payload.submission', payload)
+  announceSubmission(uuid: string): void {
+    this.options.events.emitCommitted('payload.submission', uuid)
   }
 
   signingUrl(uuid: string): string {

@@ -47,13 +47,3 @@ export async function askNode<T>(request: () => Promise<T>, logger?: Pick<Logger
     throw error
   }
 }
-
-/**
- * Tells live streams that the payload's submission became in doubt or stopped being so (PayloadService.announceSubmission),
- * in the background: a failure is logged, and the page's next read shows it.
- */
-export function announceSubmission(deps: Pick<SigningDeps, 'payloads' | 'logger'>, uuid: string): void {
-  deps.payloads
-    .announceSubmission(uuid)
-    .catch((error: unknown) => deps.logger.warn({ err: error, uuid }, 'could not announce a change of a submission'))
-}

@@ -12,7 +12,7 @@
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
 import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
-import { announceSubmission, type SigningDeps } from './deps.js'
+import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
 
@@ -67,14 +67,14 @@ export class SubmissionRecovery {
   /** Ends a doubt the ledger settled without the transaction: the request may be signed again, and open pages learn it. */
   private async release(claim: LapsedClaim): Promise<void> {
     await submissionClaimsRepository.releaseHeld(this.deps.db, claim)
-    announceSubmission(this.deps, claim.payloadUuid)
+    this.deps.payloads.announceSubmission(claim.payloadUuid)
   }
 
   private async look(claim: LapsedClaim): Promise<void> {
     const { db, clock, logger } = this.deps
     const { intent } = claim
     // A claim taken before intents were recorded says too little to resolve anything: it only ever blocked.
-    if (intent === null) return submissionClaimsRepository.releaseHeld(db, claim)
+    if (intent === null) return this.release(claim)
     const log = { uuid: intent.payloadUuid, txHash: intent.txHash }
     const node = this.deps.xrplNode
     if (node === undefined) {

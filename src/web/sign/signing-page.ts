@@ -161,7 +161,10 @@ export class SigningPage {
     return false
   }
 
-  /** The service's word on a request whose time is up; without an answer, the page's own clock decides. */
+  /**
+   * The service's word on a request whose time is up: in doubt, it waits; resolved, the page shows how; pending (the
+   * server's clock a little behind) or no answer, the page's own clock decides.
+   */
   private async confirmExpiry(): Promise<void> {
     let request: SignRequest | undefined
     try {
@@ -169,7 +172,12 @@ export class SigningPage {
     } catch {
       // Offline or refused: the countdown's word stands.
     }
-    if (this.settled || this.posting) return
+    if (this.settled) return
+    if (this.posting) {
+      // An answer on its way settles the page; should it fail, the countdown asks again.
+      this.askedAtTimeUp = false
+      return
+    }
     if (request?.status === 'pending' && request.submissionInDoubt) this.onUpdate(request)
     else if (request !== undefined && request.status !== 'pending') this.settle(request)
     else this.settle({ ...this.request, status: 'expired' })

@@ -166,6 +166,42 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     }
   })
 
+  it('a page told of a submission in doubt by its own 409 hears when the submission ahead of it is refused and released', async () => {
+    const uuid = await create()
+    // What the streams of the request are told: a change (a view) or a reminder to read it again (null).
+    const told: unknown[] = []
+    const stop = t.service.ctx.liveEvents.subscribe(uuid, (change) => told.push(change))
+    // The first approval's blob waits at the node's door until let through.
+    const node = t.service.ctx.xrplNode!
+    const submit = node.submit.bind(node)
+    let letThrough = () => {}
+    const through = new Promise<void>((resolve) => {
+      letThrough = resolve
+    })
+    const slow = mock.method(node, 'submit', async (blob: string) => {
+      await through
+      return submit(blob)
+    })
+    try {
+      const first = approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      await eventually(async () => (await pageView(uuid)).submissionInDoubt === true)
+      // Another tab's approval meanwhile: refused while the first is on its way, so that page waits.
+      const second = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      assert.equal(second.statusCode, 409, second.body)
+      assert.equal(second.json().submission, 'in-doubt')
+      // The node refuses the first outright: nothing can apply, the claim is released, and the waiting page must hear.
+      rippled.setSubmitResult('tefMAX_LEDGER')
+      letThrough()
+      assert.equal((await first).statusCode, 422)
+      assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
+      await eventually(async () => told.includes(null))
+    } finally {
+      letThrough()
+      slow.mock.restore()
+      stop()
+    }
+  })
+
   it('temMALFORMED, then a retry before expiry succeeds', async () => {
     const wallet = Wallet.generate()
     const uuid = await create()

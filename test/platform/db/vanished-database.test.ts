@@ -3,8 +3,10 @@
 // connections have it, with the operating system's probes starting after 10 s of silence (database.ts).
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { after, before, it } from 'node:test'
+import type { Socket } from 'node:net'
+import { after, before, it, mock } from 'node:test'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { openStorage, POSTGRES_KEEPALIVE_IDLE_MS, type Storage } from '../../../src/platform/db/database.js'
 import { createTestDatabase, describePostgres, type TestDatabase } from '../../support/databases.js'
 
@@ -41,14 +43,25 @@ describePostgres('a PostgreSQL host that vanishes', () => {
     await database?.drop()
   })
 
-  it('is noticed on a connection waiting in silence: every connection the service opens probes the server once idle 10 s', async () => {
-    // The connection's own end, as the server sees it: its address on this machine.
-    const { rows } = await sql<{ client_port: number; server_port: number }>`
-      select client_port, inet_server_port() as server_port from pg_stat_activity where pid = pg_backend_pid()`.execute(storage.db)
-    const { client_port: clientPort, server_port: serverPort } = rows[0]!
+  it('is noticed on a connection waiting in silence: every connection the service opens probes the server once idle 10 s', async (t) => {
+    // The socket of the pooled connection a statement runs on, from the service's own end (a proxy in between would
+    // show the server other ports).
+    let socket: Socket | undefined
+    const query = pg.Client.prototype.query
+    const seen = mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+      socket ??= (this as unknown as { connection: { stream: Socket } }).connection.stream
+      return (query as (...a: unknown[]) => unknown).apply(this, args)
+    })
+    try {
+      await sql`select 1`.execute(storage.db)
+    } finally {
+      seen.mock.restore()
+    }
+    const { localPort, remotePort } = socket ?? {}
+    if (localPort === undefined || remotePort === undefined) return t.skip('PostgreSQL over a unix socket: no TCP to keep alive')
     // Now idle in the pool, as a connection whose statement was sent and acknowledged is at the TCP level.
-    const timer = tcpTimer(clientPort, serverPort)
-    assert.ok(timer, `the connection from port ${clientPort} to ${serverPort} is in the kernel's table`)
+    const timer = tcpTimer(localPort, remotePort)
+    assert.ok(timer, `the connection from port ${localPort} to ${remotePort} is in the kernel's table`)
     assert.equal(timer.kind, 2, 'a keepalive timer is pending (without keepalive an idle connection has none)')
     assert.ok(
       timer.inSeconds > 0 && timer.inSeconds <= POSTGRES_KEEPALIVE_IDLE_MS / 1000,

@@ -16,11 +16,22 @@ export interface LiveEvents {
   subscribe(uuid: string, listener: LiveListener): () => void
   /** Sends a committed change to every subscriber of its payload, on every instance. */
   publish(view: PayloadView): Promise<void>
+  /**
+   * Tells every subscriber of the payload, on every instance, to read it again: for a committed change that no
+   * published view shows (a submission in doubt, or no longer: the signing page's view shows it). A read, unlike a
+   * view sent from a moment before it, cannot arrive after a later change and show an older state.
+   */
+  remind(uuid: string): Promise<void>
   close(): Promise<void>
 }
 
 /** Every instance's subscriber listens on this one channel and keeps the messages of payloads it has streams for. */
 export const LIVE_EVENTS_CHANNEL = 'countersign:payload-changes'
+
+/** On the channel beside the views: the uuid whose subscribers read the payload again (an instance before it ignores it). */
+interface Reminder {
+  remind: string
+}
 
 class Subscribers {
   private readonly byUuid = new Map<string, Set<LiveListener>>()
@@ -60,6 +71,11 @@ export class LocalLiveEvents implements LiveEvents {
     return Promise.resolve()
   }
 
+  remind(uuid: string): Promise<void> {
+    this.subscribers.deliver(uuid, null)
+    return Promise.resolve()
+  }
+
   close(): Promise<void> {
     return Promise.resolve()
   }
@@ -89,14 +105,15 @@ export class RedisLiveEvents implements LiveEvents {
       )
     })
     this.subscriber.on('message', (_channel: string, message: string) => {
-      let view: PayloadView
+      let event: PayloadView | Reminder
       try {
-        view = JSON.parse(message) as PayloadView
+        event = JSON.parse(message) as PayloadView | Reminder
       } catch {
         logger.warn('ignored a live event that is not JSON')
         return
       }
-      this.subscribers.deliver(view.uuid, view)
+      if ('remind' in event) this.subscribers.deliver(event.remind, null)
+      else this.subscribers.deliver(event.uuid, event)
     })
   }
 
@@ -108,6 +125,11 @@ export class RedisLiveEvents implements LiveEvents {
 
   async publish(view: PayloadView): Promise<void> {
     await this.publisher.publish(LIVE_EVENTS_CHANNEL, JSON.stringify(view))
+  }
+
+  async remind(uuid: string): Promise<void> {
+    const reminder: Reminder = { remind: uuid }
+    await this.publisher.publish(LIVE_EVENTS_CHANNEL, JSON.stringify(reminder))
   }
 
   async close(): Promise<void> {

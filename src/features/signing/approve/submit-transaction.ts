@@ -2,7 +2,7 @@
 // as signed (submitted). The final outcome is learned afterwards by the transaction follower.
 import { AppError, conflict } from '../../../platform/errors.js'
 import { type Payload, SUBMISSION_IN_DOUBT } from '../../payloads/model.js'
-import { announceSubmission, askNode, requireNode, type SigningDeps } from '../deps.js'
+import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
@@ -108,8 +108,9 @@ export async function submitAndResolve(
       throw error
     }
   } finally {
+    // Released, or kept for the recovery: signing pages open on the request (another tab, the phone) saw it claimed
+    // meanwhile, and learn whether approving waits.
     if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
-    // The claim stays for the recovery: signing pages open on the request (another tab, the phone) learn of the doubt.
-    else announceSubmission(deps, intent.payloadUuid)
+    payloads.announceSubmission(intent.payloadUuid)
   }
 }

@@ -52,6 +52,15 @@ describe('LocalLiveEvents', () => {
     assert.deepEqual(a.received, [view('uuid-a')])
     assert.deepEqual(b.received, [])
   })
+
+  it('reminds the subscribers of one payload to read it again', async () => {
+    const events: LiveEvents = new LocalLiveEvents()
+    const [a, b] = [collector(), collector()]
+    events.subscribe('uuid-a', a.listener)
+    events.subscribe('uuid-b', b.listener)
+    await events.remind('uuid-a')
+    assert.deepEqual([a.received, b.received], [[null], []])
+  })
 })
 
 describe('RedisLiveEvents', { skip: redisSkip }, () => {
@@ -77,6 +86,13 @@ describe('RedisLiveEvents', { skip: redisSkip }, () => {
     await watcher.until(2)
     assert.deepEqual(changesOf(watcher.received), [view('uuid-x')])
     assert.deepEqual(changesOf(other.received), [])
+
+    // A reminder from one instance: the subscribers of that payload on another read it again (null), the rest hear nothing.
+    const otherBefore = other.received.length
+    await one.remind('uuid-x')
+    await watcher.until(3)
+    assert.deepEqual(watcher.received.slice(2), [null])
+    assert.equal(other.received.length, otherBefore)
   })
 })
 
