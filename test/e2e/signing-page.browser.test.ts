@@ -304,9 +304,10 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     // The page open before hears of it from its live stream; the same link opened now says so at once. Neither offers
     // anything to press.
     const again = await open(uuid)
-    for (const other of [before.page, again.page]) {
+    for (const other of [page, before.page, again.page]) {
       await inDoubt(other).waitFor({ timeout: 10_000 })
       assert.equal(await other.getByTestId('status').textContent(), 'Waiting for the XRP Ledger')
+      assert.equal(await other.getByTestId('countdown').isVisible(), false, 'no time to count down: the ledger decides')
       assert.ok(await other.getByTestId('reject').isDisabled())
       assert.ok(await other.getByTestId('wallet-developer').isDisabled(), 'no wallet to choose')
     }
@@ -321,6 +322,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       await on.getByTestId('status').filter({ hasText: 'The transaction did not reach the ledger: you can approve again' }).waitFor()
       assert.equal(await on.getByTestId('error').isVisible(), false)
       assert.ok(await on.getByTestId('reject').isEnabled())
+      assert.ok(await on.getByTestId('countdown').isVisible(), 'the time left to approve again')
     }
     await page.getByTestId('reject').click()
     await outcome(page, 'rejected')

@@ -268,6 +268,8 @@ export class SigningPage {
     if (this.inDoubt) return
     this.inDoubt = true
     this.showStatus(IN_DOUBT_STATUS)
+    // Nothing to do before the time runs out, and the service keeps the request past it until the ledger decides.
+    this.countdown.element.hidden = true
     this.refreshControls()
   }
 
@@ -275,6 +277,7 @@ export class SigningPage {
   private leaveDoubt(): void {
     this.inDoubt = false
     this.askedAtTimeUp = false
+    this.countdown.element.hidden = false
     this.hideProblem()
     if (!this.busy) this.showStatus('The transaction did not reach the ledger: you can approve again')
     this.refreshControls()
