@@ -20,7 +20,6 @@
 import type { Logger } from 'pino'
 import type { EmailOutbox, UsageWarning, WebhookDisabled, WebhookFailure } from './features/email/service.js'
 import type { LiveEvents } from './features/payloads/live/live-events.js'
-import type { Payload } from './features/payloads/model.js'
 import type { PayloadTransition } from './features/payloads/transitions.js'
 import { toPayloadView } from './features/payloads/view.js'
 import type { TransactionFollower } from './features/signing/transaction-follower.js'
@@ -121,15 +120,11 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
   events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))
   // Live streams, on this instance and (through Redis) on the others.
-  const publish = (payload: Payload) => {
-    liveEvents
-      .publish(toPayloadView(payload))
-      .catch((error: unknown) => logger.warn({ err: error, uuid: payload.uuid }, 'could not publish a live event'))
+  const published = (uuid: string, sent: Promise<void>) => {
+    sent.catch((error: unknown) => logger.warn({ err: error, uuid }, 'could not publish a live event'))
   }
-  events.onCommit('payload.changed', ({ payload }) => publish(payload))
-  events.onCommit('payload.submission', (uuid) => {
-    liveEvents.remind(uuid).catch((error: unknown) => logger.warn({ err: error, uuid }, 'could not publish a live event'))
-  })
+  events.onCommit('payload.changed', ({ payload }) => published(payload.uuid, liveEvents.publish(toPayloadView(payload))))
+  events.onCommit('payload.submission', (uuid) => published(uuid, liveEvents.remind(uuid)))
 }
 
 /** The committed events that wake each background worker at once, rather than at its next poll. */

@@ -178,8 +178,7 @@ export class SigningPage {
       this.askedAtTimeUp = false
       return
     }
-    if (request?.status === 'pending' && request.submissionInDoubt) this.onUpdate(request)
-    else if (request !== undefined && request.status !== 'pending') this.settle(request)
+    if (request !== undefined && (request.status !== 'pending' || request.submissionInDoubt)) this.onUpdate(request)
     else this.settle({ ...this.request, status: 'expired' })
   }
 
