@@ -1,6 +1,10 @@
 // Follows each submitted signAndSubmit transaction to its final outcome (succeeded, failed, dropped), durably: the
 // follow is a row written with the payload's move to signed, leased by one instance at a time, and its outcome is
 // recorded with the payload.finalized event in one transaction.
+//
+// A transaction with LastLedgerSequence is dropped once the validated ledger passes it without the transaction. One
+// without can be applied for as long as its account's Sequence (or its Ticket) is unused: it is dropped once another
+// transaction used it, and the node holds every ledger that could hold this one, none of which does.
 
 import type { Logger } from 'pino'
 import { decode } from 'ripple-binary-codec'
@@ -22,15 +26,18 @@ export const SLOW_FOLLOW_INTERVAL_MS = 60_000
 /** Logged while the node cannot say that a transaction past its LastLedgerSequence was dropped. */
 export const MISSING_LEDGERS_MESSAGE =
   'the XRPL node lacks some of the ledgers up to the transaction’s LastLedgerSequence: whether it was applied is not known yet (a node with more history answers)'
+/** Logged while the node cannot say that a transaction without LastLedgerSequence, whose Sequence is used, was dropped. */
+export const MISSING_LEDGERS_SINCE_UNUSED_MESSAGE =
+  'the XRPL node lacks some of the ledgers since the transaction’s Sequence was last seen unused: whether it was applied is not known yet (a node with more history answers)'
 /** After the node could not answer. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /** Longer than one look can take (two requests of at most 10 seconds each). */
 const LEASE_MS = 60_000
 /**
- * A transaction without LastLedgerSequence can wait in a node's queue indefinitely; it is followed this long after
- * submission, then given up (its outcome stays null, and no payload.finalized is sent).
+ * A transaction without LastLedgerSequence can wait in a node's queue indefinitely: it is looked at every
+ * FOLLOW_INTERVAL_MS for this long after submission, then every SLOW_FOLLOW_INTERVAL_MS until the ledger decides.
  */
-export const FOLLOW_WITHOUT_LAST_LEDGER_MS = 60 * 60_000
+export const FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS = 60 * 60_000
 const BATCH_SIZE = 50
 
 export interface TransactionFollowerOptions {
@@ -56,7 +63,7 @@ export class TransactionFollower {
         payloadUuid: payload.uuid,
         txHash: payload.txHash,
         lastLedgerSequence: LastLedgerSequence ?? null,
-        followUntilMs: nowMs + FOLLOW_WITHOUT_LAST_LEDGER_MS,
+        followUntilMs: nowMs + FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS,
         nowMs,
       })
     }
@@ -84,8 +91,10 @@ export class TransactionFollower {
       return
     }
     let status: TransactionStatus
+    let earliestLedger = follow.earliestLedger
     try {
-      status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
+      if (follow.lastLedgerSequence !== null) status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
+      else ({ status, earliestLedger } = await this.lookWithoutLastLedger(node, follow))
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
       logger.warn({ ...log, err: error }, 'could not look up a submitted transaction; trying again')
@@ -94,18 +103,43 @@ export class TransactionFollower {
     }
     const nowMs = clock.now()
     if (status.state === 'pending') {
-      if (follow.lastLedgerSequence === null && nowMs >= follow.followUntilMs) {
-        await transactionFollowsRepository.finish(db, follow, nowMs)
-        logger.warn(log, 'stopped following a transaction without LastLedgerSequence: no validated ledger holds it yet')
-      } else if (status.missingLedgers) {
-        logger.warn(log, MISSING_LEDGERS_MESSAGE)
-        await transactionFollowsRepository.postpone(db, follow, nowMs + SLOW_FOLLOW_INTERVAL_MS)
-      } else {
-        await transactionFollowsRepository.postpone(db, follow, nowMs + FOLLOW_INTERVAL_MS)
+      if (status.missingLedgers) {
+        logger.warn(log, follow.lastLedgerSequence === null ? MISSING_LEDGERS_SINCE_UNUSED_MESSAGE : MISSING_LEDGERS_MESSAGE)
       }
+      const slowly = status.missingLedgers || (follow.lastLedgerSequence === null && nowMs >= follow.followUntilMs)
+      await transactionFollowsRepository.postpone(
+        db,
+        follow,
+        nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS),
+        earliestLedger,
+      )
       return
     }
     await this.record(follow, finalOutcomeOf(status), nowMs)
+  }
+
+  /**
+   * A look at a transaction without LastLedgerSequence. Its Sequence (or Ticket) is read first. Still unused in the
+   * validated ledger: no ledger up to that one holds the transaction, so the first that can is the next one (kept on
+   * the follow), and the lookup can only find it validated since. Used: the transaction is either in a ledger from the
+   * first that can hold it to that one, or never will be; it is dropped only where the node holds all of those ledgers
+   * and none holds it. Seen used at its first look, before it was ever seen unused: any ledger may hold it, and only a
+   * node with the whole history can say that none does.
+   */
+  private async lookWithoutLastLedger(
+    node: XrplNode,
+    follow: TransactionFollow,
+  ): Promise<{ status: TransactionStatus; earliestLedger: number | null }> {
+    const txBlob = (await this.options.payloads.peek(follow.payloadUuid))?.txBlob
+    if (txBlob == null) return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: follow.earliestLedger }
+    const { Account, Sequence, TicketSequence } = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
+    const seen = await node.slotSeen(Account, TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence })
+    if (seen.used) {
+      return { status: await node.transactionStatusSince(follow.txHash, follow.earliestLedger ?? 1), earliestLedger: follow.earliestLedger }
+    }
+    // Never lowered: a node behind the one seen before (a load-balanced address) says nothing new.
+    const earliestLedger = seen.ledgerIndex === null ? follow.earliestLedger : Math.max(follow.earliestLedger ?? 1, seen.ledgerIndex + 1)
+    return { status: await node.transactionStatus(follow.txHash, null), earliestLedger }
   }
 
   /** The outcome, its webhook deliveries and the end of the follow commit together, while the lease still holds. */

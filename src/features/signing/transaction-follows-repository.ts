@@ -10,7 +10,10 @@ export interface TransactionFollow {
   payloadUuid: string
   txHash: string
   lastLedgerSequence: number | null
+  /** Without LastLedgerSequence: looked at every FOLLOW_INTERVAL_MS until then, then every SLOW_FOLLOW_INTERVAL_MS. */
   followUntilMs: number
+  /** Without LastLedgerSequence: the first ledger that can hold it, once its Sequence (or Ticket) was seen unused. */
+  earliestLedger: number | null
   attempts: number
   leaseExpiresAtMs: number | null
 }
@@ -20,6 +23,7 @@ const toFollow = (row: Selectable<TransactionFollowsTable>): TransactionFollow =
   txHash: row.tx_hash,
   lastLedgerSequence: row.last_ledger_sequence,
   followUntilMs: row.follow_until,
+  earliestLedger: row.earliest_ledger,
   attempts: row.attempts,
   leaseExpiresAtMs: row.lease_expires_at,
 })
@@ -39,6 +43,7 @@ export const transactionFollowsRepository = {
         tx_hash: follow.txHash,
         last_ledger_sequence: follow.lastLedgerSequence,
         follow_until: follow.followUntilMs,
+        earliest_ledger: null,
         state: 'pending',
         attempts: 0,
         next_attempt_at: follow.nowMs,
@@ -59,17 +64,26 @@ export const transactionFollowsRepository = {
     return (await claimDueRows(db, dialect, 'transaction_follows', claim)).map(toFollow)
   },
 
-  /** The follow goes on: its next look is due at `nextAttemptAtMs`. False when the claim no longer holds. */
-  async postpone(db: DbOrTx, follow: TransactionFollow, nextAttemptAtMs: number): Promise<boolean> {
+  /**
+   * The follow goes on: its next look is due at `nextAttemptAtMs`, with the first ledger that can hold the transaction
+   * when the look learned it. False when the claim no longer holds.
+   */
+  async postpone(db: DbOrTx, follow: TransactionFollow, nextAttemptAtMs: number, earliestLedger = follow.earliestLedger): Promise<boolean> {
     const result = await db
       .updateTable('transaction_follows')
-      .set({ state: 'pending', attempts: follow.attempts + 1, next_attempt_at: nextAttemptAtMs, lease_expires_at: null })
+      .set({
+        state: 'pending',
+        attempts: follow.attempts + 1,
+        next_attempt_at: nextAttemptAtMs,
+        lease_expires_at: null,
+        earliest_ledger: earliestLedger,
+      })
       .where(claimHolds(claimOfFollow(follow)))
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   },
 
-  /** The follow is over (outcome recorded, or given up). False when the claim no longer holds. */
+  /** The follow is over: its outcome is recorded. False when the claim no longer holds. */
   async finish(db: DbOrTx, follow: TransactionFollow, nowMs: number): Promise<boolean> {
     const result = await db
       .updateTable('transaction_follows')

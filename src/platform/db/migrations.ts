@@ -389,6 +389,17 @@ const migrations: Record<string, StorageMigration> = {
       await sql`update payloads set submission_claimed = 1 where uuid in (select payload_uuid from submission_claims)`.execute(db)
     },
   },
+  '0015_follow_without_last_ledger': {
+    async up(db: Kysely<unknown>) {
+      // A transaction without LastLedgerSequence is followed until the ledger decides (transaction-follower.ts): the
+      // first ledger that can still hold it, learned as it is followed. Follows that gave such a transaction up after
+      // an hour, before this migration, take up again where their payload has no outcome.
+      await db.schema.alterTable('transaction_follows').addColumn('earliest_ledger', 'bigint').execute()
+      await sql`update transaction_follows set state = 'pending', finished_at = null
+        where state = 'done' and last_ledger_sequence is null
+          and id in (select uuid from payloads where outcome is null)`.execute(db)
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

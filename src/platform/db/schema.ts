@@ -124,9 +124,14 @@ export interface TransactionFollowsTable {
   id: string
   tx_hash: string
   last_ledger_sequence: number | null
-  /** Following gives up after this time (a transaction without LastLedgerSequence). */
+  /** A transaction without LastLedgerSequence is looked at often until this time, then once a minute. */
   follow_until: number
-  /** pending: waiting for its next check; sending: a follower holds its lease; done: the outcome is recorded or following gave up. */
+  /**
+   * A transaction without LastLedgerSequence: the first ledger that can hold it, one past the last validated ledger
+   * seen with its Sequence (or Ticket) unused; null until seen so.
+   */
+  earliest_ledger: number | null
+  /** pending: waiting for its next check; sending: a follower holds its lease; done: the outcome is recorded (or, before migration 0015, following gave up). */
   state: string
   attempts: number
   next_attempt_at: number
@@ -400,6 +405,7 @@ export const COLUMNS = {
     'tx_hash',
     'last_ledger_sequence',
     'follow_until',
+    'earliest_ledger',
     'state',
     'attempts',
     'next_attempt_at',

@@ -89,6 +89,12 @@ export interface XrplNode {
    * account does not exist (funded later, it could still be applied).
    */
   sequenceUsed(account: string, slot: SequenceSlot): Promise<boolean>
+  /**
+   * `slot` of `account` as the latest validated ledger shows it, and that ledger's index: a slot still unused there was
+   * used by no ledger up to it, so no transaction of that slot is in one. The index is null when the account does not
+   * exist (the answer then names no ledger).
+   */
+  slotSeen(account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }>
   /** The account's Sequence in the latest validated ledger (its next transaction's); null when it does not exist. */
   accountSequence(account: string): Promise<number | null>
   /**
@@ -96,6 +102,13 @@ export interface XrplNode {
    * lastLedgerSequence without it), or still pending. Throws XrplNodeUnavailableError when the node cannot say.
    */
   transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
+  /**
+   * One look at a transaction without LastLedgerSequence whose Sequence (or Ticket) the caller has just seen used
+   * (slotSeen), and which no ledger before `earliestLedger` can hold: validated (with its result), dropped (no
+   * validated ledger from earliestLedger on holds it, and the node holds every one of them: another transaction used
+   * its slot), or pending with `missingLedgers` (the node lacks some of them).
+   */
+  transactionStatusSince(txHash: string, earliestLedger: number): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -242,6 +255,27 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     return { validated, holds: (first, last) => ranges.some(({ from, to }) => from <= first && to >= last) }
   }
 
+  const slotSeen = async (account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }> => {
+    const info = await accountInfo(account, false)
+    if (info === null) return { used: false, ledgerIndex: null }
+    const sequence = info.result.account_data.Sequence
+    // The ledger of the Sequence read: a Ticket read afterwards is read in the same ledger or a later one.
+    const ledgerIndex = info.result.ledger_index ?? null
+    if ('sequence' in slot) return { used: sequence > slot.sequence, ledgerIndex }
+    // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
+    // may still be. The Sequence is read first, so that a Ticket gone afterwards was used, not yet to come.
+    if (slot.ticketSequence >= sequence) return { used: false, ledgerIndex }
+    // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
+    const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: 'validated' }
+    try {
+      await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
+      return { used: false, ledgerIndex }
+    } catch (error) {
+      if (rippledErrorCode(error) === 'entryNotFound') return { used: true, ledgerIndex }
+      throw asUnavailable(error)
+    }
+  }
+
   return {
     async submit(txBlob) {
       try {
@@ -265,22 +299,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     accountSequence,
 
     async sequenceUsed(account, slot) {
-      const sequence = await accountSequence(account)
-      if (sequence === null) return false
-      if ('sequence' in slot) return sequence > slot.sequence
-      // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
-      // may still be. The Sequence is read first, so that a Ticket gone afterwards was used, not yet to come.
-      if (slot.ticketSequence >= sequence) return false
-      // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
-      const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: 'validated' }
-      try {
-        await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
-        return false
-      } catch (error) {
-        if (rippledErrorCode(error) === 'entryNotFound') return true
-        throw asUnavailable(error)
-      }
+      return (await slotSeen(account, slot)).used
     },
+
+    slotSeen,
 
     async isRegularKey(account, signingPubKey) {
       const response = await accountInfo(account, false)
@@ -321,6 +343,16 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       if (result !== null) return { state: 'validated', ...result }
       if (searchable) return { state: 'dropped', validatedLedgerIndex: before.validated }
       return { state: 'pending', missingLedgers: passed }
+    },
+
+    async transactionStatusSince(txHash, earliestLedger) {
+      // As transactionStatus: the ledgers held and the validated index are read before the lookup, so that a miss
+      // searched every ledger up to that index, the one where the caller saw the slot used included.
+      const before = await ledgers()
+      const result = await lookUpValidated(txHash)
+      if (result !== null) return { state: 'validated', ...result }
+      if (before.holds(earliestLedger, before.validated)) return { state: 'dropped', validatedLedgerIndex: before.validated }
+      return { state: 'pending', missingLedgers: true }
     },
 
     async transactionDefaults(account) {

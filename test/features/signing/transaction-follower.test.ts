@@ -4,11 +4,17 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
-import { FOLLOW_INTERVAL_MS, FOLLOW_WITHOUT_LAST_LEDGER_MS } from '../../../src/features/signing/transaction-follower.js'
+import {
+  FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS,
+  FOLLOW_INTERVAL_MS,
+  SLOW_FOLLOW_INTERVAL_MS,
+} from '../../../src/features/signing/transaction-follower.js'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { type RunningService, startService } from '../../../src/main.js'
+import { openStorage } from '../../../src/platform/db/database.js'
+import { migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { createLogger } from '../../../src/platform/logger.js'
-import { forEachDatabase } from '../../support/databases.js'
+import { createTestDatabase, forEachDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
@@ -40,21 +46,26 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
   beforeEach(async () => {
     await rippled.start()
     rippled.setValidatedLedgerIndex(1000)
+    rippled.setHistoryStart(1)
     receiver.requests.length = 0
   })
 
-  /** A signAndSubmit payload approved and submitted; returns its uuid and the transaction's hash. */
+  /** A signAndSubmit payload approved and submitted (Sequence 7); returns its uuid, the transaction's hash and account. */
   const submitted = async (extra: Record<string, unknown> = {}) => {
     const uuid = await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: paymentTransaction() })
-    const signed = signRequested(Wallet.generate(), paymentTransaction(), extra)
+    const wallet = Wallet.generate()
+    const signed = signRequested(wallet, paymentTransaction(), extra)
     const response = await t.inject({
       method: 'POST',
       url: `/api/v1/sign/${uuid}/approve`,
       payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
     })
     assert.equal(response.statusCode, 200, response.body)
-    return { uuid, hash: signed.hash }
+    return { uuid, hash: signed.hash, account: wallet.classicAddress }
   }
+  const followRow = (uuid: string) =>
+    t.service.ctx.storage.db.selectFrom('transaction_follows').selectAll().where('id', '=', uuid).executeTakeFirstOrThrow()
+  const looksAt = (hash: string) => rippled.requests.filter((request) => request.command === 'tx' && request.transaction === hash).length
   const follow = () => t.service.ctx.follower.followDue()
   const bodiesOf = (event: string) =>
     receiver.requests.map((request) => JSON.parse(request.rawBody.toString())).filter((body: { event: string }) => body.event === event)
@@ -142,19 +153,136 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
     assert.equal(view.submission.outcome, 'dropped', `${hash} missed its LastLedgerSequence while the node was away`)
   })
 
-  it('follows a transaction without LastLedgerSequence for a bounded time, then gives up without an outcome', async () => {
-    const { uuid } = await submitted({ LastLedgerSequence: undefined })
-    rippled.setValidatedLedgerIndex(50_000)
-    await follow()
-    t.clock.advance(FOLLOW_WITHOUT_LAST_LEDGER_MS)
-    await follow()
-    const row = await t.service.ctx.storage.db
-      .selectFrom('transaction_follows')
-      .selectAll()
-      .where('id', '=', uuid)
-      .executeTakeFirstOrThrow()
-    assert.equal(row.state, 'done')
-    assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'never dropped: it could still be applied')
+  describe('a transaction without LastLedgerSequence', () => {
+    it('is followed past its first hour, once a minute, and its outcome recorded whenever a ledger takes it', async () => {
+      const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
+      rippled.setAccount(account, { sequence: 7 })
+      await follow()
+      t.clock.advance(FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS)
+      await follow()
+      assert.equal((await followRow(uuid)).state, 'pending', 'still followed after an hour')
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null)
+      const looks = looksAt(hash)
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal(looksAt(hash), looks, 'no look 2 seconds on: once a minute now')
+
+      rippled.setValidatedLedgerIndex(2100)
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 2090, transactionResult: 'tesSUCCESS' })
+      t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
+      await follow()
+      const { submission } = await readPayload(t, apiKey, uuid)
+      assert.equal(submission.outcome, 'succeeded')
+      assert.equal(submission.ledgerIndex, 2090)
+      assert.equal((await followRow(uuid)).state, 'done')
+    })
+
+    it('is dropped once another transaction used its Sequence, and only by a node holding every ledger since the Sequence was seen unused', async () => {
+      const { uuid, account } = await submitted({ LastLedgerSequence: undefined })
+      rippled.setAccount(account, { sequence: 7 })
+      await follow()
+      assert.equal(
+        (await followRow(uuid)).earliest_ledger,
+        1001,
+        'Sequence 7 unused in ledger 1000: no ledger up to it holds the transaction',
+      )
+      rippled.setValidatedLedgerIndex(1003)
+      await follow()
+      assert.equal((await followRow(uuid)).earliest_ledger, 1001, 'not due yet')
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await followRow(uuid)).earliest_ledger, 1004)
+
+      // Another transaction of the account takes Sequence 7; the node restarted and lacks ledger 1004.
+      rippled.setValidatedLedgerIndex(1010)
+      rippled.setAccount(account, { sequence: 8 })
+      rippled.setHistoryStart(1005)
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'ledger 1004 may hold it')
+      assert.equal((await followRow(uuid)).state, 'pending')
+
+      rippled.setHistoryStart(1004)
+      t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
+      await follow()
+      const { submission } = await readPayload(t, apiKey, uuid)
+      assert.deepEqual([submission.outcome, submission.validatedResult], ['dropped', null])
+      assert.equal((await followRow(uuid)).state, 'done')
+    })
+
+    it('whose Sequence is used at its first look is dropped only by a node with the whole history', async () => {
+      const { uuid, account } = await submitted({ LastLedgerSequence: undefined })
+      rippled.setAccount(account, { sequence: 8 })
+      rippled.setHistoryStart(2)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'any ledger may hold it')
+      rippled.setHistoryStart(1)
+      t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'dropped')
+    })
+
+    it('that an earlier version stopped following after an hour is followed again, unless its payload has an outcome', async () => {
+      const older = await createTestDatabase(dialect, { empty: true })
+      const storage = openStorage(older.url)
+      try {
+        await migrateUpTo(storage, '0014_payload_submission_claimed')
+        const db = storage.db
+        await db.insertInto('projects').values({ id: 'proj_old', name: 'Old', plan: 'pro', created_at: 1 }).execute()
+        const follows = [
+          { uuid: 'given-up', lastLedgerSequence: null, outcome: null, state: 'done' },
+          { uuid: 'dropped', lastLedgerSequence: 1020, outcome: 'dropped', state: 'done' },
+          { uuid: 'succeeded', lastLedgerSequence: null, outcome: 'succeeded', state: 'done' },
+          { uuid: 'following', lastLedgerSequence: null, outcome: null, state: 'pending' },
+        ]
+        for (const { uuid, lastLedgerSequence, outcome, state } of follows) {
+          await db
+            .insertInto('payloads')
+            .values({ uuid, project_id: 'proj_old', type: 'signAndSubmit', status: 'signed', expires_at: 2, created_at: 1, outcome })
+            .execute()
+          await db
+            .insertInto('transaction_follows')
+            .values({
+              id: uuid,
+              tx_hash: `hash-${uuid}`,
+              last_ledger_sequence: lastLedgerSequence,
+              follow_until: 3,
+              state,
+              attempts: 1,
+              next_attempt_at: 3,
+              lease_expires_at: null,
+              created_at: 1,
+              finished_at: state === 'done' ? 4 : null,
+            } as never)
+            .execute()
+        }
+        assert.deepEqual(await migrateUpTo(storage, '0015_follow_without_last_ledger'), ['0015_follow_without_last_ledger'])
+        const rows = await db
+          .selectFrom('transaction_follows')
+          .select(['id', 'state', 'finished_at', 'earliest_ledger'])
+          .orderBy('id')
+          .execute()
+        assert.deepEqual(rows, [
+          { id: 'dropped', state: 'done', finished_at: 4, earliest_ledger: null },
+          { id: 'following', state: 'pending', finished_at: null, earliest_ledger: null },
+          { id: 'given-up', state: 'pending', finished_at: null, earliest_ledger: null },
+          { id: 'succeeded', state: 'done', finished_at: 4, earliest_ledger: null },
+        ])
+      } finally {
+        await storage.close()
+        await older.drop()
+      }
+    })
+
+    it('is never dropped while its account does not exist: a payment could still fund it', async () => {
+      const { uuid } = await submitted({ LastLedgerSequence: undefined })
+      await follow()
+      t.clock.advance(FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS + SLOW_FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null)
+      const row = await followRow(uuid)
+      assert.deepEqual([row.state, row.earliest_ledger], ['pending', null])
+    })
   })
 
   describe('two instances', () => {

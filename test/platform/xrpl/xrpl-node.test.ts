@@ -203,6 +203,20 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
+  describe('slotSeen', () => {
+    it('says whether the slot is used, and in which validated ledger it was read', async () => {
+      const account = Wallet.generate().classicAddress
+      rippled.setValidatedLedgerIndex(2000)
+      assert.deepEqual(await node.slotSeen(account, { sequence: 1 }), { used: false, ledgerIndex: null }, 'no account: no ledger named')
+      rippled.setAccount(account, { sequence: 7, tickets: [5] })
+      assert.deepEqual(await node.slotSeen(account, { sequence: 7 }), { used: false, ledgerIndex: 2000 })
+      assert.deepEqual(await node.slotSeen(account, { sequence: 6 }), { used: true, ledgerIndex: 2000 })
+      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 5 }), { used: false, ledgerIndex: 2000 })
+      rippled.setValidatedLedgerIndex(2001)
+      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 4 }), { used: true, ledgerIndex: 2001 })
+    })
+  })
+
   describe('transactionStatus', () => {
     const hash = signedPayment.hash
 
@@ -273,6 +287,29 @@ describe('XrplNode against a rippled double', () => {
     it('throws XrplNodeUnavailableError when the node is down', async () => {
       await rippled.stop()
       await assert.rejects(node.transactionStatus(hash, 1020), XrplNodeUnavailableError)
+    })
+  })
+
+  describe('transactionStatusSince (a transaction without LastLedgerSequence whose Sequence is used)', () => {
+    const hash = signedPayment.hash
+
+    it('is validated when a ledger holds it', async () => {
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tesSUCCESS' })
+      const status = await node.transactionStatusSince(hash, 990)
+      assert.equal(status.state, 'validated')
+    })
+
+    it('is dropped only when the node holds every ledger from the earliest that can hold it to the validated one', async () => {
+      rippled.setValidatedLedgerIndex(1500)
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
+      try {
+        rippled.setHistoryStart(1201)
+        assert.deepEqual(await node.transactionStatusSince(hash, 1200), { state: 'pending', missingLedgers: true }, 'ledger 1200 missing')
+        assert.deepEqual(await node.transactionStatusSince(hash, 1201), { state: 'dropped', validatedLedgerIndex: 1500 })
+      } finally {
+        rippled.setHistoryStart(1)
+        rippled.setValidatedLedgerIndex(1000)
+      }
     })
   })
 })
