@@ -42,8 +42,12 @@ export interface RippledDouble {
   setServerState(state: string): void
   /** Makes the following submits fail as rippled does before applying, e.g. ('invalidTransaction', 'fails local checks: ...'). */
   setSubmitError(error: string, errorMessage: string): void
-  /** Makes an account exist, with the given RegularKey and signer list; unknown accounts answer actNotFound. */
-  setAccount(address: string, state?: AccountState): void
+  /**
+   * Makes an account exist, with the given RegularKey and signer list; unknown accounts answer actNotFound. With
+   * `fromLedger`, the state holds from that ledger on: a request for an earlier ledger reads the state set before it
+   * (or none). Without, it holds in every ledger.
+   */
+  setAccount(address: string, state?: AccountState, options?: { fromLedger?: number }): void
   /** What `tx` answers for a hash; unknown hashes answer txnNotFound. */
   setTransaction(hash: string, status: TransactionStatus): void
   setValidatedLedgerIndex(ledgerIndex: number): void
@@ -86,7 +90,16 @@ class RippledErrorReply {
 export async function startRippledDouble(): Promise<RippledDouble> {
   const submitted: string[] = []
   const requests: Array<Record<string, unknown>> = []
-  const accounts = new Map<string, AccountState>()
+  /** Each account's states, each from a ledger on, in the order set. */
+  const accounts = new Map<string, Array<{ fromLedger: number; state: AccountState }>>()
+  /** The account as the ledger a request names (by number, or the validated one) holds it. */
+  const accountIn = (address: string, request: Record<string, unknown>): AccountState | undefined => {
+    const ledger = ledgerIndexOf(request)
+    return accounts
+      .get(address)
+      ?.filter(({ fromLedger }) => fromLedger <= ledger)
+      .at(-1)?.state
+  }
   const transactions = new Map<string, TransactionStatus>()
   let submitReply: { engineResult: string; engineResultMessage: string } | RippledErrorReply = {
     engineResult: 'tesSUCCESS',
@@ -195,16 +208,23 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (typeof ticket?.account !== 'string' || typeof ticket.ticket_seq !== 'number') {
       return new RippledErrorReply('malformedRequest', 'Malformed request.', 31)
     }
-    if (!accounts.get(ticket.account)?.tickets?.includes(ticket.ticket_seq)) {
+    if (!accountIn(ticket.account, request)?.tickets?.includes(ticket.ticket_seq)) {
       return new RippledErrorReply('entryNotFound', 'Entry not found.', 21)
     }
     const node = { Account: ticket.account, Flags: 0, LedgerEntryType: 'Ticket', TicketSequence: ticket.ticket_seq }
-    return { node, ledger_index: validatedLedgerIndex, validated: true }
+    return { node, ledger_index: ledgerIndexOf(request), validated: true }
   }
+
+  /**
+   * The ledger a request names by number (rippled answers from that ledger; this double holds only the present state,
+   * which tests set as of the ledger they ask about), or the validated one.
+   */
+  const ledgerIndexOf = (request: Record<string, unknown>): number =>
+    typeof request.ledger_index === 'number' ? request.ledger_index : validatedLedgerIndex
 
   const answerAccountInfo = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const address = String(request.account)
-    const state = accounts.get(address)
+    const state = accountIn(address, request)
     if (state === undefined) return new RippledErrorReply('actNotFound', 'Account not found.', 19)
     const accountData: Record<string, unknown> = {
       Account: address,
@@ -215,7 +235,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       Sequence: state.sequence ?? 1,
     }
     if (state.regularKey !== undefined) accountData.RegularKey = state.regularKey
-    const result: Record<string, unknown> = { account_data: accountData, ledger_index: validatedLedgerIndex, validated: true }
+    const result: Record<string, unknown> = { account_data: accountData, ledger_index: ledgerIndexOf(request), validated: true }
     if (request.signer_lists === true) {
       result.signer_lists = state.signerList
         ? [
@@ -298,8 +318,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     setSubmitError(error, errorMessage) {
       submitReply = new RippledErrorReply(error, errorMessage)
     },
-    setAccount(address, state = {}) {
-      accounts.set(address, state)
+    setAccount(address, state = {}, { fromLedger = 0 } = {}) {
+      const states = (accounts.get(address) ?? []).filter((held) => held.fromLedger < fromLedger)
+      accounts.set(address, [...states, { fromLedger, state }])
     },
     setTransaction(hash, status) {
       transactions.set(hash.toUpperCase(), status)

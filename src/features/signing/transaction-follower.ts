@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { decode } from 'ripple-binary-codec'
 import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
-import { type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { FinalOutcome } from '../payloads/model.js'
 import type { PayloadService } from '../payloads/service.js'
 import type { PayloadTransition } from '../payloads/transitions.js'
@@ -26,13 +26,22 @@ export const SLOW_FOLLOW_INTERVAL_MS = 60_000
 /** Logged while the node cannot say that a transaction past its LastLedgerSequence was dropped. */
 export const MISSING_LEDGERS_MESSAGE =
   'the XRPL node lacks some of the ledgers up to the transaction’s LastLedgerSequence: whether it was applied is not known yet (a node with more history answers)'
+/**
+ * Logged when a transaction without LastLedgerSequence whose Sequence (or Ticket) was used before it was ever seen
+ * unused is given up: nothing bounds the ledgers that may hold it.
+ */
+export const UNDECIDABLE_MESSAGE =
+  'stopped following a transaction without LastLedgerSequence: its Sequence was used before it was first seen unused, and no ledger the node searched holds it'
 /** Logged while the node cannot say that a transaction without LastLedgerSequence, whose Sequence is used, was dropped. */
 export const MISSING_LEDGERS_SINCE_UNUSED_MESSAGE =
   'the XRPL node lacks some of the ledgers since the transaction’s Sequence was last seen unused: whether it was applied is not known yet (a node with more history answers)'
 /** After the node could not answer. */
 const UNAVAILABLE_RETRY_MS = 5_000
-/** Longer than one look can take (two requests of at most 10 seconds each). */
-const LEASE_MS = 60_000
+/**
+ * Longer than one look can take: up to five requests to the node (a transaction without LastLedgerSequence), each of
+ * which may have to connect first, 10 seconds at most for each.
+ */
+const LEASE_MS = 2 * 60_000
 /**
  * A transaction without LastLedgerSequence can wait in a node's queue indefinitely: it is looked at every
  * FOLLOW_INTERVAL_MS for this long after submission, then every SLOW_FOLLOW_INTERVAL_MS until the ledger decides.
@@ -92,9 +101,10 @@ export class TransactionFollower {
     }
     let status: TransactionStatus
     let earliestLedger = follow.earliestLedger
+    let undecidable = false
     try {
       if (follow.lastLedgerSequence !== null) status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
-      else ({ status, earliestLedger } = await this.lookWithoutLastLedger(node, follow))
+      else ({ status, earliestLedger, undecidable } = await this.lookWithoutLastLedger(node, follow))
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
       logger.warn({ ...log, err: error }, 'could not look up a submitted transaction; trying again')
@@ -102,6 +112,11 @@ export class TransactionFollower {
       return
     }
     const nowMs = clock.now()
+    if (status.state === 'pending' && undecidable && nowMs >= follow.followUntilMs) {
+      await transactionFollowsRepository.finish(db, follow, nowMs)
+      logger.warn(log, UNDECIDABLE_MESSAGE)
+      return
+    }
     if (status.state === 'pending') {
       if (status.missingLedgers) {
         logger.warn(log, follow.lastLedgerSequence === null ? MISSING_LEDGERS_SINCE_UNUSED_MESSAGE : MISSING_LEDGERS_MESSAGE)
@@ -119,27 +134,45 @@ export class TransactionFollower {
   }
 
   /**
-   * A look at a transaction without LastLedgerSequence. Its Sequence (or Ticket) is read first. Still unused in the
-   * validated ledger: no ledger up to that one holds the transaction, so the first that can is the next one (kept on
-   * the follow), and the lookup can only find it validated since. Used: the transaction is either in a ledger from the
-   * first that can hold it to that one, or never will be; it is dropped only where the node holds all of those ledgers
-   * and none holds it. Seen used at its first look, before it was ever seen unused: any ledger may hold it, and only a
-   * node with the whole history can say that none does.
+   * A look at a transaction without LastLedgerSequence. Its Sequence (or Ticket) is read first, in a settled ledger
+   * (slotSeen). Still unused there: no ledger up to that one holds the transaction, so the first that can is the next
+   * one (kept on the follow), and the lookup can only find it validated since. Used: the transaction is either in a
+   * ledger from the first that can hold it to that one, or never will be; it is dropped only where the node holds all
+   * of those ledgers and none holds it. Seen used before it was ever seen unused (its first look came late): any ledger
+   * may hold it, and a miss proves nothing. It is then looked up by its hash until followUntilMs, and given up.
    */
   private async lookWithoutLastLedger(
     node: XrplNode,
     follow: TransactionFollow,
-  ): Promise<{ status: TransactionStatus; earliestLedger: number | null }> {
-    const txBlob = (await this.options.payloads.peek(follow.payloadUuid))?.txBlob
-    if (txBlob == null) return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: follow.earliestLedger }
-    const { Account, Sequence, TicketSequence } = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
-    const seen = await node.slotSeen(Account, TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence })
-    if (seen.used) {
-      return { status: await node.transactionStatusSince(follow.txHash, follow.earliestLedger ?? 1), earliestLedger: follow.earliestLedger }
+  ): Promise<{ status: TransactionStatus; earliestLedger: number | null; undecidable: boolean }> {
+    const { earliestLedger } = follow
+    const slot = await this.slotOf(follow)
+    const seen = slot && (await node.slotSeen(slot.account, slot.slot))
+    if (!seen?.used) {
+      // Never lowered: a node behind the one seen before (a load-balanced address) says nothing new.
+      const unusedUpTo = seen?.ledgerIndex ?? null
+      const earliest = unusedUpTo === null ? earliestLedger : Math.max(earliestLedger ?? 1, unusedUpTo + 1)
+      return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: earliest, undecidable: false }
     }
-    // Never lowered: a node behind the one seen before (a load-balanced address) says nothing new.
-    const earliestLedger = seen.ledgerIndex === null ? follow.earliestLedger : Math.max(follow.earliestLedger ?? 1, seen.ledgerIndex + 1)
-    return { status: await node.transactionStatus(follow.txHash, null), earliestLedger }
+    if (earliestLedger === null || seen.ledgerIndex === null) {
+      return { status: await node.transactionStatus(follow.txHash, null), earliestLedger, undecidable: true }
+    }
+    const status = await node.transactionStatusSince(follow.txHash, earliestLedger, seen.ledgerIndex)
+    return { status, earliestLedger, undecidable: false }
+  }
+
+  /** The account and Sequence (or Ticket) of the followed transaction, from its payload's blob. */
+  private async slotOf(follow: TransactionFollow): Promise<{ account: string; slot: SequenceSlot } | undefined> {
+    const txBlob = (await this.options.payloads.peek(follow.payloadUuid))?.txBlob
+    if (!txBlob) return undefined
+    try {
+      const { Account, Sequence, TicketSequence } = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
+      return { account: Account, slot: TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence } }
+    } catch (error) {
+      // The blob decoded when it was verified; should it no longer, the transaction is still looked up by its hash.
+      this.options.logger.error({ uuid: follow.payloadUuid, err: error }, 'a followed transaction’s blob does not decode')
+      return undefined
+    }
   }
 
   /** The outcome, its webhook deliveries and the end of the follow commit together, while the lease still holds. */

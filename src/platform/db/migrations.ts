@@ -393,9 +393,10 @@ const migrations: Record<string, StorageMigration> = {
     async up(db: Kysely<unknown>) {
       // A transaction without LastLedgerSequence is followed until the ledger decides (transaction-follower.ts): the
       // first ledger that can still hold it, learned as it is followed. Follows that gave such a transaction up after
-      // an hour, before this migration, take up again where their payload has no outcome.
+      // an hour, before this migration, take up again where their payload has no outcome, for an hour from now (an
+      // instance of the version before, in a rolling deploy, gives them up again only then).
       await db.schema.alterTable('transaction_follows').addColumn('earliest_ledger', 'bigint').execute()
-      await sql`update transaction_follows set state = 'pending', finished_at = null
+      await sql`update transaction_follows set state = 'pending', finished_at = null, follow_until = ${Date.now() + 60 * 60_000}
         where state = 'done' and last_ledger_sequence is null
           and id in (select uuid from payloads where outcome is null)`.execute(db)
     },

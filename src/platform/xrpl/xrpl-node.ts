@@ -84,15 +84,16 @@ export interface XrplNode {
    */
   signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
   /**
-   * Whether the latest validated ledger shows `slot` of `account` used: the account's Sequence past `sequence`, or the
-   * Ticket gone. A transaction for that slot that no validated ledger holds can then never be applied. False while the
-   * account does not exist (funded later, it could still be applied).
+   * Whether a settled ledger (SETTLED_LEDGERS behind the validated one) shows `slot` of `account` used: the account's
+   * Sequence past `sequence`, or the Ticket gone. A transaction for that slot that no validated ledger holds can then
+   * never be applied. False while the account does not exist (funded later, it could still be applied).
    */
   sequenceUsed(account: string, slot: SequenceSlot): Promise<boolean>
   /**
-   * `slot` of `account` as the latest validated ledger shows it, and that ledger's index: a slot still unused there was
-   * used by no ledger up to it, so no transaction of that slot is in one. The index is null when the account does not
-   * exist (the answer then names no ledger).
+   * `slot` of `account` in a settled ledger (SETTLED_LEDGERS behind the validated one), and that ledger's index. Unused
+   * there: no transaction of that slot is in a ledger up to it. Used: one is, and the node's database holds it. The
+   * index is null when the account does not exist there (deleted after its transaction applied, it would say nothing of
+   * the ledgers before).
    */
   slotSeen(account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }>
   /** The account's Sequence in the latest validated ledger (its next transaction's); null when it does not exist. */
@@ -103,12 +104,12 @@ export interface XrplNode {
    */
   transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
   /**
-   * One look at a transaction without LastLedgerSequence whose Sequence (or Ticket) the caller has just seen used
-   * (slotSeen), and which no ledger before `earliestLedger` can hold: validated (with its result), dropped (no
-   * validated ledger from earliestLedger on holds it, and the node holds every one of them: another transaction used
-   * its slot), or pending with `missingLedgers` (the node lacks some of them).
+   * One look at a transaction without LastLedgerSequence whose Sequence (or Ticket) the caller saw used in ledger
+   * `usedBy` (slotSeen), and which no ledger before `earliestLedger` can hold: validated (with its result), dropped (no
+   * ledger from earliestLedger to usedBy holds it, and the node holds every one of them: another transaction used its
+   * slot), or pending with `missingLedgers` (the node lacks some of them).
    */
-  transactionStatusSince(txHash: string, earliestLedger: number): Promise<TransactionStatus>
+  transactionStatusSince(txHash: string, earliestLedger: number, usedBy: number): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -136,6 +137,13 @@ const FEE_CUSHION = 1.2
  * ledger that the node lacks.
  */
 const SEARCHED_LEDGERS = 256
+/**
+ * How far behind the validated ledger a ledger must be before a miss in it counts. rippled lists a ledger as validated
+ * and held (complete_ledgers) as soon as it is accepted, and writes its transactions to its database afterwards, in
+ * the background (LedgerMaster::setFullLedger, pendSaveValidated): until then `tx` misses a transaction that ledger
+ * holds. A save takes well under a ledger's 3 to 5 seconds; 8 ledgers (some 30 seconds) leave room for a busy node.
+ */
+export const SETTLED_LEDGERS = 8
 /** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
 const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
@@ -191,10 +199,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  const accountInfo = async (account: string, signerLists: boolean) => {
+  const accountInfo = async (account: string, signerLists: boolean, ledgerIndex: number | 'validated' = 'validated') => {
     try {
       return await call((connected) =>
-        connected.request({ command: 'account_info', account, ledger_index: 'validated', signer_lists: signerLists }),
+        connected.request({ command: 'account_info', account, ledger_index: ledgerIndex, signer_lists: signerLists }),
       )
     } catch (error) {
       if (rippledErrorCode(error) === 'actNotFound') return null
@@ -256,17 +264,18 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 
   const slotSeen = async (account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }> => {
-    const info = await accountInfo(account, false)
+    // The Sequence and the Ticket are read in one settled ledger: what they say holds for every ledger up to it, and a
+    // transaction that used the slot there is in the node's database already.
+    const ledgerIndex = Math.max(1, (await ledgers()).validated - SETTLED_LEDGERS)
+    const info = await accountInfo(account, false, ledgerIndex)
     if (info === null) return { used: false, ledgerIndex: null }
     const sequence = info.result.account_data.Sequence
-    // The ledger of the Sequence read: a Ticket read afterwards is read in the same ledger or a later one.
-    const ledgerIndex = info.result.ledger_index ?? null
     if ('sequence' in slot) return { used: sequence > slot.sequence, ledgerIndex }
     // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
-    // may still be. The Sequence is read first, so that a Ticket gone afterwards was used, not yet to come.
+    // may still be.
     if (slot.ticketSequence >= sequence) return { used: false, ledgerIndex }
     // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
-    const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: 'validated' }
+    const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: ledgerIndex }
     try {
       await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
       return { used: false, ledgerIndex }
@@ -336,8 +345,9 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // lastLedgerSequence, a miss counts only if the node holds every ledger the transaction could be in (read in the
       // same request, before the lookup, so that the lookup searched them): one without some of them (restarted, or
       // keeping little history) misses a transaction that one of them holds.
+      // Passed only once LastLedgerSequence is SETTLED_LEDGERS behind: a miss in a ledger just validated counts for nothing.
       const before = lastLedgerSequence === null ? undefined : await ledgers()
-      const passed = before !== undefined && lastLedgerSequence !== null && before.validated >= lastLedgerSequence
+      const passed = before !== undefined && lastLedgerSequence !== null && before.validated - SETTLED_LEDGERS >= lastLedgerSequence
       const searchable = passed && before.holds(Math.max(1, lastLedgerSequence - SEARCHED_LEDGERS + 1), lastLedgerSequence)
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
@@ -345,13 +355,13 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       return { state: 'pending', missingLedgers: passed }
     },
 
-    async transactionStatusSince(txHash, earliestLedger) {
-      // As transactionStatus: the ledgers held and the validated index are read before the lookup, so that a miss
-      // searched every ledger up to that index, the one where the caller saw the slot used included.
+    async transactionStatusSince(txHash, earliestLedger, usedBy) {
+      // As transactionStatus: the ledgers held are read before the lookup. usedBy is a settled ledger (slotSeen), so a
+      // transaction that used the slot there is in the node's database, and a miss searched it.
       const before = await ledgers()
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
-      if (before.holds(earliestLedger, before.validated)) return { state: 'dropped', validatedLedgerIndex: before.validated }
+      if (before.holds(earliestLedger, usedBy)) return { state: 'dropped', validatedLedgerIndex: before.validated }
       return { state: 'pending', missingLedgers: true }
     },
 

@@ -7,6 +7,7 @@ import { PayloadTransitions } from '../../../src/features/payloads/transitions.j
 import { payloadTransitionsRepository } from '../../../src/features/payloads/transitions-repository.js'
 import { submissionClaimsRepository } from '../../../src/features/signing/submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
+import { SETTLED_LEDGERS } from '../../../src/platform/xrpl/xrpl-node.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
@@ -155,7 +156,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const inDoubt = (await stream.nextData()) as { status: string; submissionInDoubt?: boolean }
       assert.deepEqual([inDoubt.status, inDoubt.submissionInDoubt], ['pending', true], 'no change of status, and yet news')
       // The validated ledger passes the blob's LastLedgerSequence without it: released, and the page may offer it again.
-      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence, async () => {
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS, async () => {
         t.clock.advance(61_000)
         await t.service.ctx.signing.submissions.recoverLapsed()
       })
@@ -296,7 +297,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     const signed = signRequested(Wallet.generate(), paymentTransaction())
     assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 200)
     try {
-      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
       await t.service.ctx.follower.followDue()
     } finally {
       rippled.setValidatedLedgerIndex(1000)
@@ -486,7 +487,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held until the ledger decides')
 
       // The validated ledger passes LastLedgerSequence without it: it can never apply, and the user may sign again.
-      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
       try {
         await recoverAfterTheLease()
       } finally {
@@ -646,7 +647,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       t.clock.advance((DEFAULT_EXPIRES_IN_SECONDS + 1) * 1000)
       await t.service.ctx.payloads.expireOverdue()
       assert.equal((await appView(uuid)).status, 'pending')
-      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+      rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
       try {
         await recoverAfterTheLease()
       } finally {
@@ -681,6 +682,29 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         assert.equal((await appView(uuid)).status, 'expired', 'its time passed while it was in doubt')
       })
     }
+
+    it('a transaction without LastLedgerSequence whose own ledger has just validated, unwritten, keeps its claim: the user cannot pay twice', async () => {
+      const { uuid, signed, wallet } = await unansweredWithoutLastLedger(7, 7)
+      await recoverAfterTheLease()
+      // The ledger applies it in 1001: the account's Sequence moves on there, and rippled lists 1001 as validated before
+      // its transactions reach its database (tx still answers from its cache: not validated).
+      await atValidatedLedger(1001, async () => {
+        rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 1001 })
+        rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the Sequence was used by this very transaction')
+        assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+
+        rippled.setTransaction(signed.hash, {
+          validated: true,
+          ledgerIndex: 1001,
+          transactionResult: 'tesSUCCESS',
+          closedAtMs: t.clock.now(),
+        })
+        await recoverAfterTheLease()
+        assert.equal((await appView(uuid)).status, 'signed')
+      })
+    })
 
     it('a blob the node lost (a restart empties its queue) is sent again while the ledger can apply it, and is signed once validated', async () => {
       // Without LastLedgerSequence, on an idle account: nothing but the ledger applying it would end the doubt.
@@ -810,7 +834,10 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await eventually(async () => rippled.requests.some((request) => request.command === 'tx' && request.transaction === signed.hash))
       const started = performance.now()
       await own.stop()
-      assert.ok(performance.now() - started < 3000, 'a follow without LastLedgerSequence goes on for an hour, not the service')
+      assert.ok(
+        performance.now() - started < 3000,
+        'a follow without LastLedgerSequence goes on until the ledger decides; the service stops at once',
+      )
     })
   })
 })

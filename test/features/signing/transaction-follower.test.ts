@@ -14,13 +14,14 @@ import { type RunningService, startService } from '../../../src/main.js'
 import { openStorage } from '../../../src/platform/db/database.js'
 import { migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { createLogger } from '../../../src/platform/logger.js'
+import { SETTLED_LEDGERS } from '../../../src/platform/xrpl/xrpl-node.js'
 import { createTestDatabase, forEachDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { openSse } from '../../support/sse.js'
-import { signRequested } from '../../support/wallet-signing.js'
+import { signRequested, WALLET_FIELDS } from '../../support/wallet-signing.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js'
 import { dispatchAll, registerWebhook } from '../../support/webhooks.js'
 
@@ -153,6 +154,20 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
     assert.equal(view.submission.outcome, 'dropped', `${hash} missed its LastLedgerSequence while the node was away`)
   })
 
+  it('is not dropped when it is in its LastLedgerSequence ledger, just validated, whose transactions the node has not written yet', async () => {
+    const { uuid, hash } = await submitted()
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+    rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
+    await follow()
+    assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'a miss in a ledger just validated proves nothing')
+
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 1)
+    rippled.setTransaction(hash, { validated: true, ledgerIndex: WALLET_FIELDS.LastLedgerSequence, transactionResult: 'tesSUCCESS' })
+    t.clock.advance(FOLLOW_INTERVAL_MS)
+    await follow()
+    assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
+  })
+
   describe('a transaction without LastLedgerSequence', () => {
     it('is followed past its first hour, once a minute, and its outcome recorded whenever a ledger takes it', async () => {
       const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
@@ -183,26 +198,27 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       await follow()
       assert.equal(
         (await followRow(uuid)).earliest_ledger,
-        1001,
-        'Sequence 7 unused in ledger 1000: no ledger up to it holds the transaction',
+        1000 - SETTLED_LEDGERS + 1,
+        'Sequence 7 unused in the settled ledger: no ledger up to it holds the transaction',
       )
       rippled.setValidatedLedgerIndex(1003)
       await follow()
-      assert.equal((await followRow(uuid)).earliest_ledger, 1001, 'not due yet')
+      assert.equal((await followRow(uuid)).earliest_ledger, 1000 - SETTLED_LEDGERS + 1, 'not due yet')
       t.clock.advance(FOLLOW_INTERVAL_MS)
       await follow()
-      assert.equal((await followRow(uuid)).earliest_ledger, 1004)
+      const earliest = 1003 - SETTLED_LEDGERS + 1
+      assert.equal((await followRow(uuid)).earliest_ledger, earliest)
 
-      // Another transaction of the account takes Sequence 7; the node restarted and lacks ledger 1004.
-      rippled.setValidatedLedgerIndex(1010)
+      // Another transaction of the account takes Sequence 7; the node restarted and lacks the earliest ledger.
+      rippled.setValidatedLedgerIndex(1020)
       rippled.setAccount(account, { sequence: 8 })
-      rippled.setHistoryStart(1005)
+      rippled.setHistoryStart(earliest + 1)
       t.clock.advance(FOLLOW_INTERVAL_MS)
       await follow()
-      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'ledger 1004 may hold it')
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, `ledger ${earliest} may hold it`)
       assert.equal((await followRow(uuid)).state, 'pending')
 
-      rippled.setHistoryStart(1004)
+      rippled.setHistoryStart(earliest)
       t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
       await follow()
       const { submission } = await readPayload(t, apiKey, uuid)
@@ -210,16 +226,37 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       assert.equal((await followRow(uuid)).state, 'done')
     })
 
-    it('whose Sequence is used at its first look is dropped only by a node with the whole history', async () => {
-      const { uuid, account } = await submitted({ LastLedgerSequence: undefined })
+    it('is not dropped when its own ledger has just validated and the node has not written that ledger’s transactions yet', async () => {
+      const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
+      rippled.setAccount(account, { sequence: 7 })
+      await follow()
+      // The transaction applies in ledger 1001: the account's Sequence moves on there, and rippled lists 1001 as
+      // validated and held before its transactions reach its database; tx answers from its cache, not validated.
+      rippled.setValidatedLedgerIndex(1001)
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1001 })
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'a miss in a ledger just validated proves nothing')
+
+      rippled.setValidatedLedgerIndex(1002)
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS' })
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
+    })
+
+    it('whose Sequence was used before it was ever seen unused is looked up by its hash for an hour, then given up', async () => {
+      const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
       rippled.setAccount(account, { sequence: 8 })
-      rippled.setHistoryStart(2)
       await follow()
-      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'any ledger may hold it')
-      rippled.setHistoryStart(1)
-      t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'any ledger may hold it: a miss proves nothing')
+      assert.equal((await followRow(uuid)).state, 'pending')
+      t.clock.advance(FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS)
       await follow()
-      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'dropped')
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'never dropped')
+      assert.equal((await followRow(uuid)).state, 'done')
+      assert.ok(looksAt(hash) >= 2)
     })
 
     it('that an earlier version stopped following after an hour is followed again, unless its payload has an outcome', async () => {
@@ -256,7 +293,14 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
             } as never)
             .execute()
         }
+        const migratedAt = Date.now()
         assert.deepEqual(await migrateUpTo(storage, '0015_follow_without_last_ledger'), ['0015_follow_without_last_ledger'])
+        const revived = await db
+          .selectFrom('transaction_follows')
+          .select('follow_until')
+          .where('id', '=', 'given-up')
+          .executeTakeFirstOrThrow()
+        assert.ok(revived.follow_until >= migratedAt + 60 * 60_000, 'looked at for an hour from the migration')
         const rows = await db
           .selectFrom('transaction_follows')
           .select(['id', 'state', 'finished_at', 'earliest_ledger'])

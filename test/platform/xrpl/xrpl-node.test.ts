@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
 import xrpl, { Wallet } from 'xrpl'
-import { createXrplNode, isAcceptedEngineResult, type XrplNode, XrplNodeUnavailableError } from '../../../src/platform/xrpl/xrpl-node.js'
+import {
+  createXrplNode,
+  isAcceptedEngineResult,
+  SETTLED_LEDGERS,
+  type XrplNode,
+  XrplNodeUnavailableError,
+} from '../../../src/platform/xrpl/xrpl-node.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
 
 // xrpl is CommonJS and its ECDSA enum is not detected as a named export by Node's ESM loader.
@@ -204,16 +210,19 @@ describe('XrplNode against a rippled double', () => {
   })
 
   describe('slotSeen', () => {
-    it('says whether the slot is used, and in which validated ledger it was read', async () => {
+    it('reads the Sequence and the Ticket in one settled ledger, SETTLED_LEDGERS behind the validated one, and names it', async () => {
       const account = Wallet.generate().classicAddress
       rippled.setValidatedLedgerIndex(2000)
+      const settled = 2000 - SETTLED_LEDGERS
       assert.deepEqual(await node.slotSeen(account, { sequence: 1 }), { used: false, ledgerIndex: null }, 'no account: no ledger named')
       rippled.setAccount(account, { sequence: 7, tickets: [5] })
-      assert.deepEqual(await node.slotSeen(account, { sequence: 7 }), { used: false, ledgerIndex: 2000 })
-      assert.deepEqual(await node.slotSeen(account, { sequence: 6 }), { used: true, ledgerIndex: 2000 })
-      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 5 }), { used: false, ledgerIndex: 2000 })
-      rippled.setValidatedLedgerIndex(2001)
-      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 4 }), { used: true, ledgerIndex: 2001 })
+      assert.deepEqual(await node.slotSeen(account, { sequence: 7 }), { used: false, ledgerIndex: settled })
+      assert.deepEqual(await node.slotSeen(account, { sequence: 6 }), { used: true, ledgerIndex: settled })
+      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 5 }), { used: false, ledgerIndex: settled })
+      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 4 }), { used: true, ledgerIndex: settled })
+      const reads = rippled.requests.filter((request) => request.command === 'account_info' || request.command === 'ledger_entry')
+      assert.ok(reads.length >= 6)
+      for (const read of reads) assert.equal(read.ledger_index, settled, `${read.command} in the settled ledger, not the validated one`)
     })
   })
 
@@ -257,11 +266,17 @@ describe('XrplNode against a rippled double', () => {
       )
     })
 
-    it('is dropped once the validated ledger reaches LastLedgerSequence without the transaction', async () => {
-      rippled.setValidatedLedgerIndex(1019)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: false })
+    it('is dropped once LastLedgerSequence is a settled ledger (SETTLED_LEDGERS behind the validated one) without the transaction', async () => {
       rippled.setValidatedLedgerIndex(1020)
-      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 })
+      assert.deepEqual(
+        await node.transactionStatus(hash, 1020),
+        { state: 'pending', missingLedgers: false },
+        'ledger 1020 just validated: its transactions may not be in the node’s database yet',
+      )
+      rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS - 1)
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'pending', missingLedgers: false })
+      rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS)
+      assert.deepEqual(await node.transactionStatus(hash, 1020), { state: 'dropped', validatedLedgerIndex: 1020 + SETTLED_LEDGERS })
       assert.deepEqual(
         await node.transactionStatus(hash, null),
         { state: 'pending', missingLedgers: false },
@@ -295,17 +310,26 @@ describe('XrplNode against a rippled double', () => {
 
     it('is validated when a ledger holds it', async () => {
       rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tesSUCCESS' })
-      const status = await node.transactionStatusSince(hash, 990)
+      const status = await node.transactionStatusSince(hash, 990, 1000 - SETTLED_LEDGERS)
       assert.equal(status.state, 'validated')
     })
 
-    it('is dropped only when the node holds every ledger from the earliest that can hold it to the validated one', async () => {
+    it('is dropped only when the node holds every ledger from the earliest that can hold it to the one that saw its slot used', async () => {
       rippled.setValidatedLedgerIndex(1500)
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
       try {
         rippled.setHistoryStart(1201)
-        assert.deepEqual(await node.transactionStatusSince(hash, 1200), { state: 'pending', missingLedgers: true }, 'ledger 1200 missing')
-        assert.deepEqual(await node.transactionStatusSince(hash, 1201), { state: 'dropped', validatedLedgerIndex: 1500 })
+        assert.deepEqual(
+          await node.transactionStatusSince(hash, 1200, 1492),
+          { state: 'pending', missingLedgers: true },
+          'ledger 1200 missing',
+        )
+        assert.deepEqual(await node.transactionStatusSince(hash, 1201, 1492), { state: 'dropped', validatedLedgerIndex: 1500 })
+        assert.deepEqual(
+          await node.transactionStatusSince(hash, 1201, 1501),
+          { state: 'pending', missingLedgers: true },
+          'a node behind the one that saw the slot used (a load-balanced address) has not searched that ledger',
+        )
       } finally {
         rippled.setHistoryStart(1)
         rippled.setValidatedLedgerIndex(1000)
