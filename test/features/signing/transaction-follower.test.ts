@@ -246,6 +246,17 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
     })
 
+    it('whose stored blob no longer decodes is still looked up by its hash, and the follows after it in the batch go on', async () => {
+      const broken = await submitted({ LastLedgerSequence: undefined })
+      const other = await submitted()
+      await t.service.ctx.storage.db.updateTable('payloads').set({ tx_blob: 'ZZ' }).where('uuid', '=', broken.uuid).execute()
+      rippled.setTransaction(broken.hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS' })
+      rippled.setTransaction(other.hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS' })
+      await follow()
+      assert.equal((await readPayload(t, apiKey, broken.uuid)).submission.outcome, 'succeeded')
+      assert.equal((await readPayload(t, apiKey, other.uuid)).submission.outcome, 'succeeded')
+    })
+
     it('whose Sequence was used before it was ever seen unused is looked up by its hash for an hour, then given up', async () => {
       const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
       rippled.setAccount(account, { sequence: 8 })
