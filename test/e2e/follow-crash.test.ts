@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Wallet } from 'xrpl'
 import { loadConfig } from '../../src/config.js'
+import { FOLLOW_LEASE_MS } from '../../src/features/signing/transaction-follower.js'
 import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { startService } from '../../src/main.js'
 import { ManualClock } from '../../src/platform/clock.js'
@@ -21,7 +22,7 @@ import { dispatchAll } from '../support/webhooks.js'
 
 const CHILD_SCRIPT = fileURLToPath(new URL('../support/follow-crash-child.ts', import.meta.url))
 /** The follow's lease, and a margin: the service started in the dead one's place may take its follow over. */
-const PAST_THE_LEASE_MS = 61_000
+const PAST_THE_LEASE_MS = FOLLOW_LEASE_MS + 1_000
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs

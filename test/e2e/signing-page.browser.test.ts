@@ -201,7 +201,16 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.match((await page.getByTestId('project-website').textContent()) ?? '', /^shop\.example\s*verified website$/)
     const logo = page.getByTestId('project-logo')
     assert.match((await logo.getAttribute('src')) ?? '', new RegExp(`^/logos/${projectId}/[0-9a-f]{64}$`))
-    assert.ok(await logo.evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth === 48), 'the logo loaded')
+    // decode() waits for the image to load (a busy machine may still be fetching it), and rejects if it cannot.
+    assert.ok(
+      await logo.evaluate((image: HTMLImageElement) =>
+        image.decode().then(
+          () => image.naturalWidth === 48,
+          () => false,
+        ),
+      ),
+      'the logo loaded',
+    )
     assert.equal(await page.title(), 'Sign a transaction · \u2068Example Shop\u2069')
     assert.equal(await page.locator('link[rel="icon"]').getAttribute('href'), '/assets/favicon.svg')
     assert.equal((await fetch(`${t.url}/assets/favicon.svg`)).status, 200)

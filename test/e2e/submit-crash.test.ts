@@ -16,6 +16,7 @@ import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhoo
 import { startService } from '../../src/main.js'
 import { ManualClock } from '../../src/platform/clock.js'
 import { createLogger } from '../../src/platform/logger.js'
+import { SETTLED_LEDGERS } from '../../src/platform/xrpl/xrpl-node.js'
 import { createTestDatabase, forEachDatabase } from '../support/databases.js'
 import { paymentTransaction } from '../support/fixtures.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
@@ -218,7 +219,7 @@ forEachDatabase('a submission survives a crash before the node answers', (dialec
         assert.equal((await approve(resigned.tx_blob)).statusCode, 409)
         assert.equal(rippled.submitted.includes(resigned.tx_blob), false)
 
-        rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence)
+        rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
         clock.advance(2_000)
         await restarted.ctx.signing.submissions.recoverLapsed()
         assert.equal(await status(), 'pending')

@@ -41,7 +41,7 @@ const UNAVAILABLE_RETRY_MS = 5_000
  * Longer than one look can take: up to five requests to the node (a transaction without LastLedgerSequence), each of
  * which may have to connect first, 10 seconds at most for each.
  */
-const LEASE_MS = 2 * 60_000
+export const FOLLOW_LEASE_MS = 2 * 60_000
 /**
  * A transaction without LastLedgerSequence can wait in a node's queue indefinitely: it is looked at every
  * FOLLOW_INTERVAL_MS for this long after submission, then every SLOW_FOLLOW_INTERVAL_MS until the ledger decides.
@@ -84,7 +84,7 @@ export class TransactionFollower {
     const nowMs = clock.now()
     const claimed = await transactionFollowsRepository.claimDue(db, dialect, {
       nowMs,
-      leaseExpiresAtMs: nowMs + LEASE_MS,
+      leaseExpiresAtMs: nowMs + FOLLOW_LEASE_MS,
       limit: BATCH_SIZE,
     })
     for (const follow of claimed) await this.look(follow)
