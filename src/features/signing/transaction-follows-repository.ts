@@ -83,6 +83,19 @@ export const transactionFollowsRepository = {
     return result.numUpdatedRows > 0n
   },
 
+  /**
+   * A transaction without LastLedgerSequence cannot be in a ledger before `earliestLedger` (its submission's answer
+   * says so): kept unless the follow knows a later one.
+   */
+  async raiseEarliestLedger(db: DbOrTx, payloadUuid: string, earliestLedger: number): Promise<void> {
+    await db
+      .updateTable('transaction_follows')
+      .set({ earliest_ledger: earliestLedger })
+      .where('id', '=', payloadUuid)
+      .where((eb) => eb.or([eb('earliest_ledger', 'is', null), eb('earliest_ledger', '<', earliestLedger)]))
+      .execute()
+  },
+
   /** The follow is over: its outcome is recorded. False when the claim no longer holds. */
   async finish(db: DbOrTx, follow: TransactionFollow, nowMs: number): Promise<boolean> {
     const result = await db

@@ -23,6 +23,12 @@ export interface SubmitResult {
    * blob, not that it can apply.)
    */
   kept: boolean
+  /**
+   * The validated ledger's index as the node answered (submit's validated_ledger_index); null if not given. A
+   * transaction the node accepted was applied to, or queued on, an open ledger built on that one: its Sequence (or
+   * Ticket) was unused there, and no ledger up to it holds the transaction.
+   */
+  validatedLedgerIndex: number | null
 }
 
 /** An amount in a ledger's metadata: drops as a string, or an issued-currency amount. */
@@ -290,16 +296,24 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       try {
         const response = await call((connected) => connected.request({ command: 'submit', tx_blob: txBlob }))
         const { engine_result: engineResult, engine_result_message: engineResultMessage, broadcast } = response.result
+        const validatedLedgerIndex =
+          typeof response.result.validated_ledger_index === 'number' ? response.result.validated_ledger_index : null
         const accepted = isAcceptedEngineResult(engineResult)
         const kept =
           !accepted &&
           (engineResult.startsWith('ter') || engineResult.startsWith('tel') || engineResult === 'tefALREADY' || broadcast === true)
-        return { engineResult, engineResultMessage, accepted, kept }
+        return { engineResult, engineResultMessage, accepted, kept, validatedLedgerIndex }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the
         // transaction, not an outage.
         if (error instanceof xrpl().RippledError && rippledErrorCode(error) === 'invalidTransaction') {
-          return { engineResult: 'invalidTransaction', engineResultMessage: error.message, accepted: false, kept: false }
+          return {
+            engineResult: 'invalidTransaction',
+            engineResultMessage: error.message,
+            accepted: false,
+            kept: false,
+            validatedLedgerIndex: null,
+          }
         }
         throw asUnavailable(error)
       }

@@ -196,21 +196,21 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       const { uuid, account } = await submitted({ LastLedgerSequence: undefined })
       rippled.setAccount(account, { sequence: 7 })
       await follow()
-      assert.equal(
-        (await followRow(uuid)).earliest_ledger,
-        1000 - SETTLED_LEDGERS + 1,
-        'Sequence 7 unused in the settled ledger: no ledger up to it holds the transaction',
-      )
-      rippled.setValidatedLedgerIndex(1003)
+      assert.equal((await followRow(uuid)).earliest_ledger, 1001, 'from the submission’s answer: the settled ledger says less')
+      rippled.setValidatedLedgerIndex(1015)
       await follow()
-      assert.equal((await followRow(uuid)).earliest_ledger, 1000 - SETTLED_LEDGERS + 1, 'not due yet')
+      assert.equal((await followRow(uuid)).earliest_ledger, 1001, 'not due yet')
       t.clock.advance(FOLLOW_INTERVAL_MS)
       await follow()
-      const earliest = 1003 - SETTLED_LEDGERS + 1
-      assert.equal((await followRow(uuid)).earliest_ledger, earliest)
+      const earliest = 1015 - SETTLED_LEDGERS + 1
+      assert.equal(
+        (await followRow(uuid)).earliest_ledger,
+        earliest,
+        'Sequence 7 unused in the settled ledger: no ledger up to it holds it',
+      )
 
       // Another transaction of the account takes Sequence 7; the node restarted and lacks the earliest ledger.
-      rippled.setValidatedLedgerIndex(1020)
+      rippled.setValidatedLedgerIndex(1030)
       rippled.setAccount(account, { sequence: 8 })
       rippled.setHistoryStart(earliest + 1)
       t.clock.advance(FOLLOW_INTERVAL_MS)
@@ -257,8 +257,20 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       assert.equal((await readPayload(t, apiKey, other.uuid)).submission.outcome, 'succeeded')
     })
 
+    it('whose first look comes after another transaction used its Sequence is decided from the ledger its submission was answered at', async () => {
+      const { uuid, account } = await submitted({ LastLedgerSequence: undefined })
+      assert.equal((await followRow(uuid)).earliest_ledger, 1001, 'accepted while ledger 1000 was the validated one')
+      // The service was down for a while; meanwhile the account's Sequence 7 went to another transaction.
+      rippled.setValidatedLedgerIndex(1100)
+      rippled.setAccount(account, { sequence: 8 })
+      await follow()
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'dropped')
+    })
+
     it('whose Sequence was used before it was ever seen unused is looked up by its hash for an hour, then given up', async () => {
       const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
+      // As for a submission recovered after its instance died: no answer named a ledger.
+      await t.service.ctx.storage.db.updateTable('transaction_follows').set({ earliest_ledger: null }).where('id', '=', uuid).execute()
       rippled.setAccount(account, { sequence: 8 })
       await follow()
       assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'any ledger may hold it: a miss proves nothing')
@@ -336,7 +348,7 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       await follow()
       assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null)
       const row = await followRow(uuid)
-      assert.deepEqual([row.state, row.earliest_ledger], ['pending', null])
+      assert.deepEqual([row.state, row.earliest_ledger], ['pending', 1001], 'only the submission’s answer bounds it')
     })
   })
 

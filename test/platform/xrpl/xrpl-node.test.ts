@@ -58,6 +58,7 @@ describe('XrplNode against a rippled double', () => {
         engineResultMessage: 'The transaction was applied. Only final in a validated ledger.',
         accepted: true,
         kept: false,
+        validatedLedgerIndex: 1000,
       })
       assert.deepEqual(rippled.submitted, [signedPayment.tx_blob])
     })

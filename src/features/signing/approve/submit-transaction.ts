@@ -4,6 +4,7 @@ import { AppError, conflict } from '../../../platform/errors.js'
 import { type Payload, SUBMISSION_IN_DOUBT } from '../../payloads/model.js'
 import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
+import { transactionFollowsRepository } from '../transaction-follows-repository.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
 import type { ProvenResolution } from './signer-rules.js'
@@ -97,6 +98,9 @@ export async function submitAndResolve(
         intent.submittedAtMs,
       )
       handled = true
+      if (verified.transaction.LastLedgerSequence === undefined && result.validatedLedgerIndex !== null) {
+        await startFollowAfter(deps, payload.uuid, result.validatedLedgerIndex)
+      }
       return resolved
     } catch (error) {
       // A payload resolved otherwise, or expired: nothing more to do with this submission.
@@ -112,5 +116,18 @@ export async function submitAndResolve(
     // meanwhile, and learn whether approving waits.
     if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
     payloads.announceSubmission(intent.payloadUuid)
+  }
+}
+
+/**
+ * The follow of a transaction without LastLedgerSequence starts its search after the ledger its submission's answer
+ * named (transaction-follower.ts): without it, a first look that comes after another transaction used the Sequence
+ * could bound nothing. A hint only: should it not be written, the follow's first look sets its own.
+ */
+async function startFollowAfter(deps: SigningDeps, payloadUuid: string, validatedLedgerIndex: number): Promise<void> {
+  try {
+    await transactionFollowsRepository.raiseEarliestLedger(deps.db, payloadUuid, validatedLedgerIndex + 1)
+  } catch (error) {
+    deps.logger.warn({ uuid: payloadUuid, err: error }, 'could not record the ledger a submission was answered at')
   }
 }
