@@ -11,7 +11,13 @@
 // earlier payment that matches an unpinned request) was never this service's submission.
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
-import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import {
+  type SequenceSlot,
+  sequenceSlotOf,
+  type TransactionStatus,
+  type XrplNode,
+  XrplNodeUnavailableError,
+} from '../../platform/xrpl/xrpl-node.js'
 import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
 import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
@@ -81,14 +87,10 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.takeOver(db, claim, clock.now() + UNAVAILABLE_RETRY_MS)
       return
     }
-    const { LastLedgerSequence, Account, Sequence, TicketSequence } = decode(intent.txBlob) as {
-      LastLedgerSequence?: number
-      Account: string
-      Sequence: number
-      TicketSequence?: number
-    }
-    const lastLedgerSequence = LastLedgerSequence ?? null
-    const slot = TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence }
+    const transaction = decode(intent.txBlob) as { LastLedgerSequence?: number; Account: string; Sequence: number; TicketSequence?: number }
+    const { Account } = transaction
+    const lastLedgerSequence = transaction.LastLedgerSequence ?? null
+    const slot = sequenceSlotOf(transaction)
     let status: TransactionStatus
     let sequenceUsed = false
     let neverApplied = false

@@ -10,7 +10,13 @@ import type { Logger } from 'pino'
 import { decode } from 'ripple-binary-codec'
 import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
-import { type SequenceSlot, type TransactionStatus, type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
+import {
+  type SequenceSlot,
+  sequenceSlotOf,
+  type TransactionStatus,
+  type XrplNode,
+  XrplNodeUnavailableError,
+} from '../../platform/xrpl/xrpl-node.js'
 import type { FinalOutcome } from '../payloads/model.js'
 import type { PayloadService } from '../payloads/service.js'
 import type { PayloadTransition } from '../payloads/transitions.js'
@@ -138,8 +144,8 @@ export class TransactionFollower {
    * (slotSeen). Still unused there: no ledger up to that one holds the transaction, so the first that can is the next
    * one (kept on the follow), and the lookup can only find it validated since. Used: the transaction is either in a
    * ledger from the first that can hold it to that one, or never will be; it is dropped only where the node holds all
-   * of those ledgers and none holds it. Seen used before it was ever seen unused (its first look came late): any ledger
-   * may hold it, and a miss proves nothing. It is then looked up by its hash until followUntilMs, and given up.
+   * of those ledgers and none holds it. Seen used before it was ever seen unused (a follow begun by a recovered
+   * submission, whose answer named no ledger, looked at late): any ledger may hold it, and a miss proves nothing. It is then looked up by its hash until followUntilMs, and given up.
    */
   private async lookWithoutLastLedger(
     node: XrplNode,
@@ -166,8 +172,8 @@ export class TransactionFollower {
     const txBlob = (await this.options.payloads.peek(follow.payloadUuid))?.txBlob
     if (!txBlob) return undefined
     try {
-      const { Account, Sequence, TicketSequence } = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
-      return { account: Account, slot: TicketSequence === undefined ? { sequence: Sequence } : { ticketSequence: TicketSequence } }
+      const transaction = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
+      return { account: transaction.Account, slot: sequenceSlotOf(transaction) }
     } catch (error) {
       // The blob decoded when it was verified; should it no longer, the transaction is still looked up by its hash.
       this.options.logger.error({ uuid: follow.payloadUuid, err: error }, 'a followed transaction’s blob does not decode')

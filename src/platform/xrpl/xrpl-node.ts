@@ -63,6 +63,11 @@ export type TransactionStatus =
 /** Where a transaction sits in its account's order: its Sequence, or the Ticket it uses (Sequence 0, TicketSequence). */
 export type SequenceSlot = { sequence: number } | { ticketSequence: number }
 
+/** The slot a transaction takes in its account's order: its Ticket when it uses one (Sequence 0), else its Sequence. */
+export function sequenceSlotOf(transaction: { Sequence: number; TicketSequence?: number }): SequenceSlot {
+  return transaction.TicketSequence === undefined ? { sequence: transaction.Sequence } : { ticketSequence: transaction.TicketSequence }
+}
+
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
   /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */

@@ -454,6 +454,9 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       proofKey: 'k',
       submittedAtMs: t.clock.now(),
     })
+    /** The ledger validated the transaction (tesSUCCESS), closing now. */
+    const validatedIn = (hash: string, ledgerIndex: number) =>
+      rippled.setTransaction(hash, { validated: true, ledgerIndex, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() })
     const recoverAfterTheLease = async () => {
       t.clock.advance(61_000)
       await t.service.ctx.signing.submissions.recoverLapsed()
@@ -577,12 +580,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal(rejection.json().submission, 'in-doubt')
       assert.equal((await appView(uuid)).status, 'pending')
 
-      rippled.setTransaction(signed.hash, {
-        validated: true,
-        ledgerIndex: 1004,
-        transactionResult: 'tesSUCCESS',
-        closedAtMs: t.clock.now(),
-      })
+      validatedIn(signed.hash, 1004)
       await recoverAfterTheLease()
       assert.equal((await appView(uuid)).status, 'signed')
     })
@@ -695,12 +693,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the Sequence was used by this very transaction')
         assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
 
-        rippled.setTransaction(signed.hash, {
-          validated: true,
-          ledgerIndex: 1001,
-          transactionResult: 'tesSUCCESS',
-          closedAtMs: t.clock.now(),
-        })
+        validatedIn(signed.hash, 1001)
         await recoverAfterTheLease()
         assert.equal((await appView(uuid)).status, 'signed')
       })
@@ -716,12 +709,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }])
 
       // The node applies what it was sent again.
-      rippled.setTransaction(signed.hash, {
-        validated: true,
-        ledgerIndex: 1004,
-        transactionResult: 'tesSUCCESS',
-        closedAtMs: t.clock.now(),
-      })
+      validatedIn(signed.hash, 1004)
       await recoverAfterTheLease()
       assert.equal(sent(), before + 2, 'not once a validated ledger holds it')
       const view = await appView(uuid)
