@@ -13,6 +13,11 @@ export interface TransactionStatus {
   deliveredAmount?: string | { currency: string; issuer: string; value: string }
   /** When the validated ledger closed (epoch ms), answered as close_time_iso, to the second; absent when not given. */
   closedAtMs?: number
+  /**
+   * The ledger that holds it while the node's database does not yet: rippled writes a validated ledger's transactions
+   * there afterwards. `ledger` lists it in that ledger; `tx` answers as `validated` says.
+   */
+  unwrittenIn?: number
 }
 
 export interface AccountState {
@@ -51,8 +56,15 @@ export interface RippledDouble {
   /** What `tx` answers for a hash; unknown hashes answer txnNotFound. */
   setTransaction(hash: string, status: TransactionStatus): void
   setValidatedLedgerIndex(ledgerIndex: number): void
-  /** The first ledger the node holds (1 until set): it lacks the ledgers before, as a restarted node does. */
+  /**
+   * The first ledger the node holds (1 until set): it lacks the ledgers before, as a restarted node does, and answers
+   * lgrNotFound for a request that names one of them, or one past the validated ledger.
+   */
   setHistoryStart(ledgerIndex: number): void
+  /** When each ledger closed (epoch ms), answered by `ledger` as close_time_iso; absent until set. */
+  setLedgerCloseTimes(closedAtMs: ((ledgerIndex: number) => number) | undefined): void
+  /** Called with each request before it is answered (to change the node between two requests of one look). */
+  beforeAnswer(hook: ((request: Record<string, unknown>) => void) | undefined): void
   /** The node goes down: open connections are dropped and new ones refused. */
   stop(): Promise<void>
   /** The node comes back on the same port. */
@@ -110,6 +122,8 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   let historyStart = 1
   let unresponsive = false
   let serverState = 'full'
+  let ledgerCloseTimes: ((ledgerIndex: number) => number) | undefined
+  let beforeAnswer: ((request: Record<string, unknown>) => void) | undefined
   /** The blobs relayed to peers once already. */
   const relayed = new Set<string>()
   const heldCommands = new Set<string>()
@@ -129,12 +143,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
           },
         }
       case 'ledger':
-        return {
-          ledger: { ledger_index: validatedLedgerIndex, closed: true },
-          ledger_hash: ledgerHash(validatedLedgerIndex),
-          ledger_index: validatedLedgerIndex,
-          validated: true,
-        }
+        return answerLedger(request)
       case 'submit':
         return answerSubmit(request)
       case 'tx':
@@ -147,6 +156,23 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         return new RippledErrorReply('unknownCmd', 'Unknown method.', 32)
     }
   }
+
+  /** The ledger a request names (or the validated one); lgrNotFound for one the node does not hold. */
+  const answerLedger = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
+    const ledgerIndex = ledgerIndexOf(request)
+    if (!holds(ledgerIndex)) return LEDGER_NOT_FOUND
+    const ledger: Record<string, unknown> = { ledger_index: ledgerIndex, closed: true }
+    if (ledgerCloseTimes !== undefined) ledger.close_time_iso = isoSeconds(ledgerCloseTimes(ledgerIndex))
+    if (request.transactions === true) {
+      ledger.transactions = [...transactions]
+        .filter(([, status]) => status.unwrittenIn === ledgerIndex || (status.validated && status.ledgerIndex === ledgerIndex))
+        .map(([hash]) => hash)
+    }
+    return { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: true }
+  }
+
+  /** Whether the node holds the ledger: from the history's start to the validated one. */
+  const holds = (ledgerIndex: number): boolean => ledgerIndex >= historyStart && ledgerIndex <= validatedLedgerIndex
 
   const answerSubmit = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const txBlob = String(request.tx_blob)
@@ -197,7 +223,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         AffectedNodes: [],
         ...(status.deliveredAmount === undefined ? {} : { delivered_amount: status.deliveredAmount }),
       },
-      ...(status.closedAtMs === undefined ? {} : { close_time_iso: new Date(status.closedAtMs).toISOString().replace(/\.\d{3}Z$/, 'Z') }),
+      ...(status.closedAtMs === undefined ? {} : { close_time_iso: isoSeconds(status.closedAtMs) }),
       validated: true,
     }
   }
@@ -208,6 +234,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (typeof ticket?.account !== 'string' || typeof ticket.ticket_seq !== 'number') {
       return new RippledErrorReply('malformedRequest', 'Malformed request.', 31)
     }
+    if (!holds(ledgerIndexOf(request))) return LEDGER_NOT_FOUND
     if (!accountIn(ticket.account, request)?.tickets?.includes(ticket.ticket_seq)) {
       return new RippledErrorReply('entryNotFound', 'Entry not found.', 21)
     }
@@ -224,6 +251,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
 
   const answerAccountInfo = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const address = String(request.account)
+    if (!holds(ledgerIndexOf(request))) return LEDGER_NOT_FOUND
     const state = accountIn(address, request)
     if (state === undefined) return new RippledErrorReply('actNotFound', 'Account not found.', 19)
     const accountData: Record<string, unknown> = {
@@ -257,6 +285,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     const request = JSON.parse(data.toString()) as Record<string, unknown>
     requests.push(request)
     if (heldCommands.has(String(request.command))) return
+    beforeAnswer?.(request)
     const reply = answer(request)
     const message =
       reply instanceof RippledErrorReply
@@ -331,6 +360,12 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     setHistoryStart(ledgerIndex) {
       historyStart = ledgerIndex
     },
+    setLedgerCloseTimes(closedAtMs) {
+      ledgerCloseTimes = closedAtMs
+    },
+    beforeAnswer(hook) {
+      beforeAnswer = hook
+    },
     setServerState(state) {
       serverState = state
     },
@@ -352,6 +387,13 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       wss.close()
     },
   }
+}
+
+const LEDGER_NOT_FOUND = new RippledErrorReply('lgrNotFound', 'ledgerNotFound', 21)
+
+/** An ISO time to the second, as rippled's close_time_iso. */
+function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
 }
 
 function ledgerHash(ledgerIndex: number): string {

@@ -20,13 +20,16 @@ import {
 } from '../../platform/xrpl/xrpl-node.js'
 import type { SigningDeps } from './deps.js'
 import { type LapsedClaim, type SubmissionIntent, submissionClaimsRepository } from './submission-claims-repository.js'
-import { FOLLOW_INTERVAL_MS, MISSING_LEDGERS_MESSAGE, SLOW_FOLLOW_INTERVAL_MS } from './transaction-follower.js'
+import {
+  CLOSE_TIME_MARGIN_MS,
+  FOLLOW_INTERVAL_MS,
+  FOLLOW_LEASE_MS,
+  MISSING_LEDGERS_MESSAGE,
+  SLOW_FOLLOW_INTERVAL_MS,
+} from './transaction-follower.js'
 
-/**
- * Longer than one look can take: at most four requests to the node (with the payload's reads between them), each of
- * which may have to connect first, 10 seconds at most for each.
- */
-const LEASE_MS = 2 * 60_000
+/** As a follow's: a look makes as many requests to the node, and submits the blob again besides. */
+const LEASE_MS = FOLLOW_LEASE_MS
 /** After the node could not answer, or while none is configured. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /**
@@ -46,14 +49,6 @@ const UNSENT_DOUBT_MS = 60 * 60_000
 /** The transactions rippled queues for one account at most (TxQ's maximumTxnPerAccount, 10 by default). */
 const QUEUED_PER_ACCOUNT = 10
 const BATCH_SIZE = 50
-/**
- * A validated ledger that closed this long before the request was created cannot hold its submission: the ledger
- * rounds its close time by up to 60 s, and this service's clock may differ from the network's by up to 4 minutes more.
- * A wider margin would let an older transaction through; a narrower one, a service clock further off, taking the
- * ledger's transaction for an older one, would ask the user to sign again (and pay twice).
- */
-const CLOSE_TIME_MARGIN_MS = 5 * 60_000
-
 export class SubmissionRecovery {
   constructor(private readonly deps: SigningDeps) {}
 
@@ -87,21 +82,43 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.takeOver(db, claim, clock.now() + UNAVAILABLE_RETRY_MS)
       return
     }
-    const transaction = decode(intent.txBlob) as { LastLedgerSequence?: number; Account: string; Sequence: number; TicketSequence?: number }
+    let transaction: { LastLedgerSequence?: number; Account: string; Sequence: number; TicketSequence?: number }
+    try {
+      transaction = decode(intent.txBlob) as typeof transaction
+    } catch (error) {
+      // It decoded when it was verified. Held, as what it says cannot be known: the next claims in the batch go on.
+      logger.error({ ...log, err: error }, 'a submission in doubt has a stored blob that does not decode; it stays claimed')
+      await submissionClaimsRepository.takeOver(db, claim, clock.now() + SLOW_FOLLOW_INTERVAL_MS)
+      return
+    }
     const { Account } = transaction
     const lastLedgerSequence = transaction.LastLedgerSequence ?? null
     const slot = sequenceSlotOf(transaction)
+    const payload = await this.deps.payloads.peek(intent.payloadUuid)
     let status: TransactionStatus
-    let sequenceUsed = false
     let neverApplied = false
     try {
-      // Without LastLedgerSequence, only another transaction's use of its Sequence (or Ticket) ends the doubt. Read
-      // before the lookup: if the lookup then misses the transaction, no validated ledger up to that one held it.
-      if (lastLedgerSequence === null) sequenceUsed = await node.sequenceUsed(Account, slot)
-      status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
-      // Past LastLedgerSequence on a node without the ledgers to search: an account whose Sequence (or Ticket) is still
-      // unused in a validated ledger past it never applied the transaction, and never will, whatever the history says.
-      if (status.state === 'pending' && status.missingLedgers) neverApplied = !(await node.sequenceUsed(Account, slot))
+      if (lastLedgerSequence === null) {
+        // Only another transaction's use of its Sequence (or Ticket) ends the doubt: once a settled ledger shows it
+        // used, the first ledger that does holds this transaction, or never will. No answer named a ledger where it was
+        // unused: that ledger is searched back from the settled one, down to the request's creation at most.
+        const seen = await node.slotSeen(Account, slot)
+        status =
+          seen.used && seen.ledgerIndex !== null
+            ? await node.transactionStatusSince(intent.txHash, {
+                account: Account,
+                slot,
+                usedBy: seen.ledgerIndex,
+                earliestLedger: null,
+                notBeforeMs: (payload?.createdAtMs ?? Number.NEGATIVE_INFINITY) - CLOSE_TIME_MARGIN_MS,
+              })
+            : await node.transactionStatus(intent.txHash, null)
+      } else {
+        status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
+        if (status.state === 'pending' && status.missingLedgers) {
+          neverApplied = await this.unusedPast(node, Account, slot, lastLedgerSequence)
+        }
+      }
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
       logger.warn({ ...log, err: error }, 'could not look up a submission whose instance stopped; trying again')
@@ -110,7 +127,7 @@ export class SubmissionRecovery {
     }
     const nowMs = clock.now()
     if (status.state === 'validated') {
-      const createdAtMs = (await this.deps.payloads.peek(intent.payloadUuid))?.createdAtMs
+      const createdAtMs = payload?.createdAtMs
       if (createdAtMs !== undefined && status.closedAtMs !== null && status.closedAtMs < createdAtMs - CLOSE_TIME_MARGIN_MS) {
         const closedAt = new Date(status.closedAtMs).toISOString()
         logger.warn(
@@ -123,12 +140,11 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
-    if (status.state === 'dropped' || sequenceUsed || neverApplied) {
+    if (status.state === 'dropped' || neverApplied) {
       await this.release(claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
     }
-    const payload = await this.deps.payloads.peek(intent.payloadUuid)
     const longExpired = payload === undefined || nowMs >= payload.expiresAtMs + UNSENT_DOUBT_MS
     if (lastLedgerSequence === null && longExpired && (await this.neverQueued(node, Account, slot))) {
       await this.release(claim)
@@ -140,6 +156,17 @@ export class SubmissionRecovery {
     else if (payload?.status === 'pending' && payload.expiresAtMs > nowMs) await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
+  }
+
+  /**
+   * Past LastLedgerSequence, on a node without the ledgers to search: whether the account's Sequence (or Ticket) is
+   * still unused in a settled ledger at or past it. Then the transaction was never applied, and never will be, whatever
+   * the history says. Not when that ledger is before LastLedgerSequence (a load-balanced address answered from a server
+   * behind), nor when the account is not in it: an account can be deleted soon after its last transaction.
+   */
+  private async unusedPast(node: XrplNode, account: string, slot: SequenceSlot, lastLedgerSequence: number): Promise<boolean> {
+    const seen = await node.slotSeen(account, slot)
+    return !seen.used && seen.ledgerIndex !== null && seen.ledgerIndex >= lastLedgerSequence
   }
 
   /**

@@ -32,22 +32,24 @@ export const SLOW_FOLLOW_INTERVAL_MS = 60_000
 /** Logged while the node cannot say that a transaction past its LastLedgerSequence was dropped. */
 export const MISSING_LEDGERS_MESSAGE =
   'the XRPL node lacks some of the ledgers up to the transaction’s LastLedgerSequence: whether it was applied is not known yet (a node with more history answers)'
-/**
- * Logged when a transaction without LastLedgerSequence whose Sequence (or Ticket) was used before it was ever seen
- * unused is given up: nothing bounds the ledgers that may hold it.
- */
-export const UNDECIDABLE_MESSAGE =
-  'stopped following a transaction without LastLedgerSequence: its Sequence was used before it was first seen unused, and no ledger the node searched holds it'
 /** Logged while the node cannot say that a transaction without LastLedgerSequence, whose Sequence is used, was dropped. */
 export const MISSING_LEDGERS_SINCE_UNUSED_MESSAGE =
   'the XRPL node lacks some of the ledgers since the transaction’s Sequence was last seen unused: whether it was applied is not known yet (a node with more history answers)'
 /** After the node could not answer. */
 const UNAVAILABLE_RETRY_MS = 5_000
 /**
- * Longer than one look can take: up to five requests to the node (a transaction without LastLedgerSequence), each of
- * which may have to connect first, 10 seconds at most for each.
+ * A validated ledger that closed this long before a request was created cannot hold its submission: the ledger rounds
+ * its close time by up to 60 s, and this service's clock may differ from the network's by up to 4 minutes more. A
+ * wider margin would let an older transaction through; a narrower one, a service clock further off, taking the ledger's
+ * transaction for an older one, would ask the user to sign again (and pay twice).
  */
-export const FOLLOW_LEASE_MS = 2 * 60_000
+export const CLOSE_TIME_MARGIN_MS = 5 * 60_000
+/**
+ * Longer than one look takes. Most make two or three requests to the node; the one that finds where a used Sequence
+ * went (transactionStatusSince) makes about two for each doubling of the ledgers it searches (some 20 for a day's
+ * ledgers). Each may have to connect first, 10 seconds at most for each; a node that slow is the exception.
+ */
+export const FOLLOW_LEASE_MS = 5 * 60_000
 /**
  * A transaction without LastLedgerSequence can wait in a node's queue indefinitely: it is looked at every
  * FOLLOW_INTERVAL_MS for this long after submission, then every SLOW_FOLLOW_INTERVAL_MS until the ledger decides.
@@ -107,10 +109,9 @@ export class TransactionFollower {
     }
     let status: TransactionStatus
     let earliestLedger = follow.earliestLedger
-    let undecidable = false
     try {
       if (follow.lastLedgerSequence !== null) status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
-      else ({ status, earliestLedger, undecidable } = await this.lookWithoutLastLedger(node, follow))
+      else ({ status, earliestLedger } = await this.lookWithoutLastLedger(node, follow))
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
       logger.warn({ ...log, err: error }, 'could not look up a submitted transaction; trying again')
@@ -118,11 +119,6 @@ export class TransactionFollower {
       return
     }
     const nowMs = clock.now()
-    if (status.state === 'pending' && undecidable && nowMs >= follow.followUntilMs) {
-      await transactionFollowsRepository.finish(db, follow, nowMs)
-      logger.warn(log, UNDECIDABLE_MESSAGE)
-      return
-    }
     if (status.state === 'pending') {
       if (status.missingLedgers) {
         logger.warn(log, follow.lastLedgerSequence === null ? MISSING_LEDGERS_SINCE_UNUSED_MESSAGE : MISSING_LEDGERS_MESSAGE)
@@ -142,38 +138,43 @@ export class TransactionFollower {
   /**
    * A look at a transaction without LastLedgerSequence. Its Sequence (or Ticket) is read first, in a settled ledger
    * (slotSeen). Still unused there: no ledger up to that one holds the transaction, so the first that can is the next
-   * one (kept on the follow), and the lookup can only find it validated since. Used: the transaction is either in a
-   * ledger from the first that can hold it to that one, or never will be; it is dropped only where the node holds all
-   * of those ledgers and none holds it. Seen used before it was ever seen unused (a follow begun by a recovered
-   * submission, whose answer named no ledger, looked at late): any ledger may hold it, and a miss proves nothing. It is then looked up by its hash until followUntilMs, and given up.
+   * one (kept on the follow), and the lookup can only find it validated since. Used: the transaction is in the first
+   * ledger that shows the slot used, or never will be (transactionStatusSince): searched from the first ledger that
+   * can hold it, or, when no look saw the slot unused (a follow begun by a recovered submission, whose answer named no
+   * ledger), back from the settled ledger to one where the slot was unused, or that closed before the request existed.
    */
   private async lookWithoutLastLedger(
     node: XrplNode,
     follow: TransactionFollow,
-  ): Promise<{ status: TransactionStatus; earliestLedger: number | null; undecidable: boolean }> {
+  ): Promise<{ status: TransactionStatus; earliestLedger: number | null }> {
     const { earliestLedger } = follow
-    const slot = await this.slotOf(follow)
-    const seen = slot && (await node.slotSeen(slot.account, slot.slot))
-    if (!seen?.used) {
+    const transaction = await this.transactionOf(follow)
+    const seen = transaction && (await node.slotSeen(transaction.account, transaction.slot))
+    if (transaction === undefined || !seen?.used || seen.ledgerIndex === null) {
       // Never lowered: a node behind the one seen before (a load-balanced address) says nothing new.
       const unusedUpTo = seen?.ledgerIndex ?? null
       const earliest = unusedUpTo === null ? earliestLedger : Math.max(earliestLedger ?? 1, unusedUpTo + 1)
-      return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: earliest, undecidable: false }
+      return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: earliest }
     }
-    if (earliestLedger === null || seen.ledgerIndex === null) {
-      return { status: await node.transactionStatus(follow.txHash, null), earliestLedger, undecidable: true }
-    }
-    const status = await node.transactionStatusSince(follow.txHash, earliestLedger, seen.ledgerIndex)
-    return { status, earliestLedger, undecidable: false }
+    const status = await node.transactionStatusSince(follow.txHash, {
+      account: transaction.account,
+      slot: transaction.slot,
+      usedBy: seen.ledgerIndex,
+      earliestLedger,
+      notBeforeMs: transaction.requestedAtMs - CLOSE_TIME_MARGIN_MS,
+    })
+    return { status, earliestLedger }
   }
 
-  /** The account and Sequence (or Ticket) of the followed transaction, from its payload's blob. */
-  private async slotOf(follow: TransactionFollow): Promise<{ account: string; slot: SequenceSlot } | undefined> {
-    const txBlob = (await this.options.payloads.peek(follow.payloadUuid))?.txBlob
-    if (!txBlob) return undefined
+  /** The followed transaction's account and Sequence (or Ticket), from its payload's blob, and when its payload was created. */
+  private async transactionOf(
+    follow: TransactionFollow,
+  ): Promise<{ account: string; slot: SequenceSlot; requestedAtMs: number } | undefined> {
+    const payload = await this.options.payloads.peek(follow.payloadUuid)
+    if (!payload?.txBlob) return undefined
     try {
-      const transaction = decode(txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
-      return { account: transaction.Account, slot: sequenceSlotOf(transaction) }
+      const transaction = decode(payload.txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
+      return { account: transaction.Account, slot: sequenceSlotOf(transaction), requestedAtMs: payload.createdAtMs }
     } catch (error) {
       // The blob decoded when it was verified; should it no longer, the transaction is still looked up by its hash.
       this.options.logger.error({ uuid: follow.payloadUuid, err: error }, 'a followed transaction’s blob does not decode')

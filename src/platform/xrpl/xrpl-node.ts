@@ -68,6 +68,18 @@ export function sequenceSlotOf(transaction: { Sequence: number; TicketSequence?:
   return transaction.TicketSequence === undefined ? { sequence: transaction.Sequence } : { ticketSequence: transaction.TicketSequence }
 }
 
+/** Where a transaction whose slot is used can be: what transactionStatusSince searches. */
+export interface UsedSlot {
+  account: string
+  slot: SequenceSlot
+  /** A settled ledger whose state shows the slot used (slotSeen). */
+  usedBy: number
+  /** The first ledger that can hold the transaction, when known (its slot was seen unused in the one before); else null. */
+  earliestLedger: number | null
+  /** Epoch ms: a ledger that closed before then cannot hold the transaction. */
+  notBeforeMs: number
+}
+
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
   /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */
@@ -115,12 +127,13 @@ export interface XrplNode {
    */
   transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
   /**
-   * One look at a transaction without LastLedgerSequence whose Sequence (or Ticket) the caller saw used in ledger
-   * `usedBy` (slotSeen), and which no ledger before `earliestLedger` can hold: validated (with its result), dropped (no
-   * ledger from earliestLedger to usedBy holds it, and the node holds every one of them: another transaction used its
-   * slot), or pending with `missingLedgers` (the node lacks some of them).
+   * One look at a transaction whose Sequence (or Ticket) the caller saw used in a settled ledger (slotSeen): validated
+   * (with its result); dropped when the first ledger that shows the slot used does not hold it (another transaction
+   * took the slot), or when the slot was used already in a ledger that closed before `notBeforeMs`; pending while the
+   * transaction is in that ledger but not yet in the node's database (the next look finds it), or with
+   * `missingLedgers` while the node lacks a ledger the search reads.
    */
-  transactionStatusSince(txHash: string, earliestLedger: number, usedBy: number): Promise<TransactionStatus>
+  transactionStatusSince(txHash: string, since: UsedSlot): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -210,10 +223,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
   }
 
-  const accountInfo = async (account: string, signerLists: boolean, ledgerIndex: number | 'validated' = 'validated') => {
+  const accountInfo = async (account: string, signerLists: boolean) => {
     try {
       return await call((connected) =>
-        connected.request({ command: 'account_info', account, ledger_index: ledgerIndex, signer_lists: signerLists }),
+        connected.request({ command: 'account_info', account, ledger_index: 'validated', signer_lists: signerLists }),
       )
     } catch (error) {
       if (rippledErrorCode(error) === 'actNotFound') return null
@@ -274,26 +287,104 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     return { validated, holds: (first, last) => ranges.some(({ from, to }) => from <= first && to >= last) }
   }
 
-  const slotSeen = async (account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }> => {
-    // The Sequence and the Ticket are read in one settled ledger: what they say holds for every ledger up to it, and a
-    // transaction that used the slot there is in the node's database already.
-    const ledgerIndex = Math.max(1, (await ledgers()).validated - SETTLED_LEDGERS)
-    const info = await accountInfo(account, false, ledgerIndex)
-    if (info === null) return { used: false, ledgerIndex: null }
+  /**
+   * `slot` of `account` as ledger `ledgerIndex` holds it, read from that ledger's state: 'noAccount' when the account is
+   * not in it, 'noLedger' when the node lacks that ledger.
+   */
+  const slotIn = async (
+    account: string,
+    slot: SequenceSlot,
+    ledgerIndex: number,
+  ): Promise<'used' | 'unused' | 'noAccount' | 'noLedger'> => {
+    const read = async <T>(request: () => Promise<T>, absent: string): Promise<T | 'absent' | 'noLedger'> => {
+      try {
+        return await request()
+      } catch (error) {
+        const code = rippledErrorCode(error)
+        if (code === absent) return 'absent'
+        if (code === 'lgrNotFound') return 'noLedger'
+        throw asUnavailable(error)
+      }
+    }
+    const info = await read(
+      () => call((connected) => connected.request({ command: 'account_info', account, ledger_index: ledgerIndex })),
+      'actNotFound',
+    )
+    if (info === 'noLedger') return 'noLedger'
+    if (info === 'absent') return 'noAccount'
     const sequence = info.result.account_data.Sequence
-    if ('sequence' in slot) return { used: sequence > slot.sequence, ledgerIndex }
+    if ('sequence' in slot) return sequence > slot.sequence ? 'used' : 'unused'
     // A Ticket below the account's Sequence was created (a TicketCreate takes the numbers from it); one at or above
     // may still be.
-    if (slot.ticketSequence >= sequence) return { used: false, ledgerIndex }
+    if (slot.ticketSequence >= sequence) return 'unused'
     // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
     const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: ledgerIndex }
+    const ticket = await read(() => call((connected) => connected.request(request as unknown as LedgerEntryRequest)), 'entryNotFound')
+    if (ticket === 'noLedger') return 'noLedger'
+    return ticket === 'absent' ? 'used' : 'unused'
+  }
+
+  const slotSeen = async (account: string, slot: SequenceSlot): Promise<{ used: boolean; ledgerIndex: number | null }> => {
+    // The Sequence and the Ticket are read in one settled ledger: what they say holds for every ledger up to it.
+    const ledgerIndex = Math.max(1, (await ledgers()).validated - SETTLED_LEDGERS)
+    const state = await slotIn(account, slot, ledgerIndex)
+    if (state === 'noLedger') throw new XrplNodeUnavailableError(`The XRPL node does not hold ledger ${ledgerIndex}`)
+    if (state === 'noAccount') return { used: false, ledgerIndex: null }
+    return { used: state === 'used', ledgerIndex }
+  }
+
+  /**
+   * Ledger `ledgerIndex` as the node holds it: its close time and, when asked for, its transactions' hashes, from the
+   * ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null when the node lacks it.
+   */
+  const ledgerAt = async (
+    ledgerIndex: number,
+    transactions: boolean,
+  ): Promise<{ closedAtMs: number | null; transactions: Set<string> } | null> => {
     try {
-      await call((connected) => connected.request(request as unknown as LedgerEntryRequest))
-      return { used: false, ledgerIndex }
+      const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: ledgerIndex, transactions }))
+      const { ledger } = response.result as { ledger: { close_time_iso?: unknown; transactions?: unknown } }
+      const hashes = Array.isArray(ledger.transactions) ? ledger.transactions.filter((hash) => typeof hash === 'string') : []
+      return { closedAtMs: closedAtMsOf(ledger), transactions: new Set(hashes.map((hash) => hash.toUpperCase())) }
     } catch (error) {
-      if (rippledErrorCode(error) === 'entryNotFound') return { used: true, ledgerIndex }
+      if (rippledErrorCode(error) === 'lgrNotFound') return null
       throw asUnavailable(error)
     }
+  }
+
+  /**
+   * The first ledger whose state shows the slot used. The slot is used in `since.usedBy`, and in every ledger after
+   * (a Sequence only grows; a used Ticket never comes back). From the ledger before `earliestLedger`, where it was
+   * unused, a binary search finds it. Without, the search first steps back from usedBy in doubling steps to a ledger
+   * where the slot is unused; 'before' when it reaches one that closed before notBeforeMs with the slot still used.
+   * Null when the node lacks a ledger the search reads, or the account is not in it.
+   */
+  const firstUsing = async ({ account, slot, usedBy, earliestLedger, notBeforeMs }: UsedSlot): Promise<number | 'before' | null> => {
+    let unused = earliestLedger === null ? null : earliestLedger - 1
+    let used = usedBy
+    // A node behind the one that saw the slot unused says nothing of where it was used.
+    if (unused !== null && unused >= used) return null
+    for (let step = 1; unused === null; step *= 2) {
+      if (used <= 1) return null
+      const probe = Math.max(1, usedBy - step)
+      const state = await slotIn(account, slot, probe)
+      if (state === 'noLedger' || state === 'noAccount') return null
+      if (state === 'unused') {
+        unused = probe
+        break
+      }
+      const closedAtMs = (await ledgerAt(probe, false))?.closedAtMs ?? null
+      if (closedAtMs !== null && closedAtMs < notBeforeMs) return 'before'
+      used = probe
+    }
+    while (used - unused > 1) {
+      const middle = Math.floor((unused + used) / 2)
+      const state = await slotIn(account, slot, middle)
+      if (state === 'noLedger' || state === 'noAccount') return null
+      if (state === 'used') used = middle
+      else unused = middle
+    }
+    return used
   }
 
   return {
@@ -374,14 +465,18 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       return { state: 'pending', missingLedgers: passed }
     },
 
-    async transactionStatusSince(txHash, earliestLedger, usedBy) {
-      // As transactionStatus: the ledgers held are read before the lookup. usedBy is a settled ledger (slotSeen), so a
-      // transaction that used the slot there is in the node's database, and a miss searched it.
-      const before = await ledgers()
+    async transactionStatusSince(txHash, since) {
+      // The lookup first: a transaction validated after it can only be in a ledger the search then reads (the slot was
+      // used in usedBy already, before this look), and one the database does not hold yet is found in its ledger.
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
-      if (before.holds(earliestLedger, usedBy)) return { state: 'dropped', validatedLedgerIndex: before.validated }
-      return { state: 'pending', missingLedgers: true }
+      const first = await firstUsing(since)
+      if (first === 'before') return { state: 'dropped', validatedLedgerIndex: since.usedBy }
+      const ledger = first === null ? null : await ledgerAt(first, true)
+      if (ledger === null) return { state: 'pending', missingLedgers: true }
+      // The transaction that used the slot is in that ledger: this one, or another that took its place.
+      if (ledger.transactions.has(txHash.toUpperCase())) return { state: 'pending', missingLedgers: false }
+      return { state: 'dropped', validatedLedgerIndex: since.usedBy }
     },
 
     async transactionDefaults(account) {

@@ -59,6 +59,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     try {
       await run()
     } finally {
+      rippled.beforeAnswer(undefined)
       rippled.setHistoryStart(1)
       rippled.setValidatedLedgerIndex(1000)
     }
@@ -426,7 +427,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       const signed = signRequested(wallet, paymentTransaction())
       await approveUnanswered(uuid, signed.tx_blob)
       rippled.setAccount(wallet.classicAddress, { sequence })
-      return { uuid, signed }
+      return { uuid, signed, wallet }
     }
     /**
      * An approval left unanswered of a blob without LastLedgerSequence, Sequence `sequence`, by an account whose Sequence
@@ -523,6 +524,54 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       })
       assert.deepEqual(await claims(uuid), [])
       assert.equal((await appView(uuid)).status, 'pending')
+    })
+
+    it('past LastLedgerSequence on a node without the history, a server behind it that shows the Sequence unused before LastLedgerSequence releases nothing', async () => {
+      const { uuid, signed, wallet } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      // It applied two ledgers before its LastLedgerSequence.
+      rippled.setAccount(
+        wallet.classicAddress,
+        { sequence: WALLET_FIELDS.Sequence + 1 },
+        { fromLedger: WALLET_FIELDS.LastLedgerSequence - 2 },
+      )
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 500, async () => {
+        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 500 - 255)
+        // A load-balanced address: the look's next requests reach a server 5 ledgers short of LastLedgerSequence.
+        rippled.beforeAnswer((request) => {
+          if (request.command !== 'tx') return
+          rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence - 5)
+          rippled.setHistoryStart(1)
+        })
+        await recoverAfterTheLease()
+      })
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'unused in a ledger before LastLedgerSequence says nothing')
+    })
+
+    it('past LastLedgerSequence on a node without the history, an account no longer in the ledger keeps its claim: it may have applied it, then been deleted', async () => {
+      // No account: deleted after its transaction applied (AccountDelete can come soon after an account's last transaction).
+      const uuid = await create()
+      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      await approveUnanswered(uuid, signed.tx_blob)
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 500, async () => {
+        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 500 - 255)
+        await recoverAfterTheLease()
+      })
+      assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }])
+      assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+    })
+
+    it('a claim whose stored blob no longer decodes stays claimed, and the claims after it in the batch are looked at', async () => {
+      const broken = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      const other = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      await t.service.ctx.storage.db
+        .updateTable('submission_claims')
+        .set({ tx_blob: 'ZZ' })
+        .where('payload_uuid', '=', broken.uuid)
+        .execute()
+      validatedIn(other.signed.hash, 1004)
+      await recoverAfterTheLease()
+      assert.equal((await appView(other.uuid)).status, 'signed')
+      assert.deepEqual(await claims(broken.uuid), [{ tx_hash: broken.signed.hash }])
     })
 
     it('a transaction the ledger validated before the request existed, sent as its proof, does not resolve it', async () => {
@@ -674,7 +723,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         assert.equal((await appView(uuid)).status, 'pending')
         assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the ledger may still apply it')
 
-        rippled.setAccount(wallet.classicAddress, used)
+        // Another transaction of the account takes its place in ledger 990.
+        rippled.setAccount(wallet.classicAddress, used, { fromLedger: 990 })
         await recoverAfterTheLease()
         assert.deepEqual(await claims(uuid), [], 'another transaction took its place: it can never be applied')
         assert.equal((await appView(uuid)).status, 'expired', 'its time passed while it was in doubt')
@@ -697,6 +747,45 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         await recoverAfterTheLease()
         assert.equal((await appView(uuid)).status, 'signed')
       })
+    })
+
+    it('a transaction without LastLedgerSequence applied while no instance looked, on a node that lacks its ledger, keeps its claim: the user cannot pay twice', async () => {
+      const { uuid, signed, wallet } = await unansweredWithoutLastLedger(7, 7)
+      // The ledger applied it in 1001. By the first look, the node has restarted and holds the ledgers from 1060 only:
+      // its database does not have the transaction, and the account's Sequence is used.
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 1001 })
+      await atValidatedLedger(1100, async () => {
+        rippled.setHistoryStart(1060)
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: ledger 1001 may hold it, and does')
+        assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+
+        // A node with the history answers.
+        rippled.setHistoryStart(1)
+        rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1001 })
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'ledger 1001 lists it: still held until its database has it')
+        validatedIn(signed.hash, 1001)
+        await recoverAfterTheLease()
+        assert.equal((await appView(uuid)).status, 'signed')
+      })
+    })
+
+    it('a transaction without LastLedgerSequence whose Sequence went to another transaction before the request existed is released', async () => {
+      const { uuid, wallet } = await unansweredWithoutLastLedger(7, 7)
+      // Sequence 7 was used in ledger 900, which closed an hour before this request: the blob can never be applied.
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 900 })
+      const now = t.clock.now()
+      rippled.setLedgerCloseTimes((ledgerIndex) => now - (1000 - ledgerIndex) * 36_000)
+      try {
+        await atValidatedLedger(1000, async () => {
+          rippled.setHistoryStart(950)
+          await recoverAfterTheLease()
+        })
+      } finally {
+        rippled.setLedgerCloseTimes(undefined)
+      }
+      assert.deepEqual(await claims(uuid), [], 'ledger 950, the oldest held, closed half an hour before the request: nothing older is its')
     })
 
     it('a blob the node lost (a restart empties its queue) is sent again while the ledger can apply it, and is signed once validated', async () => {
@@ -726,7 +815,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal(sent(), before, 'past its expiry: not sent')
       assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'still looked at: the first submission may yet apply')
       assert.equal((await appView(uuid)).status, 'pending')
-      rippled.setAccount(wallet.classicAddress, { sequence: 8 })
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 990 })
       await recoverAfterTheLease()
       assert.deepEqual(await claims(uuid), [])
     })

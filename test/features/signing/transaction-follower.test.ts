@@ -267,19 +267,31 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'dropped')
     })
 
-    it('whose Sequence was used before it was ever seen unused is looked up by its hash for an hour, then given up', async () => {
+    it('whose Sequence was used before it was ever seen unused is searched back to the ledger that used it, never given up', async () => {
       const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })
       // As for a submission recovered after its instance died: no answer named a ledger.
       await t.service.ctx.storage.db.updateTable('transaction_follows').set({ earliest_ledger: null }).where('id', '=', uuid).execute()
-      rippled.setAccount(account, { sequence: 8 })
+      // While the service was down, another transaction of the account took Sequence 7 in ledger 1050; the node has
+      // restarted since, and holds the ledgers from 1060 only.
+      rippled.setValidatedLedgerIndex(1100)
+      rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1050 })
+      rippled.setHistoryStart(1060)
       await follow()
-      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'any ledger may hold it: a miss proves nothing')
-      assert.equal((await followRow(uuid)).state, 'pending')
-      t.clock.advance(FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS)
+      t.clock.advance(FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS + SLOW_FOLLOW_INTERVAL_MS)
       await follow()
-      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'never dropped')
-      assert.equal((await followRow(uuid)).state, 'done')
-      assert.ok(looksAt(hash) >= 2)
+      assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, null, 'ledger 1050 may hold it: a miss proves nothing')
+      assert.equal((await followRow(uuid)).state, 'pending', 'not given up: a node with those ledgers can decide')
+
+      const looks = looksAt(hash)
+      rippled.setHistoryStart(1)
+      t.clock.advance(SLOW_FOLLOW_INTERVAL_MS)
+      await follow()
+      assert.equal(looksAt(hash), looks + 1)
+      const { submission } = await readPayload(t, apiKey, uuid)
+      assert.equal(submission.outcome, 'dropped', 'ledger 1050 holds the other transaction')
+      const read = rippled.requests.filter((request) => request.command === 'ledger' && request.transactions === true)
+      assert.deepEqual(read.map((request) => request.ledger_index).at(-1), 1050)
     })
 
     it('that an earlier version stopped following after an hour is followed again, unless its payload has an outcome', async () => {

@@ -306,35 +306,102 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
-  describe('transactionStatusSince (a transaction without LastLedgerSequence whose Sequence is used)', () => {
+  describe('transactionStatusSince (a transaction whose Sequence a settled ledger shows used)', () => {
     const hash = signedPayment.hash
+    const account = Wallet.generate().classicAddress
+    /** Sequence 7 unused up to ledger `usedFrom`, used from it on. */
+    const usedFrom = (ledgerIndex: number) => {
+      rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: ledgerIndex })
+    }
+    const since = (earliestLedger: number | null, notBeforeMs = 0) => ({
+      account,
+      slot: { sequence: 7 },
+      usedBy: 1492,
+      earliestLedger,
+      notBeforeMs,
+    })
+    const ledgersRead = () => rippled.requests.filter((request) => request.command === 'ledger').map((request) => request.ledger_index)
+    beforeEach(() => {
+      rippled.setValidatedLedgerIndex(1500)
+      rippled.requests.length = 0
+    })
+    afterEach(() => {
+      rippled.setHistoryStart(1)
+      rippled.setValidatedLedgerIndex(1000)
+      rippled.setLedgerCloseTimes(undefined)
+    })
 
-    it('is validated when a ledger holds it', async () => {
-      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tesSUCCESS' })
-      const status = await node.transactionStatusSince(hash, 990, 1000 - SETTLED_LEDGERS)
+    it('is validated when the node’s database holds it', async () => {
+      rippled.setTransaction(hash, { validated: true, ledgerIndex: 1234, transactionResult: 'tesSUCCESS' })
+      const status = await node.transactionStatusSince(hash, since(1001))
       assert.equal(status.state, 'validated')
     })
 
-    it('is dropped only when the node holds every ledger from the earliest that can hold it to the one that saw its slot used', async () => {
-      rippled.setValidatedLedgerIndex(1500)
+    it('is dropped when the first ledger that shows the Sequence used holds another transaction, found from the earliest that can hold it', async () => {
+      usedFrom(1234)
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      try {
-        rippled.setHistoryStart(1201)
-        assert.deepEqual(
-          await node.transactionStatusSince(hash, 1200, 1492),
-          { state: 'pending', missingLedgers: true },
-          'ledger 1200 missing',
-        )
-        assert.deepEqual(await node.transactionStatusSince(hash, 1201, 1492), { state: 'dropped', validatedLedgerIndex: 1500 })
-        assert.deepEqual(
-          await node.transactionStatusSince(hash, 1201, 1501),
-          { state: 'pending', missingLedgers: true },
-          'a node behind the one that saw the slot used (a load-balanced address) has not searched that ledger',
-        )
-      } finally {
-        rippled.setHistoryStart(1)
-        rippled.setValidatedLedgerIndex(1000)
-      }
+      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.deepEqual(ledgersRead(), [1234], 'the transactions of the ledger that used Sequence 7, and no other')
+      const reads = rippled.requests.filter((request) => request.command === 'account_info').length
+      assert.ok(reads <= 10, `a binary search over 491 ledgers: ${reads} reads`)
+    })
+
+    it('is pending when that ledger holds it but the node has not written it to its database yet', async () => {
+      usedFrom(1234)
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
+    })
+
+    it('is pending, missing ledgers, when the node lacks a ledger the search reads, whatever its server_info lists', async () => {
+      usedFrom(1234)
+      rippled.setHistoryStart(1235)
+      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: true })
+      assert.deepEqual(
+        await node.transactionStatusSince(hash, { ...since(1001), usedBy: 1501 }),
+        { state: 'pending', missingLedgers: true },
+        'a node behind the one that saw the Sequence used (a load-balanced address)',
+      )
+      assert.deepEqual(
+        await node.transactionStatusSince(hash, since(1493)),
+        { state: 'pending', missingLedgers: true },
+        'seen unused after the ledger that shows it used: from servers at odds, nothing is decided',
+      )
+    })
+
+    it('without a ledger where it was seen unused, searches back from the settled ledger in doubling steps, then finds the first', async () => {
+      usedFrom(1234)
+      assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      const reads = rippled.requests.filter((request) => request.command === 'account_info').length
+      assert.ok(reads <= 20, `${reads} reads`)
+      assert.equal(ledgersRead().at(-1), 1234)
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'pending', missingLedgers: false })
+      rippled.setHistoryStart(1300)
+      assert.deepEqual(
+        await node.transactionStatusSince(hash, since(null)),
+        { state: 'pending', missingLedgers: true },
+        'the node lacks the ledgers back to where it was unused',
+      )
+    })
+
+    it('without one, is dropped when the Sequence was used in a ledger that closed before notBeforeMs, and only then', async () => {
+      usedFrom(900)
+      // Ledger n closed 4 seconds after ledger n - 1; ledger 1000 at the epoch's second million.
+      rippled.setLedgerCloseTimes((ledgerIndex) => 1_000_000_000 + (ledgerIndex - 1000) * 4_000)
+      const notBeforeMs = 1_000_000_000 + (1100 - 1000) * 4_000
+      assert.deepEqual(await node.transactionStatusSince(hash, since(null, notBeforeMs)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.deepEqual(
+        ledgersRead(),
+        [1491, 1490, 1488, 1484, 1476, 1460, 1428, 1364, 1236, 980],
+        'each step back reads its ledger’s close time, and the search stops at the first that closed before the request existed',
+      )
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 900 })
+      assert.deepEqual(
+        await node.transactionStatusSince(hash, since(null, 0)),
+        { state: 'pending', missingLedgers: false },
+        'with no such bound, the search goes back to ledger 900, which holds it',
+      )
     })
   })
 })
