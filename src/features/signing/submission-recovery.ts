@@ -95,8 +95,8 @@ export class SubmissionRecovery {
     const lastLedgerSequence = transaction.LastLedgerSequence ?? null
     const slot = sequenceSlotOf(transaction)
     const payload = await this.deps.payloads.peek(intent.payloadUuid)
+    const notBeforeMs = (payload?.createdAtMs ?? Number.NEGATIVE_INFINITY) - CLOSE_TIME_MARGIN_MS
     let status: TransactionStatus
-    let neverApplied = false
     try {
       if (lastLedgerSequence === null) {
         // Only another transaction's use of its Sequence (or Ticket) ends the doubt: once a settled ledger shows it
@@ -110,13 +110,15 @@ export class SubmissionRecovery {
                 slot,
                 usedBy: seen.ledgerIndex,
                 earliestLedger: null,
-                notBeforeMs: (payload?.createdAtMs ?? Number.NEGATIVE_INFINITY) - CLOSE_TIME_MARGIN_MS,
+                notBeforeMs,
               })
             : await node.transactionStatus(intent.txHash, null)
       } else {
+        // Past LastLedgerSequence, decided from the account's Sequence (or Ticket) as the follower decides, where the
+        // account is in the ledger; where it is not (deleted, perhaps after applying it), by the hash.
         status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
-        if (status.state === 'pending' && status.missingLedgers) {
-          neverApplied = await this.unusedPast(node, Account, slot, lastLedgerSequence)
+        if (status.state === 'dropped' || (status.state === 'pending' && status.missingLedgers)) {
+          status = (await node.transactionStatusPast(intent.txHash, { account: Account, slot, lastLedgerSequence, notBeforeMs })) ?? status
         }
       }
     } catch (error) {
@@ -140,7 +142,7 @@ export class SubmissionRecovery {
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
-    if (status.state === 'dropped' || neverApplied) {
+    if (status.state === 'dropped') {
       await this.release(claim)
       logger.info(log, 'released a submission the ledger never took: the request is still pending')
       return
@@ -156,17 +158,6 @@ export class SubmissionRecovery {
     else if (payload?.status === 'pending' && payload.expiresAtMs > nowMs) await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
-  }
-
-  /**
-   * Past LastLedgerSequence, on a node without the ledgers to search: whether the account's Sequence (or Ticket) is
-   * still unused in a settled ledger at or past it. Then the transaction was never applied, and never will be, whatever
-   * the history says. Not when that ledger is before LastLedgerSequence (a load-balanced address answered from a server
-   * behind), nor when the account is not in it: an account can be deleted soon after its last transaction.
-   */
-  private async unusedPast(node: XrplNode, account: string, slot: SequenceSlot, lastLedgerSequence: number): Promise<boolean> {
-    const seen = await node.slotSeen(account, slot)
-    return !seen.used && seen.ledgerIndex !== null && seen.ledgerIndex >= lastLedgerSequence
   }
 
   /**

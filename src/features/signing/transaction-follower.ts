@@ -110,7 +110,7 @@ export class TransactionFollower {
     let status: TransactionStatus
     let earliestLedger = follow.earliestLedger
     try {
-      if (follow.lastLedgerSequence !== null) status = await node.transactionStatus(follow.txHash, follow.lastLedgerSequence)
+      if (follow.lastLedgerSequence !== null) status = await this.lookWithLastLedger(node, follow, follow.lastLedgerSequence)
       else ({ status, earliestLedger } = await this.lookWithoutLastLedger(node, follow))
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
@@ -133,6 +133,26 @@ export class TransactionFollower {
       return
     }
     await this.record(follow, finalOutcomeOf(status), nowMs)
+  }
+
+  /**
+   * A look at a transaction with LastLedgerSequence: by its hash until a settled ledger has passed LastLedgerSequence,
+   * then from its account's Sequence (or Ticket), when the account is in the ledger (transactionStatusPast): a miss
+   * in the node's database proves nothing while rippled has not written a ledger it lists (the newest, or an older
+   * one it fetched to fill a gap), and the slot still unused decides even on a node without the history.
+   */
+  private async lookWithLastLedger(node: XrplNode, follow: TransactionFollow, lastLedgerSequence: number): Promise<TransactionStatus> {
+    const status = await node.transactionStatus(follow.txHash, lastLedgerSequence)
+    const passed = status.state === 'dropped' || (status.state === 'pending' && status.missingLedgers)
+    const transaction = passed ? await this.transactionOf(follow) : undefined
+    if (transaction === undefined) return status
+    const past = await node.transactionStatusPast(follow.txHash, {
+      account: transaction.account,
+      slot: transaction.slot,
+      lastLedgerSequence,
+      notBeforeMs: transaction.requestedAtMs - CLOSE_TIME_MARGIN_MS,
+    })
+    return past ?? status
   }
 
   /**

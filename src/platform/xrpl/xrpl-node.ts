@@ -80,6 +80,15 @@ export interface UsedSlot {
   notBeforeMs: number
 }
 
+/** A transaction with LastLedgerSequence, for transactionStatusPast. */
+export interface PastLastLedger {
+  account: string
+  slot: SequenceSlot
+  lastLedgerSequence: number
+  /** Epoch ms: a ledger that closed before then cannot hold the transaction. */
+  notBeforeMs: number
+}
+
 /** What a wallet without its own ledger connection (a Ledger device) needs to complete a transaction. */
 export interface TransactionDefaults {
   /** Drops: the open ledger's base fee times the load factor, with xrpl.js's 20% cushion. */
@@ -134,6 +143,15 @@ export interface XrplNode {
    * `missingLedgers` while the node lacks a ledger the search reads.
    */
   transactionStatusSince(txHash: string, since: UsedSlot): Promise<TransactionStatus>
+  /**
+   * A transaction past its LastLedgerSequence (transactionStatus said dropped, or pending with missingLedgers), decided
+   * from its account's Sequence (or Ticket) rather than from the node's database, which rippled writes after it lists a
+   * ledger as held: unused in a settled ledger at or past LastLedgerSequence, dropped (whatever history the node
+   * keeps); used there, as transactionStatusSince finds it; a settled ledger before LastLedgerSequence (a server
+   * behind), pending with missingLedgers. Null when the account is not in that ledger (it never existed, or was
+   * deleted since): the caller keeps what the lookup by hash said.
+   */
+  transactionStatusPast(txHash: string, past: PastLastLedger): Promise<TransactionStatus | null>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -270,7 +288,12 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
    * The latest validated ledger's index, and the ledgers the node holds (server_info's complete_ledgers, such as
    * "32570-62964287,62964290-62964300", or "empty"), in one request.
    */
-  const ledgers = async (): Promise<{ validated: number; holds: (first: number, last: number) => boolean }> => {
+  const ledgers = async (): Promise<{
+    validated: number
+    holds: (first: number, last: number) => boolean
+    /** The first of the ledgers held without a gap up to `last`; null when `last` is not held. */
+    heldFrom: (last: number) => number | null
+  }> => {
     let info: ServerInfoResponse['result']['info']
     try {
       info = (await call((connected) => connected.request({ command: 'server_info' }))).result.info
@@ -284,7 +307,12 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       const [from, to] = part.trim().split('-').map(Number)
       return { from: from ?? Number.NaN, to: to ?? from ?? Number.NaN }
     })
-    return { validated, holds: (first, last) => ranges.some(({ from, to }) => from <= first && to >= last) }
+    const rangeOf = (last: number) => ranges.find(({ from, to }) => from <= last && to >= last)
+    return {
+      validated,
+      holds: (first, last) => (rangeOf(last)?.from ?? Number.POSITIVE_INFINITY) <= first,
+      heldFrom: (last) => rangeOf(last)?.from ?? null,
+    }
   }
 
   /**
@@ -364,9 +392,11 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     let used = usedBy
     // A node behind the one that saw the slot unused says nothing of where it was used.
     if (unused !== null && unused >= used) return null
+    // Steps back within the ledgers the node holds: a step past the first of them would end the search short.
+    const heldFrom = unused === null ? (await ledgers()).heldFrom(usedBy) : null
     for (let step = 1; unused === null; step *= 2) {
-      if (used <= 1) return null
-      const probe = Math.max(1, usedBy - step)
+      if (heldFrom === null || used <= heldFrom) return null
+      const probe = Math.max(heldFrom, usedBy - step)
       const state = await slotIn(account, slot, probe)
       if (state === 'noLedger' || state === 'noAccount') return null
       if (state === 'unused') {
@@ -477,6 +507,15 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // The transaction that used the slot is in that ledger: this one, or another that took its place.
       if (ledger.transactions.has(txHash.toUpperCase())) return { state: 'pending', missingLedgers: false }
       return { state: 'dropped', validatedLedgerIndex: since.usedBy }
+    },
+
+    async transactionStatusPast(txHash, { account, slot, lastLedgerSequence, notBeforeMs }) {
+      const seen = await slotSeen(account, slot)
+      if (seen.ledgerIndex === null) return null
+      if (seen.ledgerIndex < lastLedgerSequence) return { state: 'pending', missingLedgers: true }
+      // Unused in a ledger at or past the last that could take it: never applied, and never will be.
+      if (!seen.used) return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }
+      return this.transactionStatusSince(txHash, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
     },
 
     async transactionDefaults(account) {

@@ -501,18 +501,37 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.deepEqual(await claims(uuid), [])
     })
 
-    it('a node that lacks ledgers up to LastLedgerSequence does not get the claim released: one that has them does', async () => {
-      // The account's Sequence is past the transaction's: it, or another, was applied.
-      const { uuid, signed } = await unansweredWithSequence(WALLET_FIELDS.Sequence + 1)
+    it('past LastLedgerSequence, a node that lacks the ledger that used the Sequence does not get the claim released: one that holds it does', async () => {
+      // The account's Sequence went to a transaction three ledgers before LastLedgerSequence: this one, or another.
+      const { uuid, signed, wallet } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
+      rippled.setAccount(wallet.classicAddress, { sequence: WALLET_FIELDS.Sequence + 1 }, { fromLedger: usedIn })
       await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, async () => {
-        rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence - 10)
+        rippled.setHistoryStart(usedIn)
         await recoverAfterTheLease()
-        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'the transaction may be in a ledger the node lacks')
-        rippled.setHistoryStart(1)
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'without the ledger before, the first that used it is unknown')
+        // It holds that ledger, and the one before, where the Sequence was still unused.
+        rippled.setHistoryStart(usedIn - 1)
         await recoverAfterTheLease()
       })
-      assert.deepEqual(await claims(uuid), [])
+      assert.deepEqual(await claims(uuid), [], 'that ledger lists another transaction')
       assert.equal((await appView(uuid)).status, 'pending')
+    })
+
+    it('past LastLedgerSequence, a transaction in the ledger that used its Sequence, not yet in the node’s database, keeps its claim', async () => {
+      // rippled lists a ledger it fetched to fill a gap as held before it writes that ledger's transactions.
+      const { uuid, signed, wallet } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
+      rippled.setAccount(wallet.classicAddress, { sequence: WALLET_FIELDS.Sequence + 1 }, { fromLedger: usedIn })
+      rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: usedIn })
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 300, async () => {
+        await recoverAfterTheLease()
+        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the ledger holds it')
+        assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+        validatedIn(signed.hash, usedIn)
+        await recoverAfterTheLease()
+      })
+      assert.equal((await appView(uuid)).status, 'signed')
     })
 
     it('past LastLedgerSequence on a node without the history, an account whose Sequence is unused never applied it: released', async () => {
@@ -821,8 +840,10 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
 
     it('a blob past its LastLedgerSequence is not sent again', async () => {
-      // The account's Sequence is past the transaction's: it, or another, was applied.
-      const { uuid, signed } = await unansweredWithSequence(WALLET_FIELDS.Sequence + 1)
+      // The account's Sequence went to a transaction three ledgers before LastLedgerSequence: this one, or another.
+      const { uuid, signed, wallet } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
+      rippled.setAccount(wallet.classicAddress, { sequence: WALLET_FIELDS.Sequence + 1 }, { fromLedger: usedIn })
       const before = rippled.submitted.length
       await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 10, async () => {
         rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 5)

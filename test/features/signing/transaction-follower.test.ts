@@ -168,6 +168,38 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
     assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
   })
 
+  it('is not dropped when the ledger that used its Sequence holds it, listed by the node before its transactions are written', async () => {
+    // rippled lists a ledger it fetched to fill a gap in its history as held before it writes that ledger's transactions.
+    const { uuid, hash, account } = await submitted()
+    const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
+    rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+    rippled.setAccount(account, { sequence: 8 }, { fromLedger: usedIn })
+    rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: usedIn })
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 300)
+    await follow()
+    assert.equal(
+      (await readPayload(t, apiKey, uuid)).submission.outcome,
+      null,
+      'its ledger holds it: a miss in the database proves nothing',
+    )
+
+    rippled.setTransaction(hash, { validated: true, ledgerIndex: usedIn, transactionResult: 'tesSUCCESS' })
+    t.clock.advance(FOLLOW_INTERVAL_MS)
+    await follow()
+    assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
+  })
+
+  it('is dropped on a node without the ledgers before its LastLedgerSequence once its Sequence is unused in a settled ledger past it', async () => {
+    const { uuid, account } = await submitted()
+    rippled.setAccount(account, { sequence: 7 })
+    // The node restarted after LastLedgerSequence: it lacks the 256 ledgers up to it.
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 100)
+    rippled.setHistoryStart(WALLET_FIELDS.LastLedgerSequence + 50)
+    await follow()
+    const { submission } = await readPayload(t, apiKey, uuid)
+    assert.equal(submission.outcome, 'dropped', 'Sequence 7 unused past the last ledger that could take it: never applied')
+  })
+
   describe('a transaction without LastLedgerSequence', () => {
     it('is followed past its first hour, once a minute, and its outcome recorded whenever a ledger takes it', async () => {
       const { uuid, hash, account } = await submitted({ LastLedgerSequence: undefined })

@@ -404,6 +404,45 @@ describe('XrplNode against a rippled double', () => {
       )
     })
   })
+
+  describe('transactionStatusPast (a transaction past its LastLedgerSequence, decided from its Sequence)', () => {
+    const hash = signedPayment.hash
+    const account = Wallet.generate().classicAddress
+    const past = { account, slot: { sequence: 7 }, lastLedgerSequence: 1020, notBeforeMs: 0 }
+    afterEach(() => {
+      rippled.setHistoryStart(1)
+      rippled.setValidatedLedgerIndex(1000)
+    })
+
+    it('is null while the account is not in the settled ledger: the lookup by hash decides', async () => {
+      rippled.setValidatedLedgerIndex(1100)
+      assert.equal(await node.transactionStatusPast(hash, { ...past, account: Wallet.generate().classicAddress }), null)
+    })
+
+    it('is dropped when the Sequence is unused in a settled ledger at or past LastLedgerSequence, whatever history the node keeps', async () => {
+      rippled.setAccount(account, { sequence: 7 })
+      rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS)
+      rippled.setHistoryStart(1020)
+      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'dropped', validatedLedgerIndex: 1020 })
+      rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS - 1)
+      rippled.setHistoryStart(1)
+      assert.deepEqual(
+        await node.transactionStatusPast(hash, past),
+        { state: 'pending', missingLedgers: true },
+        'a settled ledger before LastLedgerSequence (a server behind) says nothing',
+      )
+    })
+
+    it('searches for the ledger that used the Sequence when it is used', async () => {
+      rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1017 })
+      rippled.setValidatedLedgerIndex(1100)
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1017 })
+      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'pending', missingLedgers: false })
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
+      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'dropped', validatedLedgerIndex: 1092 })
+    })
+  })
 })
 
 describe('isAcceptedEngineResult', () => {
