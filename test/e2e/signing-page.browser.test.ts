@@ -394,6 +394,44 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await context.close()
   })
 
+  it('a countdown that ends while the service refuses to answer (429) asks again, and does not call an in-doubt request expired', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const context = await browser.newContext({ viewport: VIEWPORT })
+    const page = await context.newPage()
+    await page.clock.install()
+    let refusing = false
+    await page.route('**/api/v1/sign/*/events', (route) => route.abort())
+    await page.route(`**/api/v1/sign/${uuid}`, (route) =>
+      refusing
+        ? route.fulfill({ status: 429, contentType: 'application/json', body: JSON.stringify({ error: 'Too many requests' }) })
+        : route.continue(),
+    )
+    await page.goto(`${t.url}/sign/${uuid}`)
+    await page.getByTestId('project-name').waitFor()
+    refusing = true
+    // Another device's approval is held by the node (terPRE_SEQ): in doubt, and this page has not heard.
+    rippled.setSubmitResult('terPRE_SEQ')
+    try {
+      const signed = signRequested(Wallet.generate(), paymentTransaction('1000000'))
+      const response = await t.inject({
+        method: 'POST',
+        url: `/api/v1/sign/${uuid}/approve`,
+        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
+      })
+      assert.equal(response.statusCode, 409, response.body)
+    } finally {
+      rippled.setSubmitResult('tesSUCCESS')
+    }
+    await page.clock.fastForward('05:01')
+    await page.clock.fastForward('00:02')
+    assert.equal(await page.getByTestId('outcome').count(), 0, 'refused: not called expired')
+    refusing = false
+    await page.clock.fastForward('00:06')
+    await inDoubt(page).waitFor({ timeout: 10_000 })
+    assert.equal(await page.getByTestId('outcome').count(), 0, 'asked again: in doubt, the ledger may still take it')
+    await context.close()
+  })
+
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {
     const uuid = await create({ type: 'signMessage', message: 'Transfer the domain example.com to account 7.' })
     const { page } = await open(uuid)

@@ -2,6 +2,7 @@
 // changes (the live watcher, the countdown); then the outcome (outcome-view.ts), from the answer or from the server.
 import type { PayloadType } from '../../features/payloads/model.js'
 import type { Clock } from '../../platform/clock.js'
+import { ApiError } from '../shared/api-client.js'
 import { button, h, replaceChildren } from '../shared/dom.js'
 import { approveSignRequest, fetchSignRequest, type Resolution, rejectSignRequest, type SignRequest } from './api.js'
 import { renderAsker } from './asker-view.js'
@@ -15,6 +16,8 @@ import { followOutcome, type Watcher, watchSignRequest } from './status-watch.js
 import { type WalletChoice, WalletPicker } from './wallet-picker.js'
 
 const POLL_INTERVAL_MS = 2000
+/** When the service could not say, at the countdown's zero, whether the request expired. */
+const ASK_AGAIN_AT_TIME_UP_MS = 5000
 const IN_DOUBT_STATUS = 'Waiting for the XRP Ledger'
 /** How long the page keeps asking for the final result of a submitted transaction (the service follows it 10 minutes). */
 const FINAL_RESULT_WAIT_MS = 10 * 60_000
@@ -163,14 +166,22 @@ export class SigningPage {
 
   /**
    * The service's word on a request whose time is up: in doubt, it waits; resolved, the page shows how; pending (the
-   * server's clock a little behind) or no answer, the page's own clock decides.
+   * server's clock a little behind) or no answer, the page's own clock decides. A service that answered without an
+   * answer (a rate limit, a failure of its own) is asked again a few seconds later: the request may be in doubt, or
+   * signed on another device, and "expired" would be wrong.
    */
   private async confirmExpiry(): Promise<void> {
     let request: SignRequest | undefined
     try {
       request = (await fetchSignRequest(this.request.uuid)).request
-    } catch {
-      // Offline or refused: the countdown's word stands.
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 429 || error.status >= 500)) {
+        setTimeout(() => {
+          this.askedAtTimeUp = false
+        }, ASK_AGAIN_AT_TIME_UP_MS)
+        return
+      }
+      // Offline: the countdown's word stands.
     }
     if (this.settled) return
     if (this.posting) {
