@@ -432,6 +432,67 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await context.close()
   })
 
+  it('a poll answered from before its own approval’s answer does not end the doubt that answer began (the polling fallback)', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const context = await browser.newContext({ viewport: VIEWPORT })
+    const page = await context.newPage()
+    await page.route('**/api/v1/sign/*/events', (route) => route.abort())
+    // One poll is answered with the request as it stood when the poll was sent, but only once let through; the poll
+    // after it waits while the test looks at the page.
+    let mode: 'through' | 'stale' | 'hold' = 'through'
+    const signal = () => {
+      let resolve!: () => void
+      const promise = new Promise<void>((done) => {
+        resolve = done
+      })
+      return { promise, resolve }
+    }
+    const staleTaken = signal()
+    const staleLetThrough = signal()
+    const nextPollSent = signal()
+    const nextPollLetThrough = signal()
+    await page.route(`**/api/v1/sign/${uuid}`, async (route) => {
+      if (mode === 'stale') {
+        mode = 'through'
+        const response = await route.fetch()
+        staleTaken.resolve()
+        await staleLetThrough.promise
+        mode = 'hold'
+        await route.fulfill({ response })
+        return
+      }
+      if (mode === 'hold') {
+        mode = 'through'
+        nextPollSent.resolve()
+        await nextPollLetThrough.promise
+      }
+      await route.continue()
+    })
+    await page.goto(`${t.url}/sign/${uuid}`)
+    await page.getByTestId('project-name').waitFor()
+    await chooseDeveloperWallet(page)
+    mode = 'stale'
+    await staleTaken.promise
+    // The node holds the blob (terPRE_SEQ): the page's own approval is answered 409, in doubt.
+    rippled.setSubmitResult('terPRE_SEQ')
+    try {
+      await page.getByTestId('approve').click()
+      await inDoubt(page).waitFor({ timeout: 10_000 })
+    } finally {
+      rippled.setSubmitResult('tesSUCCESS')
+    }
+    staleLetThrough.resolve()
+    await nextPollSent.promise
+    try {
+      // The stale answer (pending, no doubt) has been read: the next poll is only sent after it.
+      assert.equal(await page.getByTestId('status').textContent(), 'Waiting for the XRP Ledger', 'still in doubt')
+      assert.ok(await page.getByTestId('approve').isDisabled(), 'no second signature is offered')
+    } finally {
+      nextPollLetThrough.resolve()
+      await context.close()
+    }
+  })
+
   it('rejecting resolves the request as rejected, with the wallet that was chosen', async () => {
     const uuid = await create({ type: 'signMessage', message: 'Transfer the domain example.com to account 7.' })
     const { page } = await open(uuid)

@@ -41,6 +41,8 @@ export class SigningPage {
    * service knows. The watcher tells of its end: the live stream sends the request when its submission is released.
    */
   private inDoubt = false
+  /** When the last answer to this page's own approval or rejection arrived (performance.now()). */
+  private answeredAtMs = Number.NEGATIVE_INFINITY
   /** The countdown reached zero and the page asked the service whether the request really expired. */
   private askedAtTimeUp = false
   /** The wallet whose own servers the service is waiting on (Xaman): approving with it again would start over. */
@@ -94,7 +96,7 @@ export class SigningPage {
     this.refreshControls()
     if (this.request.submissionInDoubt) this.enterDoubt(submissionInDoubt())
     this.countdown.start()
-    this.watcher = watchSignRequest(this.request.uuid, (request) => this.onUpdate(request), POLL_INTERVAL_MS)
+    this.watcher = watchSignRequest(this.request.uuid, (request, askedAtMs) => this.onUpdate(request, askedAtMs), POLL_INTERVAL_MS)
     this.wallets.detectAll()
   }
 
@@ -138,11 +140,16 @@ export class SigningPage {
       return await call()
     } finally {
       this.posting = false
+      this.answeredAtMs = performance.now()
     }
   }
 
-  private onUpdate(request: SignRequest): void {
-    if (this.settled || this.posting) return
+  /**
+   * A state of the request learnt from the service. One asked for before this page's own answer arrived is older
+   * than that answer (a poll sent before a 409 that began a doubt would end it), and changes nothing.
+   */
+  private onUpdate(request: SignRequest, askedAtMs: number): void {
+    if (this.settled || this.posting || askedAtMs < this.answeredAtMs) return
     this.request = request
     if (request.multisign !== undefined) this.multisign?.update(request.multisign)
     if (request.status !== 'pending') this.settle(request)
@@ -172,6 +179,7 @@ export class SigningPage {
    */
   private async confirmExpiry(): Promise<void> {
     let request: SignRequest | undefined
+    const askedAtMs = performance.now()
     try {
       request = (await fetchSignRequest(this.request.uuid)).request
     } catch (error) {
@@ -189,7 +197,7 @@ export class SigningPage {
       this.askedAtTimeUp = false
       return
     }
-    if (request !== undefined && (request.status !== 'pending' || request.submissionInDoubt)) this.onUpdate(request)
+    if (request !== undefined && (request.status !== 'pending' || request.submissionInDoubt)) this.onUpdate(request, askedAtMs)
     else this.settle({ ...this.request, status: 'expired' })
   }
 
@@ -299,8 +307,9 @@ export class SigningPage {
 
   /** Fetches the request's status now, without waiting for the watcher. */
   private async refresh(): Promise<void> {
+    const askedAtMs = performance.now()
     try {
-      this.onUpdate((await fetchSignRequest(this.request.uuid)).request)
+      this.onUpdate((await fetchSignRequest(this.request.uuid)).request, askedAtMs)
     } catch {
       // The watcher keeps trying.
     }

@@ -6,15 +6,24 @@ export interface Watcher {
   stop(): void
 }
 
-export function watchSignRequest(uuid: string, onUpdate: (request: SignRequest) => void, pollIntervalMs: number): Watcher {
+/**
+ * Calls `onUpdate` with each state of the request it learns, and when it asked for it (performance.now(): a poll's
+ * start, an event's arrival), so that the page can tell an answer older than what it learnt itself.
+ */
+export function watchSignRequest(
+  uuid: string,
+  onUpdate: (request: SignRequest, askedAtMs: number) => void,
+  pollIntervalMs: number,
+): Watcher {
   let stopped = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let source: EventSource | undefined
 
   const poll = async () => {
     try {
+      const askedAtMs = performance.now()
       const { request } = await fetchSignRequest(uuid)
-      if (!stopped) onUpdate(request)
+      if (!stopped) onUpdate(request, askedAtMs)
     } catch {
       // A dropped connection or a rate limit: the next poll tries again; the page keeps its last known state.
     }
@@ -25,7 +34,7 @@ export function watchSignRequest(uuid: string, onUpdate: (request: SignRequest) 
     source = new EventSource(`/api/v1/sign/${encodeURIComponent(uuid)}/events`)
     source.onmessage = (event: MessageEvent<string>) => {
       try {
-        onUpdate(parseSignRequest(JSON.parse(event.data)))
+        onUpdate(parseSignRequest(JSON.parse(event.data)), performance.now())
       } catch {
         // An event the page cannot read changes nothing; the next one, or the fallback, will.
       }
