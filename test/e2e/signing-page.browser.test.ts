@@ -324,7 +324,9 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     // The account's Sequence is used by another transaction (the developer wallet sets no LastLedgerSequence): the
     // ledger can never apply this one, the service releases it, and every page, told by its live stream, offers the
     // request again.
-    rippled.setAccount(address, { sequence: 2 })
+    // Sequence 1 was unused until ledger 990, which holds the other transaction.
+    rippled.setAccount(address, { sequence: 1 }, { fromLedger: 1 })
+    rippled.setAccount(address, { sequence: 2 }, { fromLedger: 990 })
     t.clock.advance(61_000) // past the submission's lease
     await t.service.ctx.signing.submissions.recoverLapsed()
     for (const on of [page, before.page, again.page]) {
