@@ -53,6 +53,8 @@ export interface RippledDouble {
    * (or none). Without, it holds in every ledger.
    */
   setAccount(address: string, state?: AccountState, options?: { fromLedger?: number }): void
+  /** The account is deleted in ledger `fromLedger`: it is not in that ledger nor after, until set again. */
+  deleteAccount(address: string, options: { fromLedger: number }): void
   /** What `tx` answers for a hash; unknown hashes answer txnNotFound. */
   setTransaction(hash: string, status: TransactionStatus): void
   setValidatedLedgerIndex(ledgerIndex: number): void
@@ -103,7 +105,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   const submitted: string[] = []
   const requests: Array<Record<string, unknown>> = []
   /** Each account's states, each from a ledger on, in the order set. */
-  const accounts = new Map<string, Array<{ fromLedger: number; state: AccountState }>>()
+  const accounts = new Map<string, Array<{ fromLedger: number; state: AccountState | undefined }>>()
   /** The account as the ledger a request names (by number, or the validated one) holds it. */
   const accountIn = (address: string, request: Record<string, unknown>): AccountState | undefined => {
     const ledger = ledgerIndexOf(request)
@@ -350,6 +352,10 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     setAccount(address, state = {}, { fromLedger = 0 } = {}) {
       const states = (accounts.get(address) ?? []).filter((held) => held.fromLedger < fromLedger)
       accounts.set(address, [...states, { fromLedger, state }])
+    },
+    deleteAccount(address, { fromLedger }) {
+      const states = (accounts.get(address) ?? []).filter((held) => held.fromLedger < fromLedger)
+      accounts.set(address, [...states, { fromLedger, state: undefined }])
     },
     setTransaction(hash, status) {
       transactions.set(hash.toUpperCase(), status)

@@ -381,11 +381,34 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 
   /**
+   * The slot's state in ledger `ledgerIndex`, for a search below `used` (a ledger that shows it used). An account not
+   * in that ledger was created since (or deleted, then created again): the first ledger after it that holds the
+   * account is read instead. Unused there, it bounds the search as well (no transaction of the slot is in a ledger up
+   * to it: an account created again starts at a Sequence, the ledger index, above any of its earlier life's). Used
+   * there, or a ledger the node lacks: null, no bound.
+   */
+  const boundAt = async (account: string, slot: SequenceSlot, ledgerIndex: number, used: number) => {
+    const state = await slotIn(account, slot, ledgerIndex)
+    if (state === 'noLedger') return null
+    if (state !== 'noAccount') return { state, ledgerIndex }
+    let absent = ledgerIndex
+    let present: { state: 'used' | 'unused'; ledgerIndex: number } = { state: 'used', ledgerIndex: used }
+    while (present.ledgerIndex - absent > 1) {
+      const middle = Math.floor((absent + present.ledgerIndex) / 2)
+      const found = await slotIn(account, slot, middle)
+      if (found === 'noLedger') return null
+      if (found === 'noAccount') absent = middle
+      else present = { state: found, ledgerIndex: middle }
+    }
+    return present.state === 'unused' ? present : null
+  }
+
+  /**
    * The first ledger whose state shows the slot used. The slot is used in `since.usedBy`, and in every ledger after
    * (a Sequence only grows; a used Ticket never comes back). From the ledger before `earliestLedger`, where it was
-   * unused, a binary search finds it. Without, the search first steps back from usedBy in doubling steps to a ledger
-   * where the slot is unused; 'before' when it reaches one that closed before notBeforeMs with the slot still used.
-   * Null when the node lacks a ledger the search reads, or the account is not in it.
+   * unused, a binary search finds it. Without, the search first steps back from usedBy in doubling steps, within the
+   * ledgers the node holds, to a ledger where the slot is unused; 'before' when it reaches one that closed before
+   * notBeforeMs with the slot still used. Null when the node lacks a ledger the search reads.
    */
   const firstUsing = async ({ account, slot, usedBy, earliestLedger, notBeforeMs }: UsedSlot): Promise<number | 'before' | null> => {
     let unused = earliestLedger === null ? null : earliestLedger - 1
@@ -397,10 +420,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     for (let step = 1; unused === null; step *= 2) {
       if (heldFrom === null || used <= heldFrom) return null
       const probe = Math.max(heldFrom, usedBy - step)
-      const state = await slotIn(account, slot, probe)
-      if (state === 'noLedger' || state === 'noAccount') return null
-      if (state === 'unused') {
-        unused = probe
+      const read = await boundAt(account, slot, probe, used)
+      if (read === null) return null
+      if (read.state === 'unused') {
+        unused = read.ledgerIndex
         break
       }
       const closedAtMs = (await ledgerAt(probe, false))?.closedAtMs ?? null
@@ -408,11 +431,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       used = probe
     }
     while (used - unused > 1) {
-      const middle = Math.floor((unused + used) / 2)
-      const state = await slotIn(account, slot, middle)
-      if (state === 'noLedger' || state === 'noAccount') return null
-      if (state === 'used') used = middle
-      else unused = middle
+      const read = await boundAt(account, slot, Math.floor((unused + used) / 2), used)
+      if (read === null) return null
+      if (read.state === 'used') used = read.ledgerIndex
+      else unused = read.ledgerIndex
     }
     return used
   }

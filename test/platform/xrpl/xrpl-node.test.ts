@@ -385,6 +385,32 @@ describe('XrplNode against a rippled double', () => {
       )
     })
 
+    it('without one, bounds the search at the ledger that created the account when a step reaches a ledger before it', async () => {
+      // A new account (created in ledger 1230, its Sequence the ledger index) whose Sequence 1230 goes in ledger 1234.
+      const fresh = Wallet.generate().classicAddress
+      rippled.setAccount(fresh, { sequence: 1230 }, { fromLedger: 1230 })
+      rippled.setAccount(fresh, { sequence: 1231 }, { fromLedger: 1234 })
+      const search = { ...since(null), account: fresh, slot: { sequence: 1230 } }
+      assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.equal(ledgersRead().at(-1), 1234)
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'pending', missingLedgers: false })
+    })
+
+    it('decides nothing for an account deleted and created again since: its earlier life may hold the transaction', async () => {
+      // Sequence 7 went in ledger 1100; the account was deleted in 1400 and created again in 1450, at Sequence 1450.
+      const again = Wallet.generate().classicAddress
+      rippled.setAccount(again, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(again, { sequence: 8 }, { fromLedger: 1100 })
+      rippled.deleteAccount(again, { fromLedger: 1400 })
+      rippled.setAccount(again, { sequence: 1450 }, { fromLedger: 1450 })
+      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1100 })
+      assert.deepEqual(await node.transactionStatusSince(hash, { ...since(null), account: again }), {
+        state: 'pending',
+        missingLedgers: true,
+      })
+    })
+
     it('without one, is dropped when the Sequence was used in a ledger that closed before notBeforeMs, and only then', async () => {
       usedFrom(900)
       // Ledger n closed 4 seconds after ledger n - 1; ledger 1000 at the epoch's second million.
