@@ -2,8 +2,9 @@
 // each request {id, command, ...} gets {id, status, type: 'response', result} or rippled's error shape.
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { decode } from 'ripple-binary-codec'
+import { decode, encode } from 'ripple-binary-codec'
 import { type RawData, type WebSocket, WebSocketServer } from 'ws'
+import { hashes } from 'xrpl'
 
 export interface TransactionStatus {
   validated: boolean
@@ -18,6 +19,8 @@ export interface TransactionStatus {
    * there afterwards. `ledger` lists it in that ledger; `tx` answers as `validated` says.
    */
   unwrittenIn?: number
+  /** Its signed blob, for `ledger`'s list, when it was never submitted to this double. */
+  txBlob?: string
 }
 
 export interface AccountState {
@@ -63,6 +66,11 @@ export interface RippledDouble {
    * lgrNotFound for a request that names one of them, or one past the validated ledger.
    */
   setHistoryStart(ledgerIndex: number): void
+  /**
+   * Cuts each ledger's list of transactions short by its last one, as rippled does, without an error, where its node
+   * store misses a part of the ledger; the ledger's transaction_hash stays that of the whole list.
+   */
+  setTransactionListsCut(cut: boolean): void
   /** When each ledger closed (epoch ms), answered by `ledger` as close_time_iso; absent until set. */
   setLedgerCloseTimes(closedAtMs: ((ledgerIndex: number) => number) | undefined): void
   /** Called with each request before it is answered (to change the node between two requests of one look). */
@@ -98,6 +106,8 @@ class RippledErrorReply {
     readonly error: string,
     readonly errorMessage: string,
     readonly errorCode?: number,
+    /** Fields rippled adds to the error, such as the ledger an account was not found in. */
+    readonly extra: Record<string, unknown> = {},
   ) {}
 }
 
@@ -125,6 +135,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
   let unresponsive = false
   let serverState = 'full'
   let ledgerCloseTimes: ((ledgerIndex: number) => number) | undefined
+  let transactionListsCut = false
+  /** Each blob submitted, by its hash. */
+  const blobs = new Map<string, string>()
   let beforeAnswer: ((request: Record<string, unknown>) => void) | undefined
   /** The blobs relayed to peers once already. */
   const relayed = new Set<string>()
@@ -145,7 +158,12 @@ export async function startRippledDouble(): Promise<RippledDouble> {
           },
         }
       case 'ledger':
-        return answerLedger(request)
+        try {
+          return answerLedger(request)
+        } catch (error) {
+          if (error instanceof RippledErrorReply) return error
+          throw error
+        }
       case 'submit':
         return answerSubmit(request)
       case 'tx':
@@ -159,22 +177,44 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     }
   }
 
-  /** The ledger a request names (or the validated one); lgrNotFound for one the node does not hold. */
+  /**
+   * The ledger a request names (or the validated one); lgrNotFound for one the node does not hold. Its transactions,
+   * when asked for, expanded in binary as API v2 lists them ({tx_blob, hash, meta_blob}), with the transaction_hash of
+   * their tree; or as hashes.
+   */
   const answerLedger = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const ledgerIndex = ledgerIndexOf(request)
     if (!holds(ledgerIndex)) return LEDGER_NOT_FOUND
     const ledger: Record<string, unknown> = { ledger_index: ledgerIndex, closed: true }
     if (ledgerCloseTimes !== undefined) ledger.close_time_iso = isoSeconds(ledgerCloseTimes(ledgerIndex))
+    const listed = [...transactions]
+      .filter(([, status]) => status.unwrittenIn === ledgerIndex || (status.validated && status.ledgerIndex === ledgerIndex))
+      .map(([hash, status], index) => {
+        const txBlob = status.txBlob ?? blobs.get(hash)
+        if (txBlob === undefined)
+          throw new RippledErrorReply('internal', `the double has no blob for ${hash}: submit it, or set its txBlob`, 73)
+        const meta = { TransactionIndex: index, TransactionResult: status.transactionResult, AffectedNodes: [] }
+        return { hash, txBlob, meta }
+      })
+    ledger.transaction_hash = hashes.hashTxTree(
+      listed.map(({ txBlob, meta }) => ({ ...decode(txBlob), metaData: meta })) as unknown as Parameters<typeof hashes.hashTxTree>[0],
+    )
+    const shown = transactionListsCut ? listed.slice(0, -1) : listed
     if (request.transactions === true) {
-      ledger.transactions = [...transactions]
-        .filter(([, status]) => status.unwrittenIn === ledgerIndex || (status.validated && status.ledgerIndex === ledgerIndex))
-        .map(([hash]) => hash)
+      ledger.transactions =
+        request.expand === true && request.binary === true
+          ? shown.map(({ hash, txBlob, meta }) => ({ tx_blob: txBlob, hash, meta_blob: encode(meta) }))
+          : shown.map(({ hash }) => hash)
     }
-    return { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: true }
+    return { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: isValidated(ledgerIndex) }
   }
 
-  /** Whether the node holds the ledger: from the history's start to the validated one. */
-  const holds = (ledgerIndex: number): boolean => ledgerIndex >= historyStart && ledgerIndex <= validatedLedgerIndex
+  /**
+   * Whether the node holds the ledger: from the history's start to the validated one, and the two after it, its closed
+   * and open ledgers, which it answers for as not validated.
+   */
+  const holds = (ledgerIndex: number): boolean => ledgerIndex >= historyStart && ledgerIndex <= validatedLedgerIndex + 2
+  const isValidated = (ledgerIndex: number): boolean => ledgerIndex <= validatedLedgerIndex
 
   const answerSubmit = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const txBlob = String(request.tx_blob)
@@ -241,7 +281,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       return new RippledErrorReply('entryNotFound', 'Entry not found.', 21)
     }
     const node = { Account: ticket.account, Flags: 0, LedgerEntryType: 'Ticket', TicketSequence: ticket.ticket_seq }
-    return { node, ledger_index: ledgerIndexOf(request), validated: true }
+    return { node, ledger_index: ledgerIndexOf(request), validated: isValidated(ledgerIndexOf(request)) }
   }
 
   /**
@@ -255,7 +295,13 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     const address = String(request.account)
     if (!holds(ledgerIndexOf(request))) return LEDGER_NOT_FOUND
     const state = accountIn(address, request)
-    if (state === undefined) return new RippledErrorReply('actNotFound', 'Account not found.', 19)
+    if (state === undefined) {
+      const ledgerIndex = ledgerIndexOf(request)
+      return new RippledErrorReply('actNotFound', 'Account not found.', 19, {
+        ledger_index: ledgerIndex,
+        validated: isValidated(ledgerIndex),
+      })
+    }
     const accountData: Record<string, unknown> = {
       Account: address,
       Balance: '100000000',
@@ -265,7 +311,11 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       Sequence: state.sequence ?? 1,
     }
     if (state.regularKey !== undefined) accountData.RegularKey = state.regularKey
-    const result: Record<string, unknown> = { account_data: accountData, ledger_index: ledgerIndexOf(request), validated: true }
+    const result: Record<string, unknown> = {
+      account_data: accountData,
+      ledger_index: ledgerIndexOf(request),
+      validated: isValidated(ledgerIndexOf(request)),
+    }
     if (request.signer_lists === true) {
       result.signer_lists = state.signerList
         ? [
@@ -286,6 +336,14 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (unresponsive) return
     const request = JSON.parse(data.toString()) as Record<string, unknown>
     requests.push(request)
+    // Every blob received, answered or held, for `ledger`'s lists.
+    if (request.command === 'submit' && typeof request.tx_blob === 'string') {
+      try {
+        blobs.set(hashes.hashSignedTx(request.tx_blob).toUpperCase(), request.tx_blob)
+      } catch {
+        // Not a signed transaction: refused when answered.
+      }
+    }
     if (heldCommands.has(String(request.command))) return
     beforeAnswer?.(request)
     const reply = answer(request)
@@ -299,6 +357,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
             error_code: reply.errorCode,
             error_message: reply.errorMessage,
             request,
+            ...reply.extra,
           }
         : { id: request.id, status: 'success', type: 'response', result: reply }
     socket.send(JSON.stringify(message))
@@ -365,6 +424,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     },
     setHistoryStart(ledgerIndex) {
       historyStart = ledgerIndex
+    },
+    setTransactionListsCut(cut) {
+      transactionListsCut = cut
     },
     setLedgerCloseTimes(closedAtMs) {
       ledgerCloseTimes = closedAtMs

@@ -316,21 +316,26 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 
   /**
-   * `slot` of `account` as ledger `ledgerIndex` holds it, read from that ledger's state: 'noAccount' when the account is
-   * not in it, 'noLedger' when the node lacks that ledger.
+   * `slot` of `account` as validated ledger `ledgerIndex` holds it, read from that ledger's state: 'noAccount' when the
+   * account is not in it, 'noLedger' when the node lacks that ledger or has not validated it (a server behind answers
+   * for its closed or open ledger of that index, with validated false).
    */
   const slotIn = async (
     account: string,
     slot: SequenceSlot,
     ledgerIndex: number,
   ): Promise<'used' | 'unused' | 'noAccount' | 'noLedger'> => {
-    const read = async <T>(request: () => Promise<T>, absent: string): Promise<T | 'absent' | 'noLedger'> => {
+    const read = async <T extends { result: { validated?: boolean } }>(
+      request: () => Promise<T>,
+      absent: string,
+    ): Promise<T | 'absent' | 'noLedger'> => {
       try {
-        return await request()
+        const response = await request()
+        return response.result.validated === true ? response : 'noLedger'
       } catch (error) {
         const code = rippledErrorCode(error)
+        if (code === 'lgrNotFound' || (error as { data?: { validated?: unknown } }).data?.validated === false) return 'noLedger'
         if (code === absent) return 'absent'
-        if (code === 'lgrNotFound') return 'noLedger'
         throw asUnavailable(error)
       }
     }
@@ -347,7 +352,11 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     if (slot.ticketSequence >= sequence) return 'unused'
     // rippled reads a Ticket as {account, ticket_seq} (LedgerEntry.cpp, parseTicket); xrpl.js types it otherwise.
     const request = { command: 'ledger_entry', ticket: { account, ticket_seq: slot.ticketSequence }, ledger_index: ledgerIndex }
-    const ticket = await read(() => call((connected) => connected.request(request as unknown as LedgerEntryRequest)), 'entryNotFound')
+    const ticket = await read(
+      () =>
+        call((connected) => connected.request(request as unknown as LedgerEntryRequest)) as Promise<{ result: { validated?: boolean } }>,
+      'entryNotFound',
+    )
     if (ticket === 'noLedger') return 'noLedger'
     return ticket === 'absent' ? 'used' : 'unused'
   }
@@ -362,22 +371,28 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 
   /**
-   * Ledger `ledgerIndex` as the node holds it: its close time and, when asked for, its transactions' hashes, from the
-   * ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null when the node lacks it.
+   * Validated ledger `ledgerIndex` as the node holds it: its close time and, when asked for, its transactions' hashes,
+   * from the ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null when the node lacks
+   * it, has not validated it, or sent a list of transactions that does not hash to the ledger's transaction_hash:
+   * rippled cuts the list short, without an error, where its node store misses a part of the ledger (fillJsonTx).
    */
   const ledgerAt = async (
     ledgerIndex: number,
     transactions: boolean,
   ): Promise<{ closedAtMs: number | null; transactions: Set<string> } | null> => {
+    let result: { validated?: unknown; ledger?: { close_time_iso?: unknown; transaction_hash?: unknown; transactions?: unknown } }
     try {
-      const response = await call((connected) => connected.request({ command: 'ledger', ledger_index: ledgerIndex, transactions }))
-      const { ledger } = response.result as { ledger: { close_time_iso?: unknown; transactions?: unknown } }
-      const hashes = Array.isArray(ledger.transactions) ? ledger.transactions.filter((hash) => typeof hash === 'string') : []
-      return { closedAtMs: closedAtMsOf(ledger), transactions: new Set(hashes.map((hash) => hash.toUpperCase())) }
+      const request = { command: 'ledger', ledger_index: ledgerIndex, transactions, expand: transactions, binary: transactions } as const
+      result = (await call((connected) => connected.request(request))).result as typeof result
     } catch (error) {
       if (rippledErrorCode(error) === 'lgrNotFound') return null
       throw asUnavailable(error)
     }
+    if (result.validated !== true || result.ledger === undefined) return null
+    const { ledger } = result
+    if (!transactions) return { closedAtMs: closedAtMsOf(ledger), transactions: new Set() }
+    const listed = completeTransactions(ledger.transactions, ledger.transaction_hash)
+    return listed === null ? null : { closedAtMs: closedAtMsOf(ledger), transactions: listed }
   }
 
   /**
@@ -567,6 +582,30 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       closing.abort()
       await client.disconnect()
     },
+  }
+}
+
+/**
+ * The hashes of a ledger's transactions, as `ledger` lists them expanded in binary ({tx_blob, meta_blob}, or meta
+ * before API v2), when they hash to the ledger's transaction_hash (the root of its transaction tree); null when they do
+ * not (a list cut short), or cannot be read.
+ */
+function completeTransactions(listed: unknown, transactionHash: unknown): Set<string> | null {
+  if (!Array.isArray(listed) || typeof transactionHash !== 'string') return null
+  const { decode } = xrpl()
+  const entries: Array<Record<string, unknown>> = []
+  try {
+    for (const entry of listed as Array<{ tx_blob?: unknown; meta_blob?: unknown; meta?: unknown }>) {
+      const meta = entry.meta_blob ?? entry.meta
+      if (typeof entry.tx_blob !== 'string' || typeof meta !== 'string') return null
+      entries.push({ ...decode(entry.tx_blob), metaData: decode(meta) })
+    }
+    const root = xrpl().hashes.hashTxTree(entries as unknown as Parameters<ReturnType<typeof xrpl>['hashes']['hashTxTree']>[0])
+    if (root.toUpperCase() !== transactionHash.toUpperCase()) return null
+    return new Set(listed.map((entry: { tx_blob: string }) => xrpl().hashes.hashSignedTx(entry.tx_blob).toUpperCase()))
+  } catch {
+    // A field this codec does not know: the list cannot be checked.
+    return null
   }
 }
 

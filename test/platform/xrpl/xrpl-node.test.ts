@@ -349,8 +349,45 @@ describe('XrplNode against a rippled double', () => {
 
     it('is pending when that ledger holds it but the node has not written it to its database yet', async () => {
       usedFrom(1234)
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1234,
+      })
       assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
+    })
+
+    it('decides nothing from a list of transactions cut short, that does not hash to the ledger’s transaction_hash', async () => {
+      usedFrom(1234)
+      // The node store misses a part of ledger 1234: rippled lists its transactions up to there, without an error.
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1234,
+      })
+      rippled.setTransactionListsCut(true)
+      try {
+        assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: true })
+      } finally {
+        rippled.setTransactionListsCut(false)
+      }
+      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
+      const read = rippled.requests.filter((request) => request.command === 'ledger').at(-1)
+      assert.deepEqual([read?.expand, read?.binary], [true, true], 'read whole, to hash')
+    })
+
+    it('decides nothing from a server that has not validated the ledgers it is asked about (behind a load-balanced address)', async () => {
+      usedFrom(1234)
+      // A server whose validated ledger is 1232 answers for 1233 and 1234, its closed and open ledgers, unvalidated.
+      rippled.setValidatedLedgerIndex(1232)
+      assert.deepEqual(await node.transactionStatusSince(hash, { ...since(1001), usedBy: 1234 }), {
+        state: 'pending',
+        missingLedgers: true,
+      })
     })
 
     it('is pending, missing ledgers, when the node lacks a ledger the search reads, whatever its server_info lists', async () => {
@@ -375,7 +412,13 @@ describe('XrplNode against a rippled double', () => {
       const reads = rippled.requests.filter((request) => request.command === 'account_info').length
       assert.ok(reads <= 20, `${reads} reads`)
       assert.equal(ledgersRead().at(-1), 1234)
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1234,
+      })
       assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'pending', missingLedgers: false })
       rippled.setHistoryStart(1300)
       assert.deepEqual(
@@ -393,7 +436,13 @@ describe('XrplNode against a rippled double', () => {
       const search = { ...since(null), account: fresh, slot: { sequence: 1230 } }
       assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.equal(ledgersRead().at(-1), 1234)
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1234 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1234,
+      })
       assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'pending', missingLedgers: false })
     })
 
@@ -404,7 +453,13 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(again, { sequence: 8 }, { fromLedger: 1100 })
       rippled.deleteAccount(again, { fromLedger: 1400 })
       rippled.setAccount(again, { sequence: 1450 }, { fromLedger: 1450 })
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1100 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1100,
+      })
       assert.deepEqual(await node.transactionStatusSince(hash, { ...since(null), account: again }), {
         state: 'pending',
         missingLedgers: true,
@@ -422,7 +477,13 @@ describe('XrplNode against a rippled double', () => {
         [1491, 1490, 1488, 1484, 1476, 1460, 1428, 1364, 1236, 980],
         'each step back reads its ledger’s close time, and the search stops at the first that closed before the request existed',
       )
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 900 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 900,
+      })
       assert.deepEqual(
         await node.transactionStatusSince(hash, since(null, 0)),
         { state: 'pending', missingLedgers: false },
@@ -463,7 +524,13 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
       rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1017 })
       rippled.setValidatedLedgerIndex(1100)
-      rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1017 })
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1017,
+      })
       assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'pending', missingLedgers: false })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
       assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'dropped', validatedLedgerIndex: 1092 })
