@@ -466,6 +466,30 @@ describe('XrplNode against a rippled double', () => {
       })
     })
 
+    it('finds the ledger that used a Ticket, not the one that created it, with or without a ledger where it was unused', async () => {
+      const holder = Wallet.generate().classicAddress
+      rippled.setAccount(holder, { sequence: 3 }, { fromLedger: 1 })
+      rippled.setAccount(holder, { sequence: 7, tickets: [4, 5, 6] }, { fromLedger: 1200 }) // TicketCreate takes 3 to 6
+      rippled.setAccount(holder, { sequence: 7, tickets: [4, 6] }, { fromLedger: 1300 }) // Ticket 5 used
+      rippled.setTransaction(hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: signedPayment.tx_blob,
+        unwrittenIn: 1300,
+      })
+      assert.deepEqual(await node.slotSeen(holder, { ticketSequence: 5 }), { used: true, ledgerIndex: 1492 })
+      for (const earliestLedger of [1001, null]) {
+        const search = { ...since(earliestLedger), account: holder, slot: { ticketSequence: 5 } }
+        assert.deepEqual(
+          await node.transactionStatusSince(hash, search),
+          { state: 'pending', missingLedgers: false },
+          `from ${earliestLedger}`,
+        )
+        assert.equal(ledgersRead().at(-1), 1300)
+      }
+    })
+
     it('without one, is dropped when the Sequence was used in a ledger that closed before notBeforeMs, and only then', async () => {
       usedFrom(900)
       // Ledger n closed 4 seconds after ledger n - 1; ledger 1000 at the epoch's second million.
