@@ -118,6 +118,22 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.locator(`[data-testid="outcome"][data-status="${status}"]`).waitFor({ timeout: 10_000 })
   }
 
+  /** Another device approves the request, and the node holds its blob (terPRE_SEQ): 409, the submission in doubt. */
+  async function approveElsewhereInDoubt(uuid: string): Promise<void> {
+    rippled.setSubmitResult('terPRE_SEQ')
+    try {
+      const signed = signRequested(Wallet.generate(), paymentTransaction('1000000'))
+      const response = await t.inject({
+        method: 'POST',
+        url: `/api/v1/sign/${uuid}/approve`,
+        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
+      })
+      assert.equal(response.statusCode, 409, response.body)
+    } finally {
+      rippled.setSubmitResult('tesSUCCESS')
+    }
+  }
+
   /** The caution of a request whose submission is in doubt. */
   const inDoubt = (on: Page) => on.getByTestId('error').filter({ hasText: 'Your transaction may already be on its way' })
 
@@ -377,18 +393,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('project-name').waitFor()
     answering = false
     // Another device's approval is held by the node (terPRE_SEQ): in doubt, and this page has not heard.
-    rippled.setSubmitResult('terPRE_SEQ')
-    try {
-      const signed = signRequested(Wallet.generate(), paymentTransaction('1000000'))
-      const response = await t.inject({
-        method: 'POST',
-        url: `/api/v1/sign/${uuid}/approve`,
-        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
-      })
-      assert.equal(response.statusCode, 409, response.body)
-    } finally {
-      rippled.setSubmitResult('tesSUCCESS')
-    }
+    await approveElsewhereInDoubt(uuid)
     answering = true
     await page.clock.fastForward('05:01')
     await inDoubt(page).waitFor({ timeout: 10_000 })
@@ -412,18 +417,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('project-name').waitFor()
     refusing = true
     // Another device's approval is held by the node (terPRE_SEQ): in doubt, and this page has not heard.
-    rippled.setSubmitResult('terPRE_SEQ')
-    try {
-      const signed = signRequested(Wallet.generate(), paymentTransaction('1000000'))
-      const response = await t.inject({
-        method: 'POST',
-        url: `/api/v1/sign/${uuid}/approve`,
-        payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
-      })
-      assert.equal(response.statusCode, 409, response.body)
-    } finally {
-      rippled.setSubmitResult('tesSUCCESS')
-    }
+    await approveElsewhereInDoubt(uuid)
     await page.clock.fastForward('05:01')
     await page.clock.fastForward('00:02')
     assert.equal(await page.getByTestId('outcome').count(), 0, 'refused: not called expired')

@@ -187,6 +187,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     if (!holds(ledgerIndex)) return LEDGER_NOT_FOUND
     const ledger: Record<string, unknown> = { ledger_index: ledgerIndex, closed: true }
     if (ledgerCloseTimes !== undefined) ledger.close_time_iso = isoSeconds(ledgerCloseTimes(ledgerIndex))
+    const reply = { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: isValidated(ledgerIndex) }
+    // The header alone (a close time) needs no blob; a list of transactions, a blob for each.
+    if (request.transactions !== true) return reply
     const listed = [...transactions]
       .filter(([, status]) => status.unwrittenIn === ledgerIndex || (status.validated && status.ledgerIndex === ledgerIndex))
       .map(([hash, status], index) => {
@@ -200,13 +203,11 @@ export async function startRippledDouble(): Promise<RippledDouble> {
       listed.map(({ txBlob, meta }) => ({ ...decode(txBlob), metaData: meta })) as unknown as Parameters<typeof hashes.hashTxTree>[0],
     )
     const shown = transactionListsCut ? listed.slice(0, -1) : listed
-    if (request.transactions === true) {
-      ledger.transactions =
-        request.expand === true && request.binary === true
-          ? shown.map(({ hash, txBlob, meta }) => ({ tx_blob: txBlob, hash, meta_blob: encode(meta) }))
-          : shown.map(({ hash }) => hash)
-    }
-    return { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: isValidated(ledgerIndex) }
+    ledger.transactions =
+      request.expand === true && request.binary === true
+        ? shown.map(({ hash, txBlob, meta }) => ({ tx_blob: txBlob, hash, meta_blob: encode(meta) }))
+        : shown.map(({ hash }) => hash)
+    return reply
   }
 
   /**

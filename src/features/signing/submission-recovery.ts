@@ -116,10 +116,8 @@ export class SubmissionRecovery {
       } else {
         // Past LastLedgerSequence, decided from the account's Sequence (or Ticket) as the follower decides, where the
         // account is in the ledger; where it is not (deleted, perhaps after applying it), by the hash.
-        status = await node.transactionStatus(intent.txHash, lastLedgerSequence)
-        if (status.state === 'dropped' || (status.state === 'pending' && status.missingLedgers)) {
-          status = (await node.transactionStatusPast(intent.txHash, { account: Account, slot, lastLedgerSequence, notBeforeMs })) ?? status
-        }
+        const byHash = await node.transactionStatus(intent.txHash, lastLedgerSequence)
+        status = await node.transactionStatusPast(intent.txHash, { account: Account, slot, lastLedgerSequence, notBeforeMs }, byHash)
       }
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
@@ -129,8 +127,7 @@ export class SubmissionRecovery {
     }
     const nowMs = clock.now()
     if (status.state === 'validated') {
-      const createdAtMs = payload?.createdAtMs
-      if (createdAtMs !== undefined && status.closedAtMs !== null && status.closedAtMs < createdAtMs - CLOSE_TIME_MARGIN_MS) {
+      if (status.closedAtMs !== null && status.closedAtMs < notBeforeMs) {
         const closedAt = new Date(status.closedAtMs).toISOString()
         logger.warn(
           { ...log, closedAt },

@@ -11,6 +11,7 @@ import { decode } from 'ripple-binary-codec'
 import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import {
+  isPastLastLedger,
   type SequenceSlot,
   sequenceSlotOf,
   type TransactionStatus,
@@ -142,17 +143,13 @@ export class TransactionFollower {
    * one it fetched to fill a gap), and the slot still unused decides even on a node without the history.
    */
   private async lookWithLastLedger(node: XrplNode, follow: TransactionFollow, lastLedgerSequence: number): Promise<TransactionStatus> {
-    const status = await node.transactionStatus(follow.txHash, lastLedgerSequence)
-    const passed = status.state === 'dropped' || (status.state === 'pending' && status.missingLedgers)
-    const transaction = passed ? await this.transactionOf(follow) : undefined
-    if (transaction === undefined) return status
-    const past = await node.transactionStatusPast(follow.txHash, {
-      account: transaction.account,
-      slot: transaction.slot,
-      lastLedgerSequence,
-      notBeforeMs: transaction.requestedAtMs - CLOSE_TIME_MARGIN_MS,
-    })
-    return past ?? status
+    const byHash = await node.transactionStatus(follow.txHash, lastLedgerSequence)
+    // The payload is read only once the lookup by hash has nothing more to say.
+    const transaction = isPastLastLedger(byHash) ? await this.transactionOf(follow) : undefined
+    if (transaction === undefined) return byHash
+    const { account, slot, requestedAtMs } = transaction
+    const past = { account, slot, lastLedgerSequence, notBeforeMs: requestedAtMs - CLOSE_TIME_MARGIN_MS }
+    return node.transactionStatusPast(follow.txHash, past, byHash)
   }
 
   /**

@@ -116,14 +116,8 @@ export interface XrplNode {
    */
   signerList(account: string): Promise<{ quorum: number; entries: Array<{ account: string; weight: number }> } | null>
   /**
-   * Whether a settled ledger (SETTLED_LEDGERS behind the validated one) shows `slot` of `account` used: the account's
-   * Sequence past `sequence`, or the Ticket gone. A transaction for that slot that no validated ledger holds can then
-   * never be applied. False while the account does not exist (funded later, it could still be applied).
-   */
-  sequenceUsed(account: string, slot: SequenceSlot): Promise<boolean>
-  /**
    * `slot` of `account` in a settled ledger (SETTLED_LEDGERS behind the validated one), and that ledger's index. Unused
-   * there: no transaction of that slot is in a ledger up to it. Used: one is, and the node's database holds it. The
+   * there: no transaction of that slot is in a ledger up to it. Used: one is (transactionStatusSince finds which). The
    * index is null when the account does not exist there (deleted after its transaction applied, it would say nothing of
    * the ledgers before).
    */
@@ -144,14 +138,14 @@ export interface XrplNode {
    */
   transactionStatusSince(txHash: string, since: UsedSlot): Promise<TransactionStatus>
   /**
-   * A transaction past its LastLedgerSequence (transactionStatus said dropped, or pending with missingLedgers), decided
-   * from its account's Sequence (or Ticket) rather than from the node's database, which rippled writes after it lists a
-   * ledger as held: unused in a settled ledger at or past LastLedgerSequence, dropped (whatever history the node
-   * keeps); used there, as transactionStatusSince finds it; a settled ledger before LastLedgerSequence (a server
-   * behind), pending with missingLedgers. Null when the account is not in that ledger (it never existed, or was
-   * deleted since): the caller keeps what the lookup by hash said.
+   * What `byHash` (transactionStatus's look at a transaction with LastLedgerSequence) says, unless it says that a
+   * settled ledger has passed LastLedgerSequence (isPastLastLedger). Then the account's Sequence (or Ticket) decides,
+   * rather than the node's database, which rippled writes after it lists a ledger as held: unused in a settled ledger
+   * at or past LastLedgerSequence, dropped (whatever history the node keeps); used there, as transactionStatusSince
+   * finds it; a settled ledger before LastLedgerSequence (a server behind), pending with missingLedgers. Where the
+   * account is not in that ledger (it never existed, or was deleted since), `byHash` stands.
    */
-  transactionStatusPast(txHash: string, past: PastLastLedger): Promise<TransactionStatus | null>
+  transactionStatusPast(txHash: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -188,6 +182,15 @@ const SEARCHED_LEDGERS = 256
 export const SETTLED_LEDGERS = 8
 /** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
 const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
+
+/**
+ * Whether transactionStatus's look at a transaction with LastLedgerSequence says that a settled ledger has passed it
+ * without the transaction in the node's database (dropped, or pending for want of history): what transactionStatusPast
+ * then decides from the account.
+ */
+export function isPastLastLedger(status: TransactionStatus): boolean {
+  return status.state === 'dropped' || (status.state === 'pending' && status.missingLedgers)
+}
 
 /**
  * Whether a submit result resolves a payload as signed (submitted).
@@ -484,10 +487,6 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
 
     accountSequence,
 
-    async sequenceUsed(account, slot) {
-      return (await slotSeen(account, slot)).used
-    },
-
     slotSeen,
 
     async isRegularKey(account, signingPubKey) {
@@ -546,9 +545,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       return { state: 'dropped', validatedLedgerIndex: since.usedBy }
     },
 
-    async transactionStatusPast(txHash, { account, slot, lastLedgerSequence, notBeforeMs }) {
+    async transactionStatusPast(txHash, { account, slot, lastLedgerSequence, notBeforeMs }, byHash) {
+      if (!isPastLastLedger(byHash)) return byHash
       const seen = await slotSeen(account, slot)
-      if (seen.ledgerIndex === null) return null
+      if (seen.ledgerIndex === null) return byHash
       if (seen.ledgerIndex < lastLedgerSequence) return { state: 'pending', missingLedgers: true }
       // Unused in a ledger at or past the last that could take it: never applied, and never will be.
       if (!seen.used) return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }

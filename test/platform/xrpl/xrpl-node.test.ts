@@ -49,6 +49,15 @@ describe('XrplNode against a rippled double', () => {
     await node.close()
     await rippled.close()
   })
+  /** The payment is in ledger `ledgerIndex`, whose transactions the node has not written to its database yet. */
+  const inLedgerUnwritten = (ledgerIndex: number) =>
+    rippled.setTransaction(signedPayment.hash, {
+      validated: false,
+      ledgerIndex: 0,
+      transactionResult: 'tesSUCCESS',
+      txBlob: signedPayment.tx_blob,
+      unwrittenIn: ledgerIndex,
+    })
 
   describe('submit', () => {
     it('submits the blob and reports tesSUCCESS as accepted', async () => {
@@ -197,19 +206,6 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
-  describe('sequenceUsed', () => {
-    it('reads the account’s Sequence, or its Ticket, in the validated ledger', async () => {
-      const account = Wallet.generate().classicAddress
-      assert.equal(await node.sequenceUsed(account, { sequence: 1 }), false, 'an account that does not exist yet')
-      rippled.setAccount(account, { sequence: 7, tickets: [5] })
-      assert.equal(await node.sequenceUsed(account, { sequence: 7 }), false)
-      assert.equal(await node.sequenceUsed(account, { sequence: 6 }), true)
-      assert.equal(await node.sequenceUsed(account, { ticketSequence: 5 }), false)
-      assert.equal(await node.sequenceUsed(account, { ticketSequence: 4 }), true, 'a Ticket below the Sequence, gone: used')
-      assert.equal(await node.sequenceUsed(account, { ticketSequence: 9 }), false, 'not created yet: a TicketCreate may still make it')
-    })
-  })
-
   describe('slotSeen', () => {
     it('reads the Sequence and the Ticket in one settled ledger, SETTLED_LEDGERS behind the validated one, and names it', async () => {
       const account = Wallet.generate().classicAddress
@@ -220,7 +216,16 @@ describe('XrplNode against a rippled double', () => {
       assert.deepEqual(await node.slotSeen(account, { sequence: 7 }), { used: false, ledgerIndex: settled })
       assert.deepEqual(await node.slotSeen(account, { sequence: 6 }), { used: true, ledgerIndex: settled })
       assert.deepEqual(await node.slotSeen(account, { ticketSequence: 5 }), { used: false, ledgerIndex: settled })
-      assert.deepEqual(await node.slotSeen(account, { ticketSequence: 4 }), { used: true, ledgerIndex: settled })
+      assert.deepEqual(
+        await node.slotSeen(account, { ticketSequence: 4 }),
+        { used: true, ledgerIndex: settled },
+        'a Ticket below the Sequence, gone: used',
+      )
+      assert.deepEqual(
+        await node.slotSeen(account, { ticketSequence: 9 }),
+        { used: false, ledgerIndex: settled },
+        'not created yet: a TicketCreate may still make it',
+      )
       const reads = rippled.requests.filter((request) => request.command === 'account_info' || request.command === 'ledger_entry')
       assert.ok(reads.length >= 6)
       for (const read of reads) assert.equal(read.ledger_index, settled, `${read.command} in the settled ledger, not the validated one`)
@@ -349,26 +354,14 @@ describe('XrplNode against a rippled double', () => {
 
     it('is pending when that ledger holds it but the node has not written it to its database yet', async () => {
       usedFrom(1234)
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1234,
-      })
+      inLedgerUnwritten(1234)
       assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
     })
 
     it('decides nothing from a list of transactions cut short, that does not hash to the ledger’s transaction_hash', async () => {
       usedFrom(1234)
       // The node store misses a part of ledger 1234: rippled lists its transactions up to there, without an error.
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1234,
-      })
+      inLedgerUnwritten(1234)
       rippled.setTransactionListsCut(true)
       try {
         assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: true })
@@ -412,13 +405,7 @@ describe('XrplNode against a rippled double', () => {
       const reads = rippled.requests.filter((request) => request.command === 'account_info').length
       assert.ok(reads <= 20, `${reads} reads`)
       assert.equal(ledgersRead().at(-1), 1234)
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1234,
-      })
+      inLedgerUnwritten(1234)
       assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'pending', missingLedgers: false })
       rippled.setHistoryStart(1300)
       assert.deepEqual(
@@ -436,13 +423,7 @@ describe('XrplNode against a rippled double', () => {
       const search = { ...since(null), account: fresh, slot: { sequence: 1230 } }
       assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.equal(ledgersRead().at(-1), 1234)
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1234,
-      })
+      inLedgerUnwritten(1234)
       assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'pending', missingLedgers: false })
     })
 
@@ -453,13 +434,7 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(again, { sequence: 8 }, { fromLedger: 1100 })
       rippled.deleteAccount(again, { fromLedger: 1400 })
       rippled.setAccount(again, { sequence: 1450 }, { fromLedger: 1450 })
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1100,
-      })
+      inLedgerUnwritten(1100)
       assert.deepEqual(await node.transactionStatusSince(hash, { ...since(null), account: again }), {
         state: 'pending',
         missingLedgers: true,
@@ -471,13 +446,7 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(holder, { sequence: 3 }, { fromLedger: 1 })
       rippled.setAccount(holder, { sequence: 7, tickets: [4, 5, 6] }, { fromLedger: 1200 }) // TicketCreate takes 3 to 6
       rippled.setAccount(holder, { sequence: 7, tickets: [4, 6] }, { fromLedger: 1300 }) // Ticket 5 used
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1300,
-      })
+      inLedgerUnwritten(1300)
       assert.deepEqual(await node.slotSeen(holder, { ticketSequence: 5 }), { used: true, ledgerIndex: 1492 })
       for (const earliestLedger of [1001, null]) {
         const search = { ...since(earliestLedger), account: holder, slot: { ticketSequence: 5 } }
@@ -501,13 +470,7 @@ describe('XrplNode against a rippled double', () => {
         [1491, 1490, 1488, 1484, 1476, 1460, 1428, 1364, 1236, 980],
         'each step back reads its ledger’s close time, and the search stops at the first that closed before the request existed',
       )
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 900,
-      })
+      inLedgerUnwritten(900)
       assert.deepEqual(
         await node.transactionStatusSince(hash, since(null, 0)),
         { state: 'pending', missingLedgers: false },
@@ -520,25 +483,31 @@ describe('XrplNode against a rippled double', () => {
     const hash = signedPayment.hash
     const account = Wallet.generate().classicAddress
     const past = { account, slot: { sequence: 7 }, lastLedgerSequence: 1020, notBeforeMs: 0 }
+    /** What the lookup by hash says of a transaction past LastLedgerSequence on a node without the history. */
+    const byHash = { state: 'pending', missingLedgers: true } as const
     afterEach(() => {
       rippled.setHistoryStart(1)
       rippled.setValidatedLedgerIndex(1000)
     })
 
-    it('is null while the account is not in the settled ledger: the lookup by hash decides', async () => {
+    it('leaves it to the lookup by hash before LastLedgerSequence is settled, and while the account is not in the settled ledger', async () => {
+      rippled.setAccount(account, { sequence: 7 })
       rippled.setValidatedLedgerIndex(1100)
-      assert.equal(await node.transactionStatusPast(hash, { ...past, account: Wallet.generate().classicAddress }), null)
+      const notPast = { state: 'pending', missingLedgers: false } as const
+      assert.deepEqual(await node.transactionStatusPast(hash, past, notPast), notPast)
+      const dropped = { state: 'dropped', validatedLedgerIndex: 1100 } as const
+      assert.deepEqual(await node.transactionStatusPast(hash, { ...past, account: Wallet.generate().classicAddress }, dropped), dropped)
     })
 
     it('is dropped when the Sequence is unused in a settled ledger at or past LastLedgerSequence, whatever history the node keeps', async () => {
       rippled.setAccount(account, { sequence: 7 })
       rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS)
       rippled.setHistoryStart(1020)
-      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'dropped', validatedLedgerIndex: 1020 })
+      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'dropped', validatedLedgerIndex: 1020 })
       rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS - 1)
       rippled.setHistoryStart(1)
       assert.deepEqual(
-        await node.transactionStatusPast(hash, past),
+        await node.transactionStatusPast(hash, past, byHash),
         { state: 'pending', missingLedgers: true },
         'a settled ledger before LastLedgerSequence (a server behind) says nothing',
       )
@@ -548,16 +517,10 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
       rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1017 })
       rippled.setValidatedLedgerIndex(1100)
-      rippled.setTransaction(hash, {
-        validated: false,
-        ledgerIndex: 0,
-        transactionResult: 'tesSUCCESS',
-        txBlob: signedPayment.tx_blob,
-        unwrittenIn: 1017,
-      })
-      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'pending', missingLedgers: false })
+      inLedgerUnwritten(1017)
+      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'pending', missingLedgers: false })
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
-      assert.deepEqual(await node.transactionStatusPast(hash, past), { state: 'dropped', validatedLedgerIndex: 1092 })
+      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'dropped', validatedLedgerIndex: 1092 })
     })
   })
 })
