@@ -196,7 +196,12 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         const txBlob = status.txBlob ?? blobs.get(hash)
         if (txBlob === undefined)
           throw new RippledErrorReply('internal', `the double has no blob for ${hash}: submit it, or set its txBlob`, 73)
-        const meta = { TransactionIndex: index, TransactionResult: status.transactionResult, AffectedNodes: [] }
+        const meta = {
+          TransactionIndex: index,
+          TransactionResult: status.transactionResult,
+          AffectedNodes: [],
+          ...(status.deliveredAmount === undefined ? {} : { DeliveredAmount: status.deliveredAmount }),
+        }
         return { hash, txBlob, meta }
       })
     ledger.transaction_hash = hashes.hashTxTree(

@@ -69,6 +69,7 @@ export class PayloadCreator {
       submitEngineResult: null,
       validatedResult: null,
       validatedLedgerIndex: null,
+      validatedTxHash: null,
       signers: request.options?.signers ?? null,
       outcome: null,
       deliveredAmount: null,

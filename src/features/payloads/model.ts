@@ -60,6 +60,11 @@ export interface Payload {
   submitEngineResult: string | null
   validatedResult: string | null
   validatedLedgerIndex: number | null
+  /**
+   * The hash of the transaction the validated ledger holds: txHash, or that of the same transaction signed otherwise,
+   * which took its place (docs/signing.md "The final outcome").
+   */
+  validatedTxHash: string | null
   /** options.signers: only these accounts may resolve the payload; null for any account. */
   signers: string[] | null
   outcome: SubmissionOutcome | null
@@ -81,6 +86,8 @@ export type { DeliveredAmount }
 /** What the validated ledger says of a submitted transaction, as recorded on its payload. */
 export interface FinalOutcome {
   outcome: SubmissionOutcome
+  /** null when dropped. */
+  txHash: string | null
   /** null when dropped. */
   transactionResult: string | null
   ledgerIndex: number | null

@@ -33,6 +33,7 @@ export function rowToPayload(row: PayloadRow): Payload {
     submitEngineResult: row.submit_engine_result,
     validatedResult: row.validated_result,
     validatedLedgerIndex: row.validated_ledger_index,
+    validatedTxHash: row.validated_tx_hash,
     signers: row.signers_json === null ? null : (JSON.parse(row.signers_json) as string[]),
     outcome: row.outcome as SubmissionOutcome | null,
     deliveredAmount: row.delivered_amount === null ? null : (JSON.parse(row.delivered_amount) as DeliveredAmount),

@@ -99,6 +99,10 @@ export const DeliveredAmountSchema = Type.Union([
 export const SubmissionSchema = Type.Object(
   {
     engineResult: Nullable(Type.String({ description: 'Engine result of the submission, e.g. tesSUCCESS or terQUEUED' })),
+    txHash: Nullable(
+      Type.String(),
+      "Once succeeded or failed: the hash of the transaction the validated ledger holds, the payload's txHash, or that of the same transaction signed otherwise (other signatures, another of the account's keys), which took its place",
+    ),
     validatedResult: Nullable(Type.String({ description: 'Final TransactionResult once validated' })),
     ledgerIndex: Nullable(Type.Integer(), 'Ledger that validated the transaction'),
     outcome: Nullable(StringEnum(SUBMISSION_OUTCOMES), 'succeeded, failed or dropped once final; null until then'),

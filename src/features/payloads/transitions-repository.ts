@@ -195,6 +195,7 @@ export const payloadTransitionsRepository = {
         outcome: final.outcome,
         validated_result: final.transactionResult,
         validated_ledger_index: final.ledgerIndex,
+        validated_tx_hash: final.txHash,
         delivered_amount: final.deliveredAmount === null ? null : JSON.stringify(final.deliveredAmount),
       })
       .where('uuid', '=', uuid)

@@ -53,6 +53,7 @@ export function toPayloadView(payload: Payload): PayloadView {
 function submissionOf(payload: Payload): SubmissionView {
   return {
     engineResult: payload.submitEngineResult,
+    txHash: payload.validatedTxHash,
     validatedResult: payload.validatedResult,
     ledgerIndex: payload.validatedLedgerIndex,
     outcome: payload.outcome,

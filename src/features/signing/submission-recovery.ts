@@ -105,7 +105,7 @@ export class SubmissionRecovery {
         const seen = await node.slotSeen(Account, slot)
         status =
           seen.used && seen.ledgerIndex !== null
-            ? await node.transactionStatusSince(intent.txHash, {
+            ? await node.transactionStatusSince(intent.txBlob, {
                 account: Account,
                 slot,
                 usedBy: seen.ledgerIndex,
@@ -117,7 +117,7 @@ export class SubmissionRecovery {
         // Past LastLedgerSequence, decided from the account's Sequence (or Ticket) as the follower decides, where the
         // account is in the ledger; where it is not (deleted, perhaps after applying it), by the hash.
         const byHash = await node.transactionStatus(intent.txHash, lastLedgerSequence)
-        status = await node.transactionStatusPast(intent.txHash, { account: Account, slot, lastLedgerSequence, notBeforeMs }, byHash)
+        status = await node.transactionStatusPast(intent.txBlob, { account: Account, slot, lastLedgerSequence, notBeforeMs }, byHash)
       }
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error

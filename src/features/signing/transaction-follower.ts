@@ -147,9 +147,9 @@ export class TransactionFollower {
     // The payload is read only once the lookup by hash has nothing more to say.
     const transaction = isPastLastLedger(byHash) ? await this.transactionOf(follow) : undefined
     if (transaction === undefined) return byHash
-    const { account, slot, requestedAtMs } = transaction
+    const { txBlob, account, slot, requestedAtMs } = transaction
     const past = { account, slot, lastLedgerSequence, notBeforeMs: requestedAtMs - CLOSE_TIME_MARGIN_MS }
-    return node.transactionStatusPast(follow.txHash, past, byHash)
+    return node.transactionStatusPast(txBlob, past, byHash)
   }
 
   /**
@@ -173,7 +173,7 @@ export class TransactionFollower {
       const earliest = unusedUpTo === null ? earliestLedger : Math.max(earliestLedger ?? 1, unusedUpTo + 1)
       return { status: await node.transactionStatus(follow.txHash, null), earliestLedger: earliest }
     }
-    const status = await node.transactionStatusSince(follow.txHash, {
+    const status = await node.transactionStatusSince(transaction.txBlob, {
       account: transaction.account,
       slot: transaction.slot,
       usedBy: seen.ledgerIndex,
@@ -183,15 +183,15 @@ export class TransactionFollower {
     return { status, earliestLedger }
   }
 
-  /** The followed transaction's account and Sequence (or Ticket), from its payload's blob, and when its payload was created. */
+  /** The followed transaction's blob, its account and Sequence (or Ticket), and when its payload was created. */
   private async transactionOf(
     follow: TransactionFollow,
-  ): Promise<{ account: string; slot: SequenceSlot; requestedAtMs: number } | undefined> {
+  ): Promise<{ txBlob: string; account: string; slot: SequenceSlot; requestedAtMs: number } | undefined> {
     const payload = await this.options.payloads.peek(follow.payloadUuid)
     if (!payload?.txBlob) return undefined
     try {
       const transaction = decode(payload.txBlob) as { Account: string; Sequence: number; TicketSequence?: number }
-      return { account: transaction.Account, slot: sequenceSlotOf(transaction), requestedAtMs: payload.createdAtMs }
+      return { txBlob: payload.txBlob, account: transaction.Account, slot: sequenceSlotOf(transaction), requestedAtMs: payload.createdAtMs }
     } catch (error) {
       // The blob decoded when it was verified; should it no longer, the transaction is still looked up by its hash.
       this.options.logger.error({ uuid: follow.payloadUuid, err: error }, 'a followed transaction’s blob does not decode')
@@ -213,9 +213,12 @@ export class TransactionFollower {
 }
 
 function finalOutcomeOf(status: Exclude<TransactionStatus, { state: 'pending' }>): FinalOutcome {
-  if (status.state === 'dropped') return { outcome: 'dropped', transactionResult: null, ledgerIndex: null, deliveredAmount: null }
+  if (status.state === 'dropped') {
+    return { outcome: 'dropped', txHash: null, transactionResult: null, ledgerIndex: null, deliveredAmount: null }
+  }
   return {
     outcome: status.transactionResult === 'tesSUCCESS' ? 'succeeded' : 'failed',
+    txHash: status.txHash,
     transactionResult: status.transactionResult,
     ledgerIndex: status.ledgerIndex,
     deliveredAmount: status.deliveredAmount,

@@ -401,6 +401,14 @@ const migrations: Record<string, StorageMigration> = {
           and id in (select uuid from payloads where outcome is null)`.execute(db)
     },
   },
+  '0016_validated_tx_hash': {
+    async up(db: Kysely<unknown>) {
+      // The hash of the transaction the validated ledger holds (transaction-follower.ts): the payload's own, or that of
+      // the same transaction signed otherwise. Every outcome recorded before was the payload's own transaction's.
+      await db.schema.alterTable('payloads').addColumn('validated_tx_hash', 'text').execute()
+      await sql`update payloads set validated_tx_hash = tx_hash where outcome in ('succeeded', 'failed')`.execute(db)
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -93,6 +93,8 @@ export interface PayloadsTable {
   submit_engine_result: string | null
   validated_result: string | null
   validated_ledger_index: number | null
+  /** signAndSubmit: the hash of the transaction the validated ledger holds (tx_hash, or a copy signed otherwise). */
+  validated_tx_hash: string | null
   /** options.signers: the accounts allowed to resolve the payload, JSON; null for anyone. */
   signers_json: string | null
   /** signAndSubmit: succeeded, failed or dropped, once final. */
@@ -349,6 +351,7 @@ export const COLUMNS = {
     'submit_engine_result',
     'validated_result',
     'validated_ledger_index',
+    'validated_tx_hash',
     'signers_json',
     'outcome',
     'delivered_amount',

@@ -1,4 +1,5 @@
-// A transaction's binary encoding (ripple-binary-codec), without the cost of the errors the codec throws and catches.
+// A transaction's binary encoding (ripple-binary-codec), without the cost of the errors the codec throws and catches,
+// and what it says of two transactions: whether they are the same but for their signatures.
 import { decodeAccountID } from 'ripple-address-codec'
 import { DEFAULT_DEFINITIONS, encode } from 'ripple-binary-codec'
 
@@ -23,6 +24,37 @@ export function encodeTransaction(transaction: Record<string, unknown>): string 
   } finally {
     Error.stackTraceLimit = stackTraceLimit
   }
+}
+
+/** tfFullyCanonicalSig: some wallets set it; since the RequireFullyCanonicalSig amendment it changes nothing. */
+export const TF_FULLY_CANONICAL_SIG = 0x80000000
+
+/** What signs a transaction: its signatures, and the key (or keys) that made them. */
+export const SIGNATURE_FIELDS: ReadonlySet<string> = new Set(['SigningPubKey', 'TxnSignature', 'Signers'])
+
+/**
+ * Whether two transactions are the same but for their signatures: every field the signer approved (Sequence or Ticket,
+ * Fee, LastLedgerSequence, Memos... all of them) equal, whoever signed, with whichever of the account's keys, or which
+ * set of a multisigned account's signers. A wallet that submits its own copy, or signers who gather another set of
+ * signatures, make one; the ledger applies whichever comes first, and the other can never apply. Compared by their
+ * canonical encoding, as the ledger would hash them, but for tfFullyCanonicalSig in Flags, which a wallet may add as
+ * it signs and which changes nothing; one that does not encode (a field this codec does not know) is not the same as
+ * one that does.
+ */
+export function sameTransaction(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const unsigned = (transaction: Record<string, unknown>) => {
+    try {
+      const fields = Object.fromEntries(Object.entries(transaction).filter(([field]) => !SIGNATURE_FIELDS.has(field)))
+      const flags = typeof fields.Flags === 'number' ? (fields.Flags & ~TF_FULLY_CANONICAL_SIG) >>> 0 : fields.Flags
+      if (flags === 0) delete fields.Flags
+      else fields.Flags = flags
+      return encodeTransaction(fields)
+    } catch {
+      return null
+    }
+  }
+  const encoded = unsigned(a)
+  return encoded !== null && encoded === unsigned(b)
 }
 
 /** The transaction with its top-level classic addresses as hex; itself when it has none. */

@@ -2,6 +2,7 @@
 // signer list), and the checks that follow a transaction to its final outcome.
 import type { AccountInfoResponse, Client, LedgerEntryRequest, ServerInfoResponse } from 'xrpl'
 import { loadOnDemand } from '../load-on-demand.js'
+import { sameTransaction } from './encode-transaction.js'
 
 /** xrpl.js is loaded with the first node created: a service without XRPL_NODE_URL never loads it. */
 const xrpl = () => loadOnDemand<typeof import('xrpl')>('xrpl')
@@ -35,6 +36,11 @@ export interface SubmitResult {
 export type DeliveredAmount = string | { currency: string; issuer: string; value: string }
 
 export interface ValidationResult {
+  /**
+   * The hash of the transaction the validated ledger holds: the one looked at, or the same transaction signed otherwise
+   * that took its Sequence (or Ticket) in its place (transactionStatusSince). Upper case.
+   */
+  txHash: string
   /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
   transactionResult: string
   ledgerIndex: number
@@ -130,13 +136,15 @@ export interface XrplNode {
    */
   transactionStatus(txHash: string, lastLedgerSequence: number | null): Promise<TransactionStatus>
   /**
-   * One look at a transaction whose Sequence (or Ticket) the caller saw used in a settled ledger (slotSeen): validated
-   * (with its result); dropped when the first ledger that shows the slot used does not hold it (another transaction
-   * took the slot), or when the slot was used already in a ledger that closed before `notBeforeMs`; pending while the
-   * transaction is in that ledger but not yet in the node's database (the next look finds it), or with
-   * `missingLedgers` while the node lacks a ledger the search reads.
+   * One look at a signed transaction (its blob) whose Sequence (or Ticket) the caller saw used in a settled ledger
+   * (slotSeen). The first ledger that shows the slot used holds the transaction that used it: validated (with its
+   * result, from that ledger's metadata, whether or not the node's database holds it yet) when it is this one, or the
+   * same transaction signed otherwise (other signatures, another key of the account: sameTransaction), whose hash the
+   * result then carries; dropped when another transaction took the slot, or when the slot was used already in a
+   * ledger that closed before `notBeforeMs`; pending with `missingLedgers` while the node lacks a ledger the search
+   * reads.
    */
-  transactionStatusSince(txHash: string, since: UsedSlot): Promise<TransactionStatus>
+  transactionStatusSince(txBlob: string, since: UsedSlot): Promise<TransactionStatus>
   /**
    * What `byHash` (transactionStatus's look at a transaction with LastLedgerSequence) says, unless it says that a
    * settled ledger has passed LastLedgerSequence (isPastLastLedger). Then the account's Sequence (or Ticket) decides,
@@ -145,7 +153,7 @@ export interface XrplNode {
    * finds it; a settled ledger before LastLedgerSequence (a server behind), pending with missingLedgers. Where the
    * account is not in that ledger (it never existed, or was deleted since), `byHash` stands.
    */
-  transactionStatusPast(txHash: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
+  transactionStatusPast(txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -276,6 +284,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       const { validated, meta, ledger_index: ledgerIndex } = response.result
       if (validated !== true || typeof meta !== 'object' || ledgerIndex === undefined) return null
       return {
+        txHash: txHash.toUpperCase(),
         transactionResult: meta.TransactionResult,
         ledgerIndex,
         deliveredAmount: deliveredAmountOf(meta),
@@ -374,15 +383,16 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 
   /**
-   * Validated ledger `ledgerIndex` as the node holds it: its close time and, when asked for, its transactions' hashes,
-   * from the ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null when the node lacks
-   * it, has not validated it, or sent a list of transactions that does not hash to the ledger's transaction_hash:
-   * rippled cuts the list short, without an error, where its node store misses a part of the ledger (fillJsonTx).
+   * Validated ledger `ledgerIndex` as the node holds it: its close time and, when asked for, its transactions with
+   * their metadata, from the ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null
+   * when the node lacks it, has not validated it, or sent a list of transactions that does not hash to the ledger's
+   * transaction_hash: rippled cuts the list short, without an error, where its node store misses a part of the ledger
+   * (fillJsonTx).
    */
   const ledgerAt = async (
     ledgerIndex: number,
     transactions: boolean,
-  ): Promise<{ closedAtMs: number | null; transactions: Set<string> } | null> => {
+  ): Promise<{ closedAtMs: number | null; transactions: ListedTransaction[] } | null> => {
     let result: { validated?: unknown; ledger?: { close_time_iso?: unknown; transaction_hash?: unknown; transactions?: unknown } }
     try {
       const request = { command: 'ledger', ledger_index: ledgerIndex, transactions, expand: transactions, binary: transactions } as const
@@ -393,7 +403,7 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     }
     if (result.validated !== true || result.ledger === undefined) return null
     const { ledger } = result
-    if (!transactions) return { closedAtMs: closedAtMsOf(ledger), transactions: new Set() }
+    if (!transactions) return { closedAtMs: closedAtMsOf(ledger), transactions: [] }
     const listed = completeTransactions(ledger.transactions, ledger.transaction_hash)
     return listed === null ? null : { closedAtMs: closedAtMsOf(ledger), transactions: listed }
   }
@@ -531,28 +541,44 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       return { state: 'pending', missingLedgers: passed }
     },
 
-    async transactionStatusSince(txHash, since) {
+    async transactionStatusSince(txBlob, since) {
+      const { hashes, decode } = xrpl()
+      const txHash = hashes.hashSignedTx(txBlob).toUpperCase()
       // The lookup first: a transaction validated after it can only be in a ledger the search then reads (the slot was
-      // used in usedBy already, before this look), and one the database does not hold yet is found in its ledger.
+      // used in usedBy already, before this look).
       const result = await lookUpValidated(txHash)
       if (result !== null) return { state: 'validated', ...result }
       const first = await firstUsing(since)
       if (first === 'before') return { state: 'dropped', validatedLedgerIndex: since.usedBy }
       const ledger = first === null ? null : await ledgerAt(first, true)
-      if (ledger === null) return { state: 'pending', missingLedgers: true }
-      // The transaction that used the slot is in that ledger: this one, or another that took its place.
-      if (ledger.transactions.has(txHash.toUpperCase())) return { state: 'pending', missingLedgers: false }
-      return { state: 'dropped', validatedLedgerIndex: since.usedBy }
+      if (first === null || ledger === null) return { state: 'pending', missingLedgers: true }
+      // The transaction that used the slot is in that ledger: this one (which the node's database may not hold yet), the
+      // same transaction signed otherwise, or another that took its place.
+      const transaction = decode(txBlob)
+      const taker =
+        ledger.transactions.find((listed) => listed.hash === txHash) ??
+        ledger.transactions.find((listed) => sameTransaction(listed.transaction, transaction))
+      if (taker === undefined) return { state: 'dropped', validatedLedgerIndex: since.usedBy }
+      const { TransactionResult, DeliveredAmount } = taker.meta as { TransactionResult?: unknown; DeliveredAmount?: unknown }
+      if (typeof TransactionResult !== 'string') return { state: 'pending', missingLedgers: true }
+      return {
+        state: 'validated',
+        txHash: taker.hash,
+        transactionResult: TransactionResult,
+        ledgerIndex: first,
+        deliveredAmount: deliveredAmountOf({ delivered_amount: DeliveredAmount }),
+        closedAtMs: ledger.closedAtMs,
+      }
     },
 
-    async transactionStatusPast(txHash, { account, slot, lastLedgerSequence, notBeforeMs }, byHash) {
+    async transactionStatusPast(txBlob, { account, slot, lastLedgerSequence, notBeforeMs }, byHash) {
       if (!isPastLastLedger(byHash)) return byHash
       const seen = await slotSeen(account, slot)
       if (seen.ledgerIndex === null) return byHash
       if (seen.ledgerIndex < lastLedgerSequence) return { state: 'pending', missingLedgers: true }
       // Unused in a ledger at or past the last that could take it: never applied, and never will be.
       if (!seen.used) return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }
-      return this.transactionStatusSince(txHash, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
+      return this.transactionStatusSince(txBlob, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
     },
 
     async transactionDefaults(account) {
@@ -585,24 +611,32 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
   }
 }
 
+/** A transaction a validated ledger lists, decoded, with its metadata. */
+interface ListedTransaction {
+  /** Upper case. */
+  hash: string
+  transaction: Record<string, unknown>
+  meta: Record<string, unknown>
+}
+
 /**
- * The hashes of a ledger's transactions, as `ledger` lists them expanded in binary ({tx_blob, meta_blob}, or meta
- * before API v2), when they hash to the ledger's transaction_hash (the root of its transaction tree); null when they do
- * not (a list cut short), or cannot be read.
+ * A ledger's transactions, as `ledger` lists them expanded in binary ({tx_blob, meta_blob}, or meta before API v2),
+ * when they hash to the ledger's transaction_hash (the root of its transaction tree); null when they do not (a list
+ * cut short), or cannot be read.
  */
-function completeTransactions(listed: unknown, transactionHash: unknown): Set<string> | null {
+function completeTransactions(listed: unknown, transactionHash: unknown): ListedTransaction[] | null {
   if (!Array.isArray(listed) || typeof transactionHash !== 'string') return null
-  const { decode } = xrpl()
-  const entries: Array<Record<string, unknown>> = []
+  const { decode, hashes } = xrpl()
+  const entries: ListedTransaction[] = []
   try {
     for (const entry of listed as Array<{ tx_blob?: unknown; meta_blob?: unknown; meta?: unknown }>) {
       const meta = entry.meta_blob ?? entry.meta
       if (typeof entry.tx_blob !== 'string' || typeof meta !== 'string') return null
-      entries.push({ ...decode(entry.tx_blob), metaData: decode(meta) })
+      entries.push({ hash: hashes.hashSignedTx(entry.tx_blob).toUpperCase(), transaction: decode(entry.tx_blob), meta: decode(meta) })
     }
-    const root = xrpl().hashes.hashTxTree(entries as unknown as Parameters<ReturnType<typeof xrpl>['hashes']['hashTxTree']>[0])
-    if (root.toUpperCase() !== transactionHash.toUpperCase()) return null
-    return new Set(listed.map((entry: { tx_blob: string }) => xrpl().hashes.hashSignedTx(entry.tx_blob).toUpperCase()))
+    const tree = entries.map(({ transaction, meta }) => ({ ...transaction, metaData: meta }))
+    const root = hashes.hashTxTree(tree as unknown as Parameters<ReturnType<typeof xrpl>['hashes']['hashTxTree']>[0])
+    return root.toUpperCase() === transactionHash.toUpperCase() ? entries : null
   } catch {
     // A field this codec does not know: the list cannot be checked.
     return null

@@ -64,6 +64,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     const submitView = await get(submit.uuid)
     assert.deepEqual(submitView.submission, {
       engineResult: null,
+      txHash: null,
       validatedResult: null,
       ledgerIndex: null,
       outcome: null,

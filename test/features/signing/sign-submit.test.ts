@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it, mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Wallet } from 'xrpl'
+import { decode, Wallet } from 'xrpl'
 import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model.js'
 import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
 import { payloadTransitionsRepository } from '../../../src/features/payloads/transitions-repository.js'
@@ -271,6 +271,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     await t.service.ctx.follower.followDue()
     assert.deepEqual((await appView(uuid)).submission, {
       engineResult: 'tesSUCCESS',
+      txHash: signed.hash,
       validatedResult: 'tesSUCCESS',
       ledgerIndex: 1005,
       outcome: 'succeeded',
@@ -286,6 +287,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     await t.service.ctx.follower.followDue()
     assert.deepEqual((await appView(uuid)).submission, {
       engineResult: 'tesSUCCESS',
+      txHash: signed.hash,
       validatedResult: 'tecPATH_DRY',
       ledgerIndex: 1005,
       outcome: 'failed',
@@ -305,6 +307,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     }
     assert.deepEqual((await appView(uuid)).submission, {
       engineResult: 'tesSUCCESS',
+      txHash: null,
       validatedResult: null,
       ledgerIndex: null,
       outcome: 'dropped',
@@ -518,7 +521,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal((await appView(uuid)).status, 'pending')
     })
 
-    it('past LastLedgerSequence, a transaction in the ledger that used its Sequence, not yet in the node’s database, keeps its claim', async () => {
+    it('past LastLedgerSequence, a transaction in the ledger that used its Sequence, not yet in the node’s database, is signed', async () => {
       // rippled lists a ledger it fetched to fill a gap as held before it writes that ledger's transactions.
       const { uuid, signed, wallet } = await unansweredWithSequence(WALLET_FIELDS.Sequence)
       const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
@@ -526,12 +529,9 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: usedIn })
       await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 300, async () => {
         await recoverAfterTheLease()
-        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'held: the ledger holds it')
-        assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
-        validatedIn(signed.hash, usedIn)
-        await recoverAfterTheLease()
       })
-      assert.equal((await appView(uuid)).status, 'signed')
+      assert.deepEqual(await claims(uuid), [])
+      assert.deepEqual([(await appView(uuid)).status, (await appView(uuid)).txHash], ['signed', signed.hash], 'the ledger lists it')
     })
 
     it('past LastLedgerSequence on a node without the history, an account whose Sequence is unused never applied it: released', async () => {
@@ -783,11 +783,30 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         rippled.setHistoryStart(1)
         rippled.setTransaction(signed.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: 1001 })
         await recoverAfterTheLease()
-        assert.deepEqual(await claims(uuid), [{ tx_hash: signed.hash }], 'ledger 1001 lists it: still held until its database has it')
-        validatedIn(signed.hash, 1001)
-        await recoverAfterTheLease()
-        assert.equal((await appView(uuid)).status, 'signed')
+        assert.deepEqual(await claims(uuid), [])
+        assert.equal((await appView(uuid)).status, 'signed', 'ledger 1001 lists it, though the node’s database does not have it yet')
       })
+    })
+
+    it('a claim whose transaction the wallet also submitted signed with another key, applied that way, is signed: the user cannot pay twice', async () => {
+      // The wallet sent its own copy of the very payment, signed with the account's regular key, and the ledger applied
+      // that one in 1001. This submission's blob (another hash) never will be: the payment was made all the same.
+      const { uuid, signed, wallet } = await unansweredWithoutLastLedger(7, 7)
+      const decoded = decode(signed.tx_blob) as Parameters<Wallet['sign']>[0]
+      const copy = Wallet.generate().sign({ ...decoded, SigningPubKey: undefined, TxnSignature: undefined })
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 1001 })
+      rippled.setTransaction(copy.hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS', txBlob: copy.tx_blob })
+      await atValidatedLedger(1100, async () => {
+        await recoverAfterTheLease()
+      })
+      assert.deepEqual(await claims(uuid), [], 'resolved, not released')
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash], ['signed', signed.hash])
+      assert.equal((await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)).statusCode, 409)
+
+      await atValidatedLedger(1100, () => t.service.ctx.follower.followDue().then(() => undefined))
+      const { submission } = await appView(uuid)
+      assert.deepEqual([submission.outcome, submission.txHash, submission.ledgerIndex], ['succeeded', copy.hash, 1001])
     })
 
     it('a transaction without LastLedgerSequence whose Sequence went to another transaction before the request existed is released', async () => {

@@ -100,6 +100,7 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
     assert.equal(body.payload.status, 'signed')
     assert.deepEqual(body.payload.submission, {
       engineResult: 'tesSUCCESS',
+      txHash: hash,
       validatedResult: 'tesSUCCESS',
       ledgerIndex: 1003,
       outcome: 'succeeded',
@@ -168,25 +169,52 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
     assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
   })
 
-  it('is not dropped when the ledger that used its Sequence holds it, listed by the node before its transactions are written', async () => {
+  it('is final from the ledger that used its Sequence, whose list holds it before the node writes its transactions', async () => {
     // rippled lists a ledger it fetched to fill a gap in its history as held before it writes that ledger's transactions.
     const { uuid, hash, account } = await submitted()
     const usedIn = WALLET_FIELDS.LastLedgerSequence - 3
     rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
     rippled.setAccount(account, { sequence: 8 }, { fromLedger: usedIn })
-    rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS', unwrittenIn: usedIn })
+    rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tecNO_DST_INSUF_XRP', unwrittenIn: usedIn })
     rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + 300)
     await follow()
-    assert.equal(
-      (await readPayload(t, apiKey, uuid)).submission.outcome,
-      null,
-      'its ledger holds it: a miss in the database proves nothing',
+    const { submission } = await readPayload(t, apiKey, uuid)
+    assert.deepEqual(
+      [submission.outcome, submission.validatedResult, submission.ledgerIndex, submission.txHash],
+      ['failed', 'tecNO_DST_INSUF_XRP', usedIn, hash],
+      'its ledger holds it, with its metadata: a miss in the database proves nothing',
+    )
+  })
+
+  it('a copy of the transaction signed with another key took its Sequence: the outcome is the copy’s, not dropped', async () => {
+    // The wallet submitted its own copy of the very payment, signed with the account's regular key: another hash, and
+    // the same payment on the ledger. Dropped, the application would ask the user to pay again.
+    const { uuid, hash, account } = await submitted()
+    const copy = signRequested(Wallet.generate(), paymentTransaction(), { Account: account })
+    assert.notEqual(copy.hash, hash)
+    const usedIn = WALLET_FIELDS.LastLedgerSequence - 5
+    rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+    rippled.setAccount(account, { sequence: 8 }, { fromLedger: usedIn })
+    rippled.setTransaction(copy.hash, { validated: true, ledgerIndex: usedIn, transactionResult: 'tesSUCCESS', txBlob: copy.tx_blob })
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
+    await follow()
+    const view = await readPayload(t, apiKey, uuid)
+    assert.equal(view.txHash, hash, 'the payload keeps the transaction its proof verified')
+    assert.deepEqual(
+      [view.submission.outcome, view.submission.validatedResult, view.submission.ledgerIndex, view.submission.txHash],
+      ['succeeded', 'tesSUCCESS', usedIn, copy.hash],
     )
 
-    rippled.setTransaction(hash, { validated: true, ledgerIndex: usedIn, transactionResult: 'tesSUCCESS' })
+    // A transaction that differs in one field the signer approved is another: this one was dropped.
+    const other = await submitted()
+    const changed = signRequested(Wallet.generate(), paymentTransaction(), { Account: other.account, Fee: '15' })
+    rippled.setAccount(other.account, { sequence: 7 }, { fromLedger: 1 })
+    rippled.setAccount(other.account, { sequence: 8 }, { fromLedger: usedIn })
+    rippled.setTransaction(changed.hash, { validated: true, ledgerIndex: usedIn, transactionResult: 'tesSUCCESS', txBlob: changed.tx_blob })
     t.clock.advance(FOLLOW_INTERVAL_MS)
     await follow()
-    assert.equal((await readPayload(t, apiKey, uuid)).submission.outcome, 'succeeded')
+    const dropped = (await readPayload(t, apiKey, other.uuid)).submission
+    assert.deepEqual([dropped.outcome, dropped.txHash], ['dropped', null])
   })
 
   it('is dropped on a node without the ledgers before its LastLedgerSequence once its Sequence is unused in a settled ledger past it', async () => {
@@ -378,6 +406,43 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
           { id: 'following', state: 'pending', finished_at: null, earliest_ledger: null },
           { id: 'given-up', state: 'pending', finished_at: null, earliest_ledger: null },
           { id: 'succeeded', state: 'done', finished_at: 4, earliest_ledger: null },
+        ])
+      } finally {
+        await storage.close()
+        await older.drop()
+      }
+    })
+
+    it('recorded before the ledger’s hash was kept, names the payload’s own transaction where it succeeded or failed', async () => {
+      const older = await createTestDatabase(dialect, { empty: true })
+      const storage = openStorage(older.url)
+      try {
+        await migrateUpTo(storage, '0015_follow_without_last_ledger')
+        const db = storage.db
+        await db.insertInto('projects').values({ id: 'proj_old', name: 'Old', plan: 'pro', created_at: 1 }).execute()
+        for (const outcome of ['succeeded', 'failed', 'dropped', null]) {
+          const uuid = outcome ?? 'following'
+          await db
+            .insertInto('payloads')
+            .values({
+              uuid,
+              project_id: 'proj_old',
+              type: 'signAndSubmit',
+              status: 'signed',
+              expires_at: 2,
+              created_at: 1,
+              outcome,
+              tx_hash: `HASH-${uuid}`,
+            })
+            .execute()
+        }
+        assert.deepEqual(await migrateUpTo(storage, '0016_validated_tx_hash'), ['0016_validated_tx_hash'])
+        const rows = await db.selectFrom('payloads').select(['uuid', 'validated_tx_hash']).orderBy('uuid').execute()
+        assert.deepEqual(rows, [
+          { uuid: 'dropped', validated_tx_hash: null },
+          { uuid: 'failed', validated_tx_hash: 'HASH-failed' },
+          { uuid: 'following', validated_tx_hash: null },
+          { uuid: 'succeeded', validated_tx_hash: 'HASH-succeeded' },
         ])
       } finally {
         await storage.close()

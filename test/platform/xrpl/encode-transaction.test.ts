@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { classicAddressToXAddress } from 'ripple-address-codec'
 import { encode } from 'ripple-binary-codec'
-import { encodeTransaction } from '../../../src/platform/xrpl/encode-transaction.js'
+import { decode, multisign, type Payment, Wallet } from 'xrpl'
+import { encodeTransaction, sameTransaction, TF_FULLY_CANONICAL_SIG } from '../../../src/platform/xrpl/encode-transaction.js'
 
 // Fixed accounts, so that every run encodes the same transactions.
 const alice = 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe'
@@ -109,5 +110,45 @@ describe('encodeTransaction', () => {
     assert.throws(() => encodeTransaction({ TransactionType: 'Payment', Destination: 'rnot-an-address', Amount: '1' }))
     assert.equal(Error.stackTraceLimit, limit)
     assert.ok((new Error('after').stack ?? '').includes('encode-transaction.test'), 'errors carry their stacks again')
+  })
+})
+
+describe('sameTransaction', () => {
+  const account = Wallet.generate()
+  const unsigned: Payment = {
+    TransactionType: 'Payment',
+    Account: account.classicAddress,
+    Destination: bob,
+    Amount: '1000000',
+    Fee: '12',
+    Sequence: 3,
+    LastLedgerSequence: 1020,
+  }
+  /** The payment multisigned by `signers`, as a multisigned account's signers gather it. */
+  const multisigned = (signers: Wallet[]) =>
+    decode(multisign(signers.map((signer) => signer.sign({ ...unsigned, SigningPubKey: '' }, true).tx_blob)))
+
+  it('is the same transaction whoever signed it: another key of the account, another set of signers', () => {
+    const [alice, bob, carol] = [Wallet.generate(), Wallet.generate(), Wallet.generate()]
+    const bySelf = decode(account.sign(unsigned).tx_blob)
+    assert.equal(sameTransaction(bySelf, decode(Wallet.generate().sign(unsigned).tx_blob)), true)
+    assert.equal(sameTransaction(multisigned([alice, bob]), multisigned([bob, carol])), true)
+    assert.equal(sameTransaction(bySelf, multisigned([alice, bob])), true)
+    const canonical = decode(account.sign({ ...unsigned, Flags: TF_FULLY_CANONICAL_SIG }).tx_blob)
+    assert.equal(sameTransaction(bySelf, canonical), true, 'tfFullyCanonicalSig, which a wallet may add, changes nothing')
+    const partial = decode(account.sign({ ...unsigned, Flags: (TF_FULLY_CANONICAL_SIG | 0x00020000) >>> 0 }).tx_blob)
+    assert.equal(sameTransaction(canonical, partial), false, 'tfPartialPayment does')
+  })
+
+  it('is another transaction when any field the signer approved differs', () => {
+    const bySelf = decode(account.sign(unsigned).tx_blob)
+    for (const change of [{ Fee: '13' }, { Sequence: 4 }, { LastLedgerSequence: 1021 }, { Amount: '1000001' }, { DestinationTag: 1 }]) {
+      assert.equal(sameTransaction(bySelf, decode(account.sign({ ...unsigned, ...change }).tx_blob)), false, JSON.stringify(change))
+    }
+  })
+
+  it('is never the same for a transaction that does not encode', () => {
+    const unknown = { ...unsigned, TransactionType: 'NotYetKnown' }
+    assert.equal(sameTransaction(unknown, unknown), false)
   })
 })

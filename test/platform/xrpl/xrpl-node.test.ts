@@ -59,6 +59,16 @@ describe('XrplNode against a rippled double', () => {
       unwrittenIn: ledgerIndex,
     })
 
+  /** What a look says of the payment in ledger `ledgerIndex`: found in its list, with the result of its metadata. */
+  const listedIn = (ledgerIndex: number, closedAtMs: number | null = null) => ({
+    state: 'validated',
+    txHash: signedPayment.hash,
+    transactionResult: 'tesSUCCESS',
+    ledgerIndex,
+    deliveredAmount: null,
+    closedAtMs,
+  })
+
   describe('submit', () => {
     it('submits the blob and reports tesSUCCESS as accepted', async () => {
       const result = await node.submit(signedPayment.tx_blob)
@@ -253,6 +263,7 @@ describe('XrplNode against a rippled double', () => {
       })
       assert.deepEqual(await node.transactionStatus(hash, 1020), {
         state: 'validated',
+        txHash: hash,
         transactionResult: 'tesSUCCESS',
         ledgerIndex: 1003,
         deliveredAmount: '990000',
@@ -263,6 +274,7 @@ describe('XrplNode against a rippled double', () => {
         await node.transactionStatus(hash, null),
         {
           state: 'validated',
+          txHash: hash,
           transactionResult: 'tecPATH_DRY',
           ledgerIndex: 1004,
           deliveredAmount: null,
@@ -312,6 +324,7 @@ describe('XrplNode against a rippled double', () => {
   })
 
   describe('transactionStatusSince (a transaction whose Sequence a settled ledger shows used)', () => {
+    const blob = signedPayment.tx_blob
     const hash = signedPayment.hash
     const account = Wallet.generate().classicAddress
     /** Sequence 7 unused up to ledger `usedFrom`, used from it on. */
@@ -339,23 +352,50 @@ describe('XrplNode against a rippled double', () => {
 
     it('is validated when the node’s database holds it', async () => {
       rippled.setTransaction(hash, { validated: true, ledgerIndex: 1234, transactionResult: 'tesSUCCESS' })
-      const status = await node.transactionStatusSince(hash, since(1001))
+      const status = await node.transactionStatusSince(blob, since(1001))
       assert.equal(status.state, 'validated')
     })
 
     it('is dropped when the first ledger that shows the Sequence used holds another transaction, found from the earliest that can hold it', async () => {
       usedFrom(1234)
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tesSUCCESS' })
-      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      // The same payment but for one field the signer approved (its fee): another transaction.
+      const other = payer.sign({ ...(xrpl.decode(blob) as xrpl.Payment), Fee: '13', SigningPubKey: undefined, TxnSignature: undefined })
+      rippled.setTransaction(other.hash, { validated: true, ledgerIndex: 1234, transactionResult: 'tesSUCCESS', txBlob: other.tx_blob })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.deepEqual(ledgersRead(), [1234], 'the transactions of the ledger that used Sequence 7, and no other')
       const reads = rippled.requests.filter((request) => request.command === 'account_info').length
       assert.ok(reads <= 10, `a binary search over 491 ledgers: ${reads} reads`)
     })
 
-    it('is pending when that ledger holds it but the node has not written it to its database yet', async () => {
+    it('is validated from that ledger’s metadata when the node has not written it to its database yet', async () => {
       usedFrom(1234)
       inLedgerUnwritten(1234)
-      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), listedIn(1234))
+    })
+
+    it('is validated, with the hash and result the ledger holds, when the same transaction signed with another key took the Sequence', async () => {
+      usedFrom(1234)
+      // The wallet submitted its own copy of the very payment, signed with the account's regular key: another hash.
+      const regularKey = Wallet.generate()
+      const copy = regularKey.sign({ ...(xrpl.decode(blob) as xrpl.Payment), SigningPubKey: undefined, TxnSignature: undefined })
+      assert.notEqual(copy.hash, hash)
+      rippled.setTransaction(copy.hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tecPATH_PARTIAL',
+        deliveredAmount: '0',
+        txBlob: copy.tx_blob,
+        unwrittenIn: 1234,
+      })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), {
+        state: 'validated',
+        txHash: copy.hash,
+        transactionResult: 'tecPATH_PARTIAL',
+        ledgerIndex: 1234,
+        deliveredAmount: '0',
+        closedAtMs: null,
+      })
     })
 
     it('decides nothing from a list of transactions cut short, that does not hash to the ledger’s transaction_hash', async () => {
@@ -364,11 +404,11 @@ describe('XrplNode against a rippled double', () => {
       inLedgerUnwritten(1234)
       rippled.setTransactionListsCut(true)
       try {
-        assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: true })
+        assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), { state: 'pending', missingLedgers: true })
       } finally {
         rippled.setTransactionListsCut(false)
       }
-      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), listedIn(1234))
       const read = rippled.requests.filter((request) => request.command === 'ledger').at(-1)
       assert.deepEqual([read?.expand, read?.binary], [true, true], 'read whole, to hash')
     })
@@ -377,7 +417,7 @@ describe('XrplNode against a rippled double', () => {
       usedFrom(1234)
       // A server whose validated ledger is 1232 answers for 1233 and 1234, its closed and open ledgers, unvalidated.
       rippled.setValidatedLedgerIndex(1232)
-      assert.deepEqual(await node.transactionStatusSince(hash, { ...since(1001), usedBy: 1234 }), {
+      assert.deepEqual(await node.transactionStatusSince(blob, { ...since(1001), usedBy: 1234 }), {
         state: 'pending',
         missingLedgers: true,
       })
@@ -386,14 +426,14 @@ describe('XrplNode against a rippled double', () => {
     it('is pending, missing ledgers, when the node lacks a ledger the search reads, whatever its server_info lists', async () => {
       usedFrom(1234)
       rippled.setHistoryStart(1235)
-      assert.deepEqual(await node.transactionStatusSince(hash, since(1001)), { state: 'pending', missingLedgers: true })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), { state: 'pending', missingLedgers: true })
       assert.deepEqual(
-        await node.transactionStatusSince(hash, { ...since(1001), usedBy: 1501 }),
+        await node.transactionStatusSince(blob, { ...since(1001), usedBy: 1501 }),
         { state: 'pending', missingLedgers: true },
         'a node behind the one that saw the Sequence used (a load-balanced address)',
       )
       assert.deepEqual(
-        await node.transactionStatusSince(hash, since(1493)),
+        await node.transactionStatusSince(blob, since(1493)),
         { state: 'pending', missingLedgers: true },
         'seen unused after the ledger that shows it used: from servers at odds, nothing is decided',
       )
@@ -401,15 +441,15 @@ describe('XrplNode against a rippled double', () => {
 
     it('without a ledger where it was seen unused, searches back from the settled ledger in doubling steps, then finds the first', async () => {
       usedFrom(1234)
-      assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(null)), { state: 'dropped', validatedLedgerIndex: 1492 })
       const reads = rippled.requests.filter((request) => request.command === 'account_info').length
       assert.ok(reads <= 20, `${reads} reads`)
       assert.equal(ledgersRead().at(-1), 1234)
       inLedgerUnwritten(1234)
-      assert.deepEqual(await node.transactionStatusSince(hash, since(null)), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(null)), listedIn(1234))
       rippled.setHistoryStart(1300)
       assert.deepEqual(
-        await node.transactionStatusSince(hash, since(null)),
+        await node.transactionStatusSince(blob, since(null)),
         { state: 'pending', missingLedgers: true },
         'the node lacks the ledgers back to where it was unused',
       )
@@ -421,10 +461,10 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(fresh, { sequence: 1230 }, { fromLedger: 1230 })
       rippled.setAccount(fresh, { sequence: 1231 }, { fromLedger: 1234 })
       const search = { ...since(null), account: fresh, slot: { sequence: 1230 } }
-      assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.deepEqual(await node.transactionStatusSince(blob, search), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.equal(ledgersRead().at(-1), 1234)
       inLedgerUnwritten(1234)
-      assert.deepEqual(await node.transactionStatusSince(hash, search), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusSince(blob, search), listedIn(1234))
     })
 
     it('decides nothing for an account deleted and created again since: its earlier life may hold the transaction', async () => {
@@ -435,7 +475,7 @@ describe('XrplNode against a rippled double', () => {
       rippled.deleteAccount(again, { fromLedger: 1400 })
       rippled.setAccount(again, { sequence: 1450 }, { fromLedger: 1450 })
       inLedgerUnwritten(1100)
-      assert.deepEqual(await node.transactionStatusSince(hash, { ...since(null), account: again }), {
+      assert.deepEqual(await node.transactionStatusSince(blob, { ...since(null), account: again }), {
         state: 'pending',
         missingLedgers: true,
       })
@@ -450,11 +490,7 @@ describe('XrplNode against a rippled double', () => {
       assert.deepEqual(await node.slotSeen(holder, { ticketSequence: 5 }), { used: true, ledgerIndex: 1492 })
       for (const earliestLedger of [1001, null]) {
         const search = { ...since(earliestLedger), account: holder, slot: { ticketSequence: 5 } }
-        assert.deepEqual(
-          await node.transactionStatusSince(hash, search),
-          { state: 'pending', missingLedgers: false },
-          `from ${earliestLedger}`,
-        )
+        assert.deepEqual(await node.transactionStatusSince(blob, search), listedIn(1300), `from ${earliestLedger}`)
         assert.equal(ledgersRead().at(-1), 1300)
       }
     })
@@ -464,7 +500,7 @@ describe('XrplNode against a rippled double', () => {
       // Ledger n closed 4 seconds after ledger n - 1; ledger 1000 at the epoch's second million.
       rippled.setLedgerCloseTimes((ledgerIndex) => 1_000_000_000 + (ledgerIndex - 1000) * 4_000)
       const notBeforeMs = 1_000_000_000 + (1100 - 1000) * 4_000
-      assert.deepEqual(await node.transactionStatusSince(hash, since(null, notBeforeMs)), { state: 'dropped', validatedLedgerIndex: 1492 })
+      assert.deepEqual(await node.transactionStatusSince(blob, since(null, notBeforeMs)), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.deepEqual(
         ledgersRead(),
         [1491, 1490, 1488, 1484, 1476, 1460, 1428, 1364, 1236, 980],
@@ -472,14 +508,15 @@ describe('XrplNode against a rippled double', () => {
       )
       inLedgerUnwritten(900)
       assert.deepEqual(
-        await node.transactionStatusSince(hash, since(null, 0)),
-        { state: 'pending', missingLedgers: false },
+        await node.transactionStatusSince(blob, since(null, 0)),
+        listedIn(900, 1_000_000_000 + (900 - 1000) * 4_000),
         'with no such bound, the search goes back to ledger 900, which holds it',
       )
     })
   })
 
   describe('transactionStatusPast (a transaction past its LastLedgerSequence, decided from its Sequence)', () => {
+    const blob = signedPayment.tx_blob
     const hash = signedPayment.hash
     const account = Wallet.generate().classicAddress
     const past = { account, slot: { sequence: 7 }, lastLedgerSequence: 1020, notBeforeMs: 0 }
@@ -494,20 +531,20 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(account, { sequence: 7 })
       rippled.setValidatedLedgerIndex(1100)
       const notPast = { state: 'pending', missingLedgers: false } as const
-      assert.deepEqual(await node.transactionStatusPast(hash, past, notPast), notPast)
+      assert.deepEqual(await node.transactionStatusPast(blob, past, notPast), notPast)
       const dropped = { state: 'dropped', validatedLedgerIndex: 1100 } as const
-      assert.deepEqual(await node.transactionStatusPast(hash, { ...past, account: Wallet.generate().classicAddress }, dropped), dropped)
+      assert.deepEqual(await node.transactionStatusPast(blob, { ...past, account: Wallet.generate().classicAddress }, dropped), dropped)
     })
 
     it('is dropped when the Sequence is unused in a settled ledger at or past LastLedgerSequence, whatever history the node keeps', async () => {
       rippled.setAccount(account, { sequence: 7 })
       rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS)
       rippled.setHistoryStart(1020)
-      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'dropped', validatedLedgerIndex: 1020 })
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 1020 })
       rippled.setValidatedLedgerIndex(1020 + SETTLED_LEDGERS - 1)
       rippled.setHistoryStart(1)
       assert.deepEqual(
-        await node.transactionStatusPast(hash, past, byHash),
+        await node.transactionStatusPast(blob, past, byHash),
         { state: 'pending', missingLedgers: true },
         'a settled ledger before LastLedgerSequence (a server behind) says nothing',
       )
@@ -518,9 +555,9 @@ describe('XrplNode against a rippled double', () => {
       rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1017 })
       rippled.setValidatedLedgerIndex(1100)
       inLedgerUnwritten(1017)
-      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), listedIn(1017))
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
-      assert.deepEqual(await node.transactionStatusPast(hash, past, byHash), { state: 'dropped', validatedLedgerIndex: 1092 })
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 1092 })
     })
   })
 })

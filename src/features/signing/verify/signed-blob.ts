@@ -4,6 +4,7 @@ import { decode, encode, encodeForSigning } from 'ripple-binary-codec'
 import { BinaryParser } from 'ripple-binary-codec/dist/serdes/binary-parser.js'
 import { deriveAddress, verify } from 'ripple-keypairs'
 import { type FieldError, unprocessable } from '../../../platform/errors.js'
+import { SIGNATURE_FIELDS, TF_FULLY_CANONICAL_SIG } from '../../../platform/xrpl/encode-transaction.js'
 
 /** The approve body field that carries the blob; every detail about the signed transaction names it. */
 export const SIGNED_FIELD = 'signedTransaction'
@@ -30,12 +31,7 @@ export const MAX_SIGNERS = 32
  */
 export const MAX_BLOB_FIELDS = 400
 
-/** tfFullyCanonicalSig: some wallets set it; since the RequireFullyCanonicalSig amendment it changes nothing. */
-export const TF_FULLY_CANONICAL_SIG = 0x80000000
 const TF_PARTIAL_PAYMENT = 0x00020000
-
-/** Fields that belong to the signer, never to the request: a requested empty SigningPubKey means "the wallet's key". */
-const SIGNATURE_FIELDS: ReadonlySet<string> = new Set(['SigningPubKey', 'TxnSignature', 'Signers'])
 
 const HEX = /^[0-9A-Fa-f]*$/
 const PUBLIC_KEY_HEX = /^(0[23][0-9A-Fa-f]{64}|[Ee][Dd][0-9A-Fa-f]{64})$/
@@ -131,6 +127,7 @@ export function compareWithRequested(
 ): FieldError[] {
   const errors: FieldError[] = []
   for (const [name, requestedValue] of Object.entries(requested)) {
+    // The signer's own fields, never the request's: a requested empty SigningPubKey means "the wallet's key".
     if (name === 'Flags' || SIGNATURE_FIELDS.has(name)) continue
     const requestedEncoding = encodeField(name, requestedValue)
     if (requestedEncoding === null) {
