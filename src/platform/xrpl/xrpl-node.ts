@@ -154,6 +154,16 @@ export interface XrplNode {
    * account is not in that ledger (it never existed, or was deleted since), `byHash` stands.
    */
   transactionStatusPast(txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
+  /**
+   * One look at a signed transaction that the node refused because its Sequence (or Ticket) is used (tefPAST_SEQ): it,
+   * or the same transaction signed otherwise, may be what used it. Validated when the validated ledger holds it (by its
+   * hash), or when the slot is used in the validated ledger and the first ledger that shows it used holds it or such a
+   * copy (transactionStatusSince, from the validated ledger, whose list is whole whether or not the node has written
+   * it); dropped when that ledger holds another transaction, or the slot was used before `notBeforeMs`; pending while
+   * the slot is unused in the validated ledger (used in the open ledger only, by a transaction not validated yet), or
+   * the account is not in it, or the node lacks a ledger the search reads.
+   */
+  transactionStatusUsed(txBlob: string, used: { account: string; slot: SequenceSlot; notBeforeMs: number }): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
   close(): Promise<void>
@@ -579,6 +589,14 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       // Unused in a ledger at or past the last that could take it: never applied, and never will be.
       if (!seen.used) return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }
       return this.transactionStatusSince(txBlob, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
+    },
+
+    async transactionStatusUsed(txBlob, { account, slot, notBeforeMs }) {
+      const { validated } = await ledgers()
+      const state = await slotIn(account, slot, validated)
+      if (state === 'used')
+        return this.transactionStatusSince(txBlob, { account, slot, usedBy: validated, earliestLedger: null, notBeforeMs })
+      return { state: 'pending', missingLedgers: state === 'noLedger' }
     },
 
     async transactionDefaults(account) {

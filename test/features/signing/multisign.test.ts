@@ -399,7 +399,7 @@ forEachDatabase('multisigned requests', (dialect) => {
       const uuid = await create(setup, 'signAndSubmit')
       assert.equal((await approve(uuid, await signFor(uuid, alice))).json().status, 'pending')
 
-      rippled.setSubmitResult('tefPAST_SEQ')
+      rippled.setSubmitResult('tefMAX_LEDGER')
       const refused = await approve(uuid, await signFor(uuid, bob))
       assert.equal(refused.statusCode, 422, refused.body)
       const afterRefusal = await appView(uuid)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, beforeEach, describe, it, mock } from 'node:test'
+import { after, afterEach, before, beforeEach, describe, it, mock } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { decode, Wallet } from 'xrpl'
 import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model.js'
@@ -86,7 +86,11 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     it(`${engineResult}: 422 naming the result, and the payload stays pending`, async () => {
       rippled.setSubmitResult(engineResult)
       const uuid = await create()
-      const response = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      const wallet = Wallet.generate()
+      // tefPAST_SEQ: another transaction took Sequence 7, in ledger 990 (the wallet's Sequence was stale).
+      rippled.setAccount(wallet.classicAddress, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(wallet.classicAddress, { sequence: 8 }, { fromLedger: 990 })
+      const response = await approve(uuid, signRequested(wallet, paymentTransaction()).tx_blob)
       assert.equal(response.statusCode, 422)
       assert.match(response.json().error, new RegExp(`refused the transaction with ${engineResult}`))
       assert.deepEqual(
@@ -393,8 +397,12 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
 
   it('an old transaction of the ledger that matches the request does not resolve it: the ledger refuses it, and it is a 422', async () => {
     // Someone's payment, validated before this request existed, with the Destination and Amount it asks for.
-    const old = signRequested(Wallet.generate(), paymentTransaction())
-    rippled.setTransaction(old.hash, { validated: true, ledgerIndex: 900, transactionResult: 'tesSUCCESS' })
+    const payer = Wallet.generate()
+    const old = signRequested(payer, paymentTransaction())
+    const closedAtMs = t.clock.now() - 60 * 60_000
+    rippled.setTransaction(old.hash, { validated: true, ledgerIndex: 900, transactionResult: 'tesSUCCESS', closedAtMs })
+    rippled.setAccount(payer.classicAddress, { sequence: 7 }, { fromLedger: 1 })
+    rippled.setAccount(payer.classicAddress, { sequence: 8 }, { fromLedger: 900 })
     rippled.setSubmitResult('tefPAST_SEQ')
     const uuid = await create()
     const response = await approve(uuid, old.tx_blob)
@@ -403,6 +411,72 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     // Sent again, it is still this service's first submission of it for this request that the ledger refused.
     assert.equal((await approve(uuid, old.tx_blob)).statusCode, 422)
     assert.equal((await appView(uuid)).status, 'pending')
+  })
+
+  describe('tefPAST_SEQ: the Sequence is used, perhaps by this very approval, submitted elsewhere', () => {
+    /** A payer whose Sequence 7 was taken in ledger `usedIn`, and the request's transaction it signed with it. */
+    const payerUsedIn = (usedIn: number) => {
+      const payer = Wallet.generate()
+      rippled.setAccount(payer.classicAddress, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(payer.classicAddress, { sequence: 8 }, { fromLedger: usedIn })
+      return { payer, signed: signRequested(payer, paymentTransaction()) }
+    }
+    afterEach(() => rippled.setSubmitResult('tesSUCCESS'))
+
+    it('the wallet submitted the very blob itself, and the ledger applied it: signed, not a 422 that asks for a second payment', async () => {
+      const uuid = await create()
+      const { signed } = payerUsedIn(998)
+      rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 998, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() })
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 200, response.body)
+      const view = await appView(uuid)
+      assert.deepEqual([view.status, view.txHash, view.submission.engineResult], ['signed', signed.hash, 'tefPAST_SEQ'])
+      await t.service.ctx.follower.followDue()
+      assert.equal((await appView(uuid)).submission.outcome, 'succeeded')
+    })
+
+    it('a copy signed with another key of the account took the Sequence: signed, and the outcome is the copy’s', async () => {
+      const uuid = await create()
+      const { payer, signed } = payerUsedIn(999)
+      const copy = signRequested(Wallet.generate(), paymentTransaction(), { Account: payer.classicAddress })
+      // In ledger 999, which the node has not written to its database yet: its list holds the copy.
+      rippled.setTransaction(copy.hash, {
+        validated: false,
+        ledgerIndex: 0,
+        transactionResult: 'tesSUCCESS',
+        txBlob: copy.tx_blob,
+        unwrittenIn: 999,
+      })
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 200, response.body)
+      assert.equal((await appView(uuid)).status, 'signed')
+      // Its hash never validated: the follower decides from the Sequence once LastLedgerSequence is settled.
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS, () =>
+        t.service.ctx.follower.followDue().then(() => undefined),
+      )
+      const { submission } = await appView(uuid)
+      assert.deepEqual([submission.outcome, submission.txHash, submission.ledgerIndex], ['succeeded', copy.hash, 999])
+      assert.equal((await approve(uuid, signRequested(payer, paymentTransaction(), { Sequence: 8 }).tx_blob)).statusCode, 409)
+    })
+
+    it('used in the open ledger only, by a transaction not validated yet: 409 in doubt, and the claim stays for the recovery', async () => {
+      const uuid = await create()
+      const { signed } = payerUsedIn(1001)
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, signed.tx_blob)
+      assert.equal(response.statusCode, 409, response.body)
+      assert.equal(response.json().submission, 'in-doubt')
+      assert.match(response.json().error, /Sequence was used already, perhaps by this very transaction/)
+      const claims = await t.service.ctx.storage.db
+        .selectFrom('submission_claims')
+        .select('tx_hash')
+        .where('payload_uuid', '=', uuid)
+        .execute()
+      assert.deepEqual(claims, [{ tx_hash: signed.hash }])
+      assert.equal((await appView(uuid)).status, 'pending')
+    })
   })
 
   describe('the recovery of a submission whose answer never came (the node could not answer: 502)', () => {

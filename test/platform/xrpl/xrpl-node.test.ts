@@ -515,6 +515,29 @@ describe('XrplNode against a rippled double', () => {
     })
   })
 
+  describe('transactionStatusUsed (a transaction the node refused with tefPAST_SEQ)', () => {
+    const blob = signedPayment.tx_blob
+    const account = Wallet.generate().classicAddress
+    const used = { account, slot: { sequence: 7 }, notBeforeMs: 0 }
+    beforeEach(() => rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 }))
+
+    it('is pending while the validated ledger shows the Sequence unused (taken in the open ledger only), or lacks the account', async () => {
+      assert.deepEqual(await node.transactionStatusUsed(blob, used), { state: 'pending', missingLedgers: false })
+      assert.deepEqual(await node.transactionStatusUsed(blob, { ...used, account: Wallet.generate().classicAddress }), {
+        state: 'pending',
+        missingLedgers: false,
+      })
+    })
+
+    it('searches from the validated ledger, not a settled one: a ledger just validated lists what used the Sequence', async () => {
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 999 })
+      inLedgerUnwritten(999)
+      assert.deepEqual(await node.transactionStatusUsed(blob, used), listedIn(999))
+      rippled.setTransaction(signedPayment.hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
+      assert.deepEqual(await node.transactionStatusUsed(blob, used), { state: 'dropped', validatedLedgerIndex: 1000 })
+    })
+  })
+
   describe('transactionStatusPast (a transaction past its LastLedgerSequence, decided from its Sequence)', () => {
     const blob = signedPayment.tx_blob
     const hash = signedPayment.hash

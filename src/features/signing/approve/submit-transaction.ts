@@ -1,9 +1,11 @@
 // signAndSubmit: the verified blob goes to the XRPL node, and the engine result decides whether the payload resolves
 // as signed (submitted). The final outcome is learned afterwards by the transaction follower.
 import { AppError, conflict } from '../../../platform/errors.js'
+import { sequenceSlotOf, type XrplNode } from '../../../platform/xrpl/xrpl-node.js'
 import { type Payload, SUBMISSION_IN_DOUBT } from '../../payloads/model.js'
 import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
+import { CLOSE_TIME_MARGIN_MS } from '../transaction-follower.js'
 import { transactionFollowsRepository } from '../transaction-follows-repository.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
@@ -79,16 +81,25 @@ export async function submitAndResolve(
       )
     }
     if (!result.accepted) {
-      handled = true
       // A racing approval of the same blob may have resolved the payload meanwhile, and made this submission a
       // duplicate the ledger refuses (tefPAST_SEQ): that is a 409, not a refusal.
-      await payloads.assertActionable(payload.uuid)
-      throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
-        {
-          field: SIGNED_FIELD,
-          message: `${result.engineResult}: ${result.engineResultMessage}. Nothing was applied; the request is still pending, sign again`,
-        },
-      ])
+      await payloads.assertActionable(payload.uuid).catch((error: unknown) => {
+        handled = true
+        throw error
+      })
+      if (!(result.engineResult === 'tefPAST_SEQ' && (await appliedElsewhere(deps, node, payload, verified)))) {
+        handled = true
+        throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
+          {
+            field: SIGNED_FIELD,
+            message: `${result.engineResult}: ${result.engineResultMessage}. Nothing was applied; the request is still pending, sign again`,
+          },
+        ])
+      }
+      deps.logger.warn(
+        { uuid: payload.uuid, txHash: verified.txHash },
+        'the ledger applied this transaction, or a copy of it signed otherwise, submitted by someone else: the request is signed',
+      )
     }
     try {
       // Held by the claim, the payload is not expired meanwhile: an answer arriving after its expiry still resolves it.
@@ -98,7 +109,8 @@ export async function submitAndResolve(
         intent.submittedAtMs,
       )
       handled = true
-      if (verified.transaction.LastLedgerSequence === undefined && result.validatedLedgerIndex !== null) {
+      // Only an accepted transaction's answer names a ledger where its Sequence was unused.
+      if (result.accepted && verified.transaction.LastLedgerSequence === undefined && result.validatedLedgerIndex !== null) {
         await startFollowAfter(deps, payload.uuid, result.validatedLedgerIndex)
       }
       return resolved
@@ -117,6 +129,29 @@ export async function submitAndResolve(
     if (handled) await submissionClaimsRepository.release(db, intent.payloadUuid, intent.txHash)
     payloads.announceSubmission(intent.payloadUuid)
   }
+}
+
+/**
+ * Whether the transaction that used the Sequence (or Ticket) of one the node refused with tefPAST_SEQ is this one, or a
+ * copy of it signed otherwise: a wallet that submitted the blob itself as well, with another of the account's keys, or
+ * signers who gathered another set of signatures. The user approved it, and the ledger applied it: a 422 would invite
+ * a second signature, and a second payment. False when another transaction used the slot, or it was used before the
+ * request existed (an old transaction that matches the request: the 422 stands). While the ledger cannot say yet (the
+ * slot used in the open ledger only, a node without the ledgers the search reads), a 409: the claim stays, and the
+ * recovery follows it to the ledger's decision (submission-recovery.ts).
+ */
+async function appliedElsewhere(deps: SigningDeps, node: XrplNode, payload: Payload, verified: VerifiedTransaction): Promise<boolean> {
+  const transaction = verified.transaction as { Account: string; Sequence: number; TicketSequence?: number }
+  const notBeforeMs = payload.createdAtMs - CLOSE_TIME_MARGIN_MS
+  const used = { account: transaction.Account, slot: sequenceSlotOf(transaction), notBeforeMs }
+  const status = await askNode(() => node.transactionStatusUsed(verified.txBlob, used), deps.logger)
+  if (status.state === 'pending') {
+    throw conflict(
+      'The account’s Sequence was used already, perhaps by this very transaction submitted elsewhere, so do not sign again. Its outcome is being checked, and the request will show it within a few minutes',
+      SUBMISSION_IN_DOUBT,
+    )
+  }
+  return status.state === 'validated' && (status.closedAtMs === null || status.closedAtMs >= notBeforeMs)
 }
 
 /**
