@@ -150,7 +150,7 @@ export interface XrplNode {
    * settled ledger has passed LastLedgerSequence (isPastLastLedger). Then the account's Sequence (or Ticket) decides,
    * rather than the node's database, which rippled writes after it lists a ledger as held: unused in a settled ledger
    * at or past LastLedgerSequence, dropped (whatever history the node keeps); used there, as transactionStatusSince
-   * finds it; a settled ledger before LastLedgerSequence (a server behind), pending with missingLedgers. Where the
+   * finds it, searched from LastLedgerSequence (unused in that ledger, a later one used it: dropped); a settled ledger before LastLedgerSequence (a server behind), pending with missingLedgers. Where the
    * account is not in that ledger (it never existed, or was deleted since), `byHash` stands.
    */
   transactionStatusPast(txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
@@ -588,7 +588,13 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       if (seen.ledgerIndex < lastLedgerSequence) return { state: 'pending', missingLedgers: true }
       // Unused in a ledger at or past the last that could take it: never applied, and never will be.
       if (!seen.used) return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }
-      return this.transactionStatusSince(txBlob, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
+      // Used there. The transaction can only be in a ledger up to LastLedgerSequence: the slot unused in that one, a
+      // later ledger used it, for another transaction; used there, the search starts from it. (An account not in it, or
+      // a node without it: from the settled ledger, as without.)
+      const atLast = seen.ledgerIndex === lastLedgerSequence ? 'used' : await slotIn(account, slot, lastLedgerSequence)
+      if (atLast === 'unused') return { state: 'dropped', validatedLedgerIndex: seen.ledgerIndex }
+      const usedBy = atLast === 'used' ? lastLedgerSequence : seen.ledgerIndex
+      return this.transactionStatusSince(txBlob, { account, slot, usedBy, earliestLedger: null, notBeforeMs })
     },
 
     async transactionStatusUsed(txBlob, { account, slot, notBeforeMs }) {

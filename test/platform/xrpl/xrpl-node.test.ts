@@ -580,7 +580,31 @@ describe('XrplNode against a rippled double', () => {
       inLedgerUnwritten(1017)
       assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), listedIn(1017))
       rippled.setTransaction(hash, { validated: false, ledgerIndex: 0, transactionResult: 'tefPAST_SEQ' })
-      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 1092 })
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 1020 })
+    })
+
+    it('searches from LastLedgerSequence, not the settled ledger: a Sequence used only after it went to another transaction', async () => {
+      const reads = () => rippled.requests.filter((request) => request.command === 'account_info').length
+      rippled.setAccount(account, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 3000 })
+      // An hour after LastLedgerSequence (some 900 ledgers): the recovery of an instance that was down.
+      rippled.setValidatedLedgerIndex(1020 + 900)
+      rippled.requests.length = 0
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 1912 })
+      assert.equal(reads(), 1, 'unused at the settled ledger')
+      rippled.setValidatedLedgerIndex(3000 + 900)
+      rippled.requests.length = 0
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), { state: 'dropped', validatedLedgerIndex: 3892 })
+      assert.deepEqual(
+        [reads(), rippled.requests.filter((request) => request.command === 'ledger').length],
+        [2, 0],
+        'used at the settled ledger, unused at LastLedgerSequence: no search',
+      )
+      rippled.setAccount(account, { sequence: 8 }, { fromLedger: 1017 })
+      inLedgerUnwritten(1017)
+      rippled.requests.length = 0
+      assert.deepEqual(await node.transactionStatusPast(blob, past, byHash), listedIn(1017))
+      assert.ok(reads() <= 10, `searched back from ledger 1020, not 3892: ${reads()} reads`)
     })
   })
 })
