@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { Wallet } from 'xrpl'
 import { projectsRepository } from '../../src/features/projects/repository.js'
 import { FOLLOW_INTERVAL_MS } from '../../src/features/signing/transaction-follower.js'
+import { SETTLED_LEDGERS } from '../../src/platform/xrpl/xrpl-node.js'
 import { checkAtBothWidths, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium } from '../support/chromium.js'
 import { paymentTransaction } from '../support/fixtures.js'
@@ -16,7 +17,7 @@ import { createPayload, readPayload } from '../support/payloads.js'
 import { logoPng } from '../support/png.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
 import { startTestService, type TestService } from '../support/service.js'
-import { signRequested } from '../support/wallet-signing.js'
+import { signRequested, WALLET_FIELDS } from '../support/wallet-signing.js'
 import { ensureWebBuild } from '../support/web-build.js'
 
 const HOSTILE = '<img src=x onerror=window.__xss=1><script>window.__xss=2</script> Pay only if the order number is 42.'
@@ -296,6 +297,38 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       .waitFor({ timeout: 30_000 }) // the follower's worker polls once a second, the page asks every 2 s
     assert.equal(await page.title(), 'The transaction was signed and submitted · \u2068Example Shop\u2069')
     await shoot(page, 'signing-submitted.png')
+  })
+
+  it('when the ledger holds the same transaction signed otherwise, shows its hash and explorer link, and says why', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const payer = Wallet.generate()
+    const signed = signRequested(payer, paymentTransaction('1000000'))
+    const approval = await t.inject({
+      method: 'POST',
+      url: `/api/v1/sign/${uuid}/approve`,
+      payload: { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob },
+    })
+    assert.equal(approval.statusCode, 200, approval.body)
+    // The wallet submitted its own copy, signed with the account's regular key, and the ledger applied that one.
+    const copy = signRequested(Wallet.generate(), paymentTransaction('1000000'), { Account: payer.classicAddress })
+    const usedIn = WALLET_FIELDS.LastLedgerSequence - 5
+    rippled.setAccount(payer.classicAddress, { sequence: WALLET_FIELDS.Sequence }, { fromLedger: 1 })
+    rippled.setAccount(payer.classicAddress, { sequence: WALLET_FIELDS.Sequence + 1 }, { fromLedger: usedIn })
+    rippled.setTransaction(copy.hash, { validated: true, ledgerIndex: usedIn, transactionResult: 'tesSUCCESS', txBlob: copy.tx_blob })
+    rippled.setValidatedLedgerIndex(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS)
+    try {
+      await t.service.ctx.follower.followDue()
+      assert.equal((await appView(uuid)).submission.outcome, 'succeeded')
+    } finally {
+      rippled.setValidatedLedgerIndex(1000)
+    }
+    const { page } = await open(uuid)
+    await outcome(page, 'signed')
+    assert.equal(await page.getByTestId('tx-hash').textContent(), copy.hash)
+    assert.equal(await page.getByTestId('explorer-link').getAttribute('href'), `https://testnet.xrpl.org/transactions/${copy.hash}`)
+    assert.match((await page.getByTestId('signed-otherwise').textContent()) ?? '', /same transaction signed otherwise/)
+    assert.match((await page.getByTestId('final-result').textContent()) ?? '', /it succeeded \(tesSUCCESS, ledger 1015\)/)
+    await shoot(page, 'signing-signed-otherwise.png')
   })
 
   it('a transaction the node holds to apply later says it may be on its way, not that the request was answered', async () => {

@@ -51,9 +51,14 @@ export const SignView = Type.Object({
       { description: 'Signed transactions: the account and fee the wallet filled in' },
     ),
   ),
-  explorerUrl: Type.Optional(Type.String({ description: "The transaction's page on the network's explorer (XRPL_EXPLORER_URL)" })),
+  explorerUrl: Type.Optional(
+    Type.String({
+      description:
+        "The transaction's page on the network's explorer (XRPL_EXPLORER_URL): of the transaction the ledger holds, once known (submission.txHash)",
+    }),
+  ),
   submission: Type.Optional(
-    Type.Pick(SubmissionSchema, ['engineResult', 'validatedResult', 'ledgerIndex'], {
+    Type.Pick(SubmissionSchema, ['engineResult', 'txHash', 'validatedResult', 'ledgerIndex'], {
       description: 'signAndSubmit once signed: the submission and, once validated, its final result',
     }),
   ),

@@ -41,12 +41,15 @@ export function toSignView(payload: Payload, context: SignViewContext): SignView
     const signed = signedFields(payload.txBlob)
     if (signed !== undefined) view.signed = signed
   }
-  if (payload.txHash !== null && context.explorerTemplate !== undefined) {
-    view.explorerUrl = context.explorerTemplate.replaceAll('{txHash}', encodeURIComponent(payload.txHash))
+  // The transaction the ledger holds, once known: this one, or the same transaction signed otherwise, which took its place.
+  const onLedger = payload.validatedTxHash ?? payload.txHash
+  if (onLedger !== null && context.explorerTemplate !== undefined) {
+    view.explorerUrl = context.explorerTemplate.replaceAll('{txHash}', encodeURIComponent(onLedger))
   }
   if (payload.type === 'signAndSubmit' && payload.status === 'signed') {
     view.submission = {
       engineResult: payload.submitEngineResult,
+      txHash: payload.validatedTxHash,
       validatedResult: payload.validatedResult,
       ledgerIndex: payload.validatedLedgerIndex,
     }

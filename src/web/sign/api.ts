@@ -22,6 +22,8 @@ export interface FetchedSignRequest {
 }
 
 const base = (uuid: string) => `/api/v1/sign/${encodeURIComponent(uuid)}`
+/** A transaction hash: 64 hex digits. */
+const TX_HASH = /^[0-9A-F]{64}$/i
 
 export async function fetchSignRequest(uuid: string): Promise<FetchedSignRequest> {
   const response = await callApi(base(uuid), { method: 'GET' })
@@ -111,6 +113,7 @@ export function parseSignRequest(value: unknown): SignRequest {
       : {
           submission: {
             engineResult: typeof submission.engineResult === 'string' ? submission.engineResult : null,
+            txHash: typeof submission.txHash === 'string' && TX_HASH.test(submission.txHash) ? submission.txHash : null,
             validatedResult: typeof submission.validatedResult === 'string' ? submission.validatedResult : null,
             ledgerIndex: Number.isInteger(submission.ledgerIndex) ? (submission.ledgerIndex as number) : null,
           },

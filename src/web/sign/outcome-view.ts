@@ -94,9 +94,14 @@ function returnControls(redirect: string, projectName: string): HTMLElement {
   )
 }
 
-/** The facts of an outcome: who signed, the transaction hash with its explorer link, and the ledger's final word. */
+/**
+ * The facts of an outcome: who signed, the transaction hash with its explorer link, and the ledger's final word. The
+ * hash is the one the ledger holds, once known: the wallet may have submitted the same transaction signed otherwise,
+ * which took this one's place.
+ */
 function outcomeLines(request: SignRequest): Child[] {
   const explorer = request.explorerUrl === undefined ? null : httpUrl(request.explorerUrl, location.href, { httpsOnly: false })
+  const txHash = request.submission?.txHash ?? request.txHash
   return [
     request.signerAddress !== undefined &&
       h(
@@ -105,7 +110,7 @@ function outcomeLines(request: SignRequest): Child[] {
         h('span', { className: 'fact-label' }, 'Signed by'),
         copyableAddress(request.signerAddress, 'signer-address', 'Copy the signing address'),
       ),
-    request.txHash !== undefined &&
+    txHash !== undefined &&
       h(
         'div',
         { className: 'fact' },
@@ -113,9 +118,15 @@ function outcomeLines(request: SignRequest): Child[] {
         h(
           'span',
           { className: 'copyable' },
-          grouped(request.txHash, { className: 'hash', testId: 'tx-hash' }),
-          copyButton(request.txHash, { accessibleName: 'Copy the transaction hash', testId: 'copy-tx-hash' }),
+          grouped(txHash, { className: 'hash', testId: 'tx-hash' }),
+          copyButton(txHash, { accessibleName: 'Copy the transaction hash', testId: 'copy-tx-hash' }),
         ),
+        txHash !== request.txHash &&
+          h(
+            'p',
+            { className: 'fact-note', testId: 'signed-otherwise' },
+            'The ledger holds the same transaction signed otherwise (your wallet submitted its own copy): this is its hash.',
+          ),
         explorer !== null &&
           h(
             'a',
