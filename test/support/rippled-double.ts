@@ -179,14 +179,17 @@ export async function startRippledDouble(): Promise<RippledDouble> {
 
   /**
    * The ledger a request names (or the validated one); lgrNotFound for one the node does not hold. Its transactions,
-   * when asked for, expanded in binary as API v2 lists them ({tx_blob, hash, meta_blob}), with the transaction_hash of
-   * their tree; or as hashes.
+   * when asked for, expanded in binary as API v2 lists them ({tx_blob, hash, meta_blob}), their metadata as rippled
+   * writes it (DeliveredAmount only where less than the Amount arrived); or as hashes. In binary, the header is sent as
+   * rippled sends it (fillJsonBinary): `closed` and `ledger_data`, the header's binary form, which holds the
+   * transaction_hash of the list's tree and the close time; no other field of it.
    */
   const answerLedger = (request: Record<string, unknown>): Record<string, unknown> | RippledErrorReply => {
     const ledgerIndex = ledgerIndexOf(request)
     if (!holds(ledgerIndex)) return LEDGER_NOT_FOUND
+    const closedAtMs = ledgerCloseTimes?.(ledgerIndex)
     const ledger: Record<string, unknown> = { ledger_index: ledgerIndex, closed: true }
-    if (ledgerCloseTimes !== undefined) ledger.close_time_iso = isoSeconds(ledgerCloseTimes(ledgerIndex))
+    if (closedAtMs !== undefined) ledger.close_time_iso = isoSeconds(closedAtMs)
     const reply = { ledger, ledger_hash: ledgerHash(ledgerIndex), ledger_index: ledgerIndex, validated: isValidated(ledgerIndex) }
     // The header alone (a close time) needs no blob; a list of transactions, a blob for each.
     if (request.transactions !== true) return reply
@@ -196,22 +199,32 @@ export async function startRippledDouble(): Promise<RippledDouble> {
         const txBlob = status.txBlob ?? blobs.get(hash)
         if (txBlob === undefined)
           throw new RippledErrorReply('internal', `the double has no blob for ${hash}: submit it, or set its txBlob`, 73)
+        const { Amount } = decode(txBlob) as { Amount?: unknown }
+        const { deliveredAmount } = status
         const meta = {
           TransactionIndex: index,
           TransactionResult: status.transactionResult,
           AffectedNodes: [],
-          ...(status.deliveredAmount === undefined ? {} : { DeliveredAmount: status.deliveredAmount }),
+          ...(deliveredAmount === undefined || JSON.stringify(deliveredAmount) === JSON.stringify(Amount)
+            ? {}
+            : { DeliveredAmount: deliveredAmount }),
         }
         return { hash, txBlob, meta }
       })
-    ledger.transaction_hash = hashes.hashTxTree(
+    const transactionHash = hashes.hashTxTree(
       listed.map(({ txBlob, meta }) => ({ ...decode(txBlob), metaData: meta })) as unknown as Parameters<typeof hashes.hashTxTree>[0],
     )
     const shown = transactionListsCut ? listed.slice(0, -1) : listed
-    ledger.transactions =
-      request.expand === true && request.binary === true
-        ? shown.map(({ hash, txBlob, meta }) => ({ tx_blob: txBlob, hash, meta_blob: encode(meta) }))
-        : shown.map(({ hash }) => hash)
+    if (request.expand === true && request.binary === true) {
+      reply.ledger = {
+        closed: true,
+        ledger_data: ledgerHeader(ledgerIndex, transactionHash, closedAtMs),
+        transactions: shown.map(({ hash, txBlob, meta }) => ({ tx_blob: txBlob, hash, meta_blob: encode(meta) })),
+      }
+      return reply
+    }
+    ledger.transaction_hash = transactionHash
+    ledger.transactions = shown.map(({ hash }) => hash)
     return reply
   }
 
@@ -472,4 +485,25 @@ function isoSeconds(ms: number): string {
 
 function ledgerHash(ledgerIndex: number): string {
   return ledgerIndex.toString(16).toUpperCase().padStart(64, '0')
+}
+
+/** Seconds from the Unix epoch to the XRP Ledger's (2000-01-01T00:00:00Z). */
+const RIPPLE_EPOCH_SECONDS = 946_684_800
+
+/**
+ * A ledger header in binary, as rippled's addRaw writes it: index, total drops, parent hash, transaction_hash, account
+ * hash, parent close time, close time (seconds since the XRP Ledger's epoch; 0 when not given), close time resolution
+ * and close flags.
+ */
+function ledgerHeader(ledgerIndex: number, transactionHash: string, closedAtMs: number | undefined): string {
+  const header = Buffer.alloc(118)
+  header.writeUInt32BE(ledgerIndex, 0)
+  header.writeBigUInt64BE(99_999_999_999_000_000n, 4)
+  Buffer.from(ledgerHash(ledgerIndex - 1), 'hex').copy(header, 12)
+  Buffer.from(transactionHash, 'hex').copy(header, 44)
+  const closeTime = closedAtMs === undefined ? 0 : Math.max(0, Math.floor(closedAtMs / 1000) - RIPPLE_EPOCH_SECONDS)
+  header.writeUInt32BE(Math.max(0, closeTime - 4), 108)
+  header.writeUInt32BE(closeTime, 112)
+  header.writeUInt8(10, 116)
+  return header.toString('hex').toUpperCase()
 }

@@ -1,5 +1,6 @@
 // The service's connection to an XRPL node (XRPL_NODE_URL): submission, account lookups (master key, RegularKey,
 // signer list), and the checks that follow a transaction to its final outcome.
+import { decodeLedgerData } from 'ripple-binary-codec'
 import type { AccountInfoResponse, Client, LedgerEntryRequest, ServerInfoResponse } from 'xrpl'
 import { loadOnDemand } from '../load-on-demand.js'
 import { sameTransaction } from './encode-transaction.js'
@@ -41,6 +42,11 @@ export interface ValidationResult {
    * that took its Sequence (or Ticket) in its place (transactionStatusSince). Upper case.
    */
   txHash: string
+  /**
+   * When the ledger holds the same transaction signed otherwise, in this one's place: that transaction, decoded. Its
+   * proof may have resolved another payload already (the caller decides: one ledger transaction, one payload).
+   */
+  signedOtherwise?: Record<string, unknown>
   /** The final result, from the validated ledger's metadata (tesSUCCESS, tec...). */
   transactionResult: string
   ledgerIndex: number
@@ -397,13 +403,14 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
    * their metadata, from the ledger itself, not from the database `tx` reads, which rippled writes afterwards. Null
    * when the node lacks it, has not validated it, or sent a list of transactions that does not hash to the ledger's
    * transaction_hash: rippled cuts the list short, without an error, where its node store misses a part of the ledger
-   * (fillJsonTx).
+   * (fillJsonTx). In binary, rippled sends the ledger's header as it is hashed (`ledger_data`, fillJsonBinary), with
+   * its transaction_hash and close time, and no other field of it.
    */
   const ledgerAt = async (
     ledgerIndex: number,
     transactions: boolean,
   ): Promise<{ closedAtMs: number | null; transactions: ListedTransaction[] } | null> => {
-    let result: { validated?: unknown; ledger?: { close_time_iso?: unknown; transaction_hash?: unknown; transactions?: unknown } }
+    let result: { validated?: unknown; ledger?: { close_time_iso?: unknown; ledger_data?: unknown; transactions?: unknown } }
     try {
       const request = { command: 'ledger', ledger_index: ledgerIndex, transactions, expand: transactions, binary: transactions } as const
       result = (await call((connected) => connected.request(request))).result as typeof result
@@ -414,8 +421,10 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     if (result.validated !== true || result.ledger === undefined) return null
     const { ledger } = result
     if (!transactions) return { closedAtMs: closedAtMsOf(ledger), transactions: [] }
-    const listed = completeTransactions(ledger.transactions, ledger.transaction_hash)
-    return listed === null ? null : { closedAtMs: closedAtMsOf(ledger), transactions: listed }
+    const header = ledgerHeaderOf(ledger.ledger_data)
+    if (header === null || header.ledgerIndex !== ledgerIndex) return null
+    const listed = completeTransactions(ledger.transactions, header.transactionHash)
+    return listed === null ? null : { closedAtMs: header.closedAtMs, transactions: listed }
   }
 
   /**
@@ -569,14 +578,15 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
         ledger.transactions.find((listed) => listed.hash === txHash) ??
         ledger.transactions.find((listed) => sameTransaction(listed.transaction, transaction))
       if (taker === undefined) return { state: 'dropped', validatedLedgerIndex: since.usedBy }
-      const { TransactionResult, DeliveredAmount } = taker.meta as { TransactionResult?: unknown; DeliveredAmount?: unknown }
+      const { TransactionResult } = taker.meta as { TransactionResult?: unknown }
       if (typeof TransactionResult !== 'string') return { state: 'pending', missingLedgers: true }
       return {
         state: 'validated',
         txHash: taker.hash,
+        ...(taker.hash === txHash ? {} : { signedOtherwise: taker.transaction }),
         transactionResult: TransactionResult,
         ledgerIndex: first,
-        deliveredAmount: deliveredAmountOf({ delivered_amount: DeliveredAmount }),
+        deliveredAmount: deliveredAmountOf({ delivered_amount: deliveredAmountListed(taker) }),
         closedAtMs: ledger.closedAtMs,
       }
     },
@@ -678,6 +688,35 @@ function deliveredAmountOf(meta: object): DeliveredAmount | null {
 }
 
 /** When the ledger closed, from close_time_iso (API v2, which xrpl.js asks for); null when absent or not a time. */
+/**
+ * What `tx` would answer as delivered_amount for a transaction read from a ledger's list, as rippled fills it in
+ * (RPC::insertDeliveredAmount): the metadata's DeliveredAmount, which rippled writes only when less than the Amount
+ * arrived; else, for a Payment, CheckCash or AccountDelete that succeeded, its Amount; else nothing.
+ */
+function deliveredAmountListed({ transaction, meta }: ListedTransaction): unknown {
+  if (meta.DeliveredAmount !== undefined) return meta.DeliveredAmount
+  const canDeliver = ['Payment', 'CheckCash', 'AccountDelete'].includes(String(transaction.TransactionType))
+  return canDeliver && meta.TransactionResult === 'tesSUCCESS' ? transaction.Amount : undefined
+}
+
+/** Seconds from the Unix epoch to the XRP Ledger's (2000-01-01T00:00:00Z), in which ledgers count their close times. */
+const RIPPLE_EPOCH_SECONDS = 946_684_800
+
+/**
+ * A ledger's header from `ledger_data` (its binary form, as hashed: addRaw): its index, its transaction_hash, and when
+ * it closed (null for a close time of 0, which rippled leaves unset). Null when absent or unreadable.
+ */
+function ledgerHeaderOf(ledgerData: unknown): { ledgerIndex: number; transactionHash: string; closedAtMs: number | null } | null {
+  if (typeof ledgerData !== 'string') return null
+  try {
+    const header = decodeLedgerData(ledgerData) as { ledger_index: number; transaction_hash: string; close_time: number }
+    const closedAtMs = header.close_time === 0 ? null : (header.close_time + RIPPLE_EPOCH_SECONDS) * 1000
+    return { ledgerIndex: header.ledger_index, transactionHash: header.transaction_hash, closedAtMs }
+  } catch {
+    return null
+  }
+}
+
 function closedAtMsOf(result: { close_time_iso?: unknown }): number | null {
   if (typeof result.close_time_iso !== 'string') return null
   const ms = Date.parse(result.close_time_iso)

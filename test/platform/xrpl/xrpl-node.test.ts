@@ -25,6 +25,8 @@ const signedPayment = payer.sign({
 })
 
 const REQUEST_TIMEOUT_MS = 500
+/** When ledger 1000 closed, for the tests that give close times: on the second. */
+const LEDGER_1000_CLOSED_AT = Date.parse('2026-11-28T12:00:00Z')
 
 /** Resolves with how long the promise took to settle, and its rejection. */
 async function timedRejection(promise: Promise<unknown>): Promise<{ error: unknown; elapsedMs: number }> {
@@ -59,13 +61,16 @@ describe('XrplNode against a rippled double', () => {
       unwrittenIn: ledgerIndex,
     })
 
-  /** What a look says of the payment in ledger `ledgerIndex`: found in its list, with the result of its metadata. */
+  /**
+   * What a look says of the payment in ledger `ledgerIndex`: found in its list, with the result of its metadata, and
+   * the delivered amount that `tx` would fill in (rippled writes DeliveredAmount only where less than Amount arrived).
+   */
   const listedIn = (ledgerIndex: number, closedAtMs: number | null = null) => ({
     state: 'validated',
     txHash: signedPayment.hash,
     transactionResult: 'tesSUCCESS',
     ledgerIndex,
-    deliveredAmount: null,
+    deliveredAmount: '1000000',
     closedAtMs,
   })
 
@@ -391,6 +396,7 @@ describe('XrplNode against a rippled double', () => {
       assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), {
         state: 'validated',
         txHash: copy.hash,
+        signedOtherwise: xrpl.decode(copy.tx_blob),
         transactionResult: 'tecPATH_PARTIAL',
         ledgerIndex: 1234,
         deliveredAmount: '0',
@@ -497,9 +503,9 @@ describe('XrplNode against a rippled double', () => {
 
     it('without one, is dropped when the Sequence was used in a ledger that closed before notBeforeMs, and only then', async () => {
       usedFrom(900)
-      // Ledger n closed 4 seconds after ledger n - 1; ledger 1000 at the epoch's second million.
-      rippled.setLedgerCloseTimes((ledgerIndex) => 1_000_000_000 + (ledgerIndex - 1000) * 4_000)
-      const notBeforeMs = 1_000_000_000 + (1100 - 1000) * 4_000
+      // Ledger n closed 4 seconds after ledger n - 1.
+      rippled.setLedgerCloseTimes((ledgerIndex) => LEDGER_1000_CLOSED_AT + (ledgerIndex - 1000) * 4_000)
+      const notBeforeMs = LEDGER_1000_CLOSED_AT + (1100 - 1000) * 4_000
       assert.deepEqual(await node.transactionStatusSince(blob, since(null, notBeforeMs)), { state: 'dropped', validatedLedgerIndex: 1492 })
       assert.deepEqual(
         ledgersRead(),
@@ -509,7 +515,7 @@ describe('XrplNode against a rippled double', () => {
       inLedgerUnwritten(900)
       assert.deepEqual(
         await node.transactionStatusSince(blob, since(null, 0)),
-        listedIn(900, 1_000_000_000 + (900 - 1000) * 4_000),
+        listedIn(900, LEDGER_1000_CLOSED_AT + (900 - 1000) * 4_000),
         'with no such bound, the search goes back to ledger 900, which holds it',
       )
     })
