@@ -88,6 +88,12 @@ export interface FinalOutcome {
   outcome: SubmissionOutcome
   /** null when dropped. */
   txHash: string | null
+  /**
+   * When the ledger holds the same transaction signed otherwise in this one's place: that transaction's proof key. One
+   * ledger transaction counts for one payload: the outcome is this payload's only if no other payload holds that proof
+   * (it then holds it from now on); else the payload's own transaction can never be applied, and it is dropped.
+   */
+  copyProofKey?: string
   /** null when dropped. */
   transactionResult: string | null
   ledgerIndex: number | null

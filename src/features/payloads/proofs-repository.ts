@@ -14,6 +14,21 @@ export const payloadProofsRepository = {
     return row !== undefined
   },
 
+  /**
+   * Takes the proof for the payload unless another payload holds it: true when the payload holds it (already, or from
+   * now on), false when another does.
+   */
+  async holdFor(db: DbOrTx, proof: { proofKey: string; payloadUuid: string; nowMs: number }): Promise<boolean> {
+    if (await this.record(db, proof)) return true
+    return (await this.findPayloadUuid(db, proof.proofKey)) === proof.payloadUuid
+  },
+
+  /** Whether a payload other than `payloadUuid` holds the proof. */
+  async heldByAnother(db: DbOrTx, proofKey: string, payloadUuid: string): Promise<boolean> {
+    const holder = await this.findPayloadUuid(db, proofKey)
+    return holder !== undefined && holder !== payloadUuid
+  },
+
   /** The payload the proof resolved, if any. */
   async findPayloadUuid(db: DbOrTx, proofKey: string): Promise<string | undefined> {
     const row = await db.selectFrom('payload_proofs').select('payload_uuid').where('proof_key', '=', proofKey).executeTakeFirst()

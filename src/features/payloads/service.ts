@@ -188,6 +188,11 @@ export class PayloadService {
     return this.transitions.expireOverdue(batchSize)
   }
 
+  /** Whether a payload other than `uuid` holds the proof (it resolved that payload, or counts for its outcome). */
+  isProofHeldByAnother(uuid: string, proofKey: string): Promise<boolean> {
+    return payloadProofsRepository.heldByAnother(this.options.db, proofKey, uuid)
+  }
+
   /** Throws the 409 of a proof that already resolved a payload; the final say is the unique key at resolution. */
   async assertProofUnused(proofKey: string): Promise<void> {
     if ((await payloadProofsRepository.findPayloadUuid(this.options.db, proofKey)) !== undefined) throw conflict(PROOF_ALREADY_USED_MESSAGE)

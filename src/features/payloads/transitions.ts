@@ -21,6 +21,9 @@ import { payloadTransitionsRepository, type TransitionChanges, type TransitionCo
 export const PROOF_ALREADY_USED_MESSAGE =
   'This signature is already used by another request: a signature or signed transaction resolves one request only'
 
+/** The outcome of a transaction that can never be applied. */
+export const DROPPED: FinalOutcome = { outcome: 'dropped', txHash: null, transactionResult: null, ledgerIndex: null, deliveredAmount: null }
+
 export interface PayloadTransition {
   payload: Payload
   event: PayloadEvent
@@ -194,7 +197,12 @@ export class PayloadTransitions {
    * settles the follow). Returns the payload, or undefined when an outcome was already recorded.
    */
   async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
-    const payload = await payloadTransitionsRepository.recordOutcome(tx, uuid, final)
+    const { copyProofKey } = final
+    const held =
+      copyProofKey === undefined ||
+      (await payloadProofsRepository.holdFor(tx, { proofKey: copyProofKey, payloadUuid: uuid, nowMs: this.options.clock.now() }))
+    const recorded = held ? final : DROPPED
+    const payload = await payloadTransitionsRepository.recordOutcome(tx, uuid, recorded)
     if (payload) await this.options.events.emitInTransaction(tx, 'payload.changed', [{ payload, event: 'payload.finalized' }])
     return payload
   }

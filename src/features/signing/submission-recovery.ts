@@ -12,6 +12,8 @@
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
 import {
+  isPastLastLedger,
+  type PastLastLedger,
   type SequenceSlot,
   sequenceSlotOf,
   type TransactionStatus,
@@ -27,6 +29,7 @@ import {
   MISSING_LEDGERS_MESSAGE,
   SLOW_FOLLOW_INTERVAL_MS,
 } from './transaction-follower.js'
+import { transactionProofKey } from './verify/proof-key.js'
 
 /** As a follow's: a look makes as many requests to the node, and submits the blob again besides. */
 const LEASE_MS = FOLLOW_LEASE_MS
@@ -115,9 +118,15 @@ export class SubmissionRecovery {
             : await node.transactionStatus(intent.txHash, null)
       } else {
         // Past LastLedgerSequence, decided from the account's Sequence (or Ticket) as the follower decides, where the
-        // account is in the ledger; where it is not (deleted, perhaps after applying it), by the hash.
+        // account is in the ledger; where it is not (deleted, perhaps after applying it), by the hash. Before it, a
+        // Sequence a settled ledger shows used decides as well: the transaction that used it is this one, or this one
+        // can never be applied (a wallet's stale Sequence, used by another of its transactions, need not hold the claim
+        // until LastLedgerSequence).
         const byHash = await node.transactionStatus(intent.txHash, lastLedgerSequence)
-        status = await node.transactionStatusPast(intent.txBlob, { account: Account, slot, lastLedgerSequence, notBeforeMs }, byHash)
+        const past = { account: Account, slot, lastLedgerSequence, notBeforeMs }
+        status = isPastLastLedger(byHash)
+          ? await node.transactionStatusPast(intent.txBlob, past, byHash)
+          : await this.decidedBySlot(node, intent.txBlob, past, byHash)
       }
     } catch (error) {
       if (!(error instanceof XrplNodeUnavailableError)) throw error
@@ -127,6 +136,14 @@ export class SubmissionRecovery {
     }
     const nowMs = clock.now()
     if (status.state === 'validated') {
+      const copy = status.signedOtherwise
+      if (copy !== undefined && (await this.deps.payloads.isProofHeldByAnother(intent.payloadUuid, transactionProofKey(copy)))) {
+        logger.warn(
+          { ...log, ledgerTxHash: status.txHash },
+          'the ledger holds a copy of a submission in doubt, signed otherwise, that counts for another request: released',
+        )
+        return this.release(claim)
+      }
       if (status.closedAtMs !== null && status.closedAtMs < notBeforeMs) {
         const closedAt = new Date(status.closedAtMs).toISOString()
         logger.warn(
@@ -155,6 +172,19 @@ export class SubmissionRecovery {
     else if (payload?.status === 'pending' && payload.expiresAtMs > nowMs) await this.sendAgain(node, intent)
     const slowly = status.missingLedgers || (lastLedgerSequence === null && nowMs >= intent.submittedAtMs + SLOW_LOOK_AFTER_MS)
     await submissionClaimsRepository.takeOver(db, claim, nowMs + (slowly ? SLOW_FOLLOW_INTERVAL_MS : FOLLOW_INTERVAL_MS))
+  }
+
+  /**
+   * What the slot says of a transaction with LastLedgerSequence not yet past: when a settled ledger shows it used, the
+   * ledger that used it decides (validated, or dropped); else, or while that ledger cannot be read, `byHash` stands.
+   */
+  private async decidedBySlot(node: XrplNode, txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus> {
+    if (byHash.state !== 'pending') return byHash
+    const { account, slot, notBeforeMs } = past
+    const seen = await node.slotSeen(account, slot)
+    if (!seen.used || seen.ledgerIndex === null) return byHash
+    const status = await node.transactionStatusSince(txBlob, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
+    return status.state === 'pending' ? byHash : status
   }
 
   /**

@@ -20,8 +20,9 @@ import {
 } from '../../platform/xrpl/xrpl-node.js'
 import type { FinalOutcome } from '../payloads/model.js'
 import type { PayloadService } from '../payloads/service.js'
-import type { PayloadTransition } from '../payloads/transitions.js'
+import { DROPPED, type PayloadTransition } from '../payloads/transitions.js'
 import { type TransactionFollow, transactionFollowsRepository } from './transaction-follows-repository.js'
+import { transactionProofKey } from './verify/proof-key.js'
 
 /** A ledger closes every 3 to 5 seconds: a look every 2 seconds sees each one. */
 export const FOLLOW_INTERVAL_MS = 2_000
@@ -207,18 +208,26 @@ export class TransactionFollower {
       return payloads.recordOutcome(tx, follow.payloadUuid, final)
     })
     if (recorded === undefined) return
-    logger.info({ uuid: follow.payloadUuid, txHash: follow.txHash, outcome: final.outcome }, 'submitted transaction is final')
+    const log = { uuid: follow.payloadUuid, txHash: follow.txHash, outcome: recorded.outcome }
+    if (final.copyProofKey !== undefined && recorded.outcome === 'dropped') {
+      logger.warn(
+        { ...log, ledgerTxHash: final.txHash },
+        'the ledger holds a copy of this transaction, signed otherwise, that counts for another request: this one can never be applied',
+      )
+    } else if (final.copyProofKey !== undefined) {
+      logger.warn({ ...log, ledgerTxHash: final.txHash }, 'the ledger holds this transaction signed otherwise, submitted by someone else')
+    }
+    logger.info(log, 'submitted transaction is final')
     payloads.announceOutcome(recorded)
   }
 }
 
 function finalOutcomeOf(status: Exclude<TransactionStatus, { state: 'pending' }>): FinalOutcome {
-  if (status.state === 'dropped') {
-    return { outcome: 'dropped', txHash: null, transactionResult: null, ledgerIndex: null, deliveredAmount: null }
-  }
+  if (status.state === 'dropped') return DROPPED
   return {
     outcome: status.transactionResult === 'tesSUCCESS' ? 'succeeded' : 'failed',
     txHash: status.txHash,
+    ...(status.signedOtherwise === undefined ? {} : { copyProofKey: transactionProofKey(status.signedOtherwise) }),
     transactionResult: status.transactionResult,
     ledgerIndex: status.ledgerIndex,
     deliveredAmount: status.deliveredAmount,

@@ -414,18 +414,27 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   })
 
   describe('tefPAST_SEQ: the Sequence is used, perhaps by this very approval, submitted elsewhere', () => {
-    /** A payer whose Sequence 7 was taken in ledger `usedIn`, and the request's transaction it signed with it. */
-    const payerUsedIn = (usedIn: number) => {
+    /**
+     * A payer whose Sequence 7 was taken in ledger `usedIn`, a request that names it as the Account (its payer bound),
+     * and the request's transaction it signed with Sequence 7.
+     */
+    const payerUsedIn = async (usedIn: number) => {
       const payer = Wallet.generate()
       rippled.setAccount(payer.classicAddress, { sequence: 7 }, { fromLedger: 1 })
       rippled.setAccount(payer.classicAddress, { sequence: 8 }, { fromLedger: usedIn })
-      return { payer, signed: signRequested(payer, paymentTransaction()) }
+      const uuid = await create({ ...paymentTransaction(), Account: payer.classicAddress })
+      return { uuid, payer, signed: signRequested(payer, paymentTransaction()) }
     }
-    afterEach(() => rippled.setSubmitResult('tesSUCCESS'))
+    /** The payment `payer` signed otherwise: with another key (a regular key's), or with `extra` fields. */
+    const signedOtherwise = (payer: Wallet, extra: Record<string, unknown> = {}) =>
+      signRequested(Wallet.generate(), paymentTransaction(), { Account: payer.classicAddress, ...extra })
+    afterEach(() => {
+      rippled.setSubmitResult('tesSUCCESS')
+      rippled.setLedgerCloseTimes(undefined)
+    })
 
     it('the wallet submitted the very blob itself, and the ledger applied it: signed, not a 422 that asks for a second payment', async () => {
-      const uuid = await create()
-      const { signed } = payerUsedIn(998)
+      const { uuid, signed } = await payerUsedIn(998)
       rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 998, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() })
       rippled.setSubmitResult('tefPAST_SEQ')
       const response = await approve(uuid, signed.tx_blob)
@@ -437,9 +446,8 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     })
 
     it('a copy signed with another key of the account took the Sequence: signed, and the outcome is the copy’s', async () => {
-      const uuid = await create()
-      const { payer, signed } = payerUsedIn(999)
-      const copy = signRequested(Wallet.generate(), paymentTransaction(), { Account: payer.classicAddress })
+      const { uuid, payer, signed } = await payerUsedIn(999)
+      const copy = signedOtherwise(payer)
       // In ledger 999, which the node has not written to its database yet: its list holds the copy.
       rippled.setTransaction(copy.hash, {
         validated: false,
@@ -448,6 +456,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         txBlob: copy.tx_blob,
         unwrittenIn: 999,
       })
+      rippled.setLedgerCloseTimes(() => t.clock.now())
       rippled.setSubmitResult('tefPAST_SEQ')
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 200, response.body)
@@ -457,13 +466,84 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         t.service.ctx.follower.followDue().then(() => undefined),
       )
       const { submission } = await appView(uuid)
-      assert.deepEqual([submission.outcome, submission.txHash, submission.ledgerIndex], ['succeeded', copy.hash, 999])
+      assert.deepEqual(
+        [submission.outcome, submission.txHash, submission.ledgerIndex, submission.deliveredAmount],
+        ['succeeded', copy.hash, 999, '1000000'],
+        'the amount delivered, as tx fills it in where the metadata leaves it out',
+      )
       assert.equal((await approve(uuid, signRequested(payer, paymentTransaction(), { Sequence: 8 }).tx_blob)).statusCode, 409)
     })
 
-    it('used in the open ledger only, by a transaction not validated yet: 409 in doubt, and the claim stays for the recovery', async () => {
+    it('someone else’s payment on the ledger does not resolve a request open to any account: 422, whenever it was made', async () => {
+      // Alice paid the shop directly, after Bob's request was created; her blob is public. Bob's request names no Account.
       const uuid = await create()
-      const { signed } = payerUsedIn(1001)
+      const alice = Wallet.generate()
+      rippled.setAccount(alice.classicAddress, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(alice.classicAddress, { sequence: 8 }, { fromLedger: 999 })
+      const alicePaid = signRequested(alice, paymentTransaction())
+      rippled.setTransaction(alicePaid.hash, {
+        validated: true,
+        ledgerIndex: 999,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, alicePaid.tx_blob)
+      assert.equal(response.statusCode, 422, response.body)
+      assert.equal((await appView(uuid)).status, 'pending')
+      const asked = rippled.requests.filter(
+        (request) => request.account === alice.classicAddress && typeof request.ledger_index === 'number',
+      )
+      assert.deepEqual(asked, [], 'the ledger is not asked who used the Sequence')
+    })
+
+    it('a validated transaction whose close time the ledger does not give is not taken for the request’s: 422', async () => {
+      const { uuid, signed } = await payerUsedIn(998)
+      rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 998, transactionResult: 'tesSUCCESS' })
+      rippled.setSubmitResult('tefPAST_SEQ')
+      assert.equal((await approve(uuid, signed.tx_blob)).statusCode, 422)
+    })
+
+    it('one payment resolves one request: a copy signed otherwise, for a second request of the same content, is a 422', async () => {
+      // The payer pays request A, then signs the very payment again (tfFullyCanonicalSig added: another proof) for B.
+      const { uuid: first, payer, signed } = await payerUsedIn(1001)
+      const second = await create({ ...paymentTransaction(), Account: payer.classicAddress })
+      assert.equal((await approve(first, signed.tx_blob)).statusCode, 200)
+      rippled.setTransaction(signed.hash, {
+        validated: true,
+        ledgerIndex: 1001,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now(),
+      })
+      const again = signRequested(payer, paymentTransaction(), { Flags: 0x80000000 })
+      assert.notEqual(again.hash, signed.hash)
+      rippled.setSubmitResult('tefPAST_SEQ')
+      await atValidatedLedger(1002, async () => {
+        const response = await approve(second, again.tx_blob)
+        assert.equal(response.statusCode, 422, response.body)
+      })
+      assert.equal((await appView(second)).status, 'pending')
+    })
+
+    it('one payment resolves one request: two requests signed at once, one applied, only its request succeeds', async () => {
+      // Both blobs accepted into the open ledger; the ledger applies the first; the second's slot goes to its copy.
+      const { uuid: first, payer, signed } = await payerUsedIn(1005)
+      const second = await create({ ...paymentTransaction(), Account: payer.classicAddress })
+      const again = signRequested(payer, paymentTransaction(), { Flags: 0x80000000 })
+      assert.equal((await approve(first, signed.tx_blob)).statusCode, 200)
+      assert.equal((await approve(second, again.tx_blob)).statusCode, 200)
+      rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1005, transactionResult: 'tesSUCCESS' })
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + SETTLED_LEDGERS, async () => {
+        await t.service.ctx.follower.followDue()
+        await t.service.ctx.follower.followDue()
+      })
+      const [a, b] = [(await appView(first)).submission, (await appView(second)).submission]
+      assert.deepEqual([a.outcome, a.txHash], ['succeeded', signed.hash])
+      assert.deepEqual([b.outcome, b.txHash], ['dropped', null], 'the payment counted for the first request already')
+    })
+
+    it('used in the open ledger only, by a transaction not validated yet: 409 in doubt, and the claim stays for the recovery', async () => {
+      const { uuid, signed } = await payerUsedIn(1001)
       rippled.setSubmitResult('tefPAST_SEQ')
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 409, response.body)
@@ -475,6 +555,20 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         .where('payload_uuid', '=', uuid)
         .execute()
       assert.deepEqual(claims, [{ tx_hash: signed.hash }])
+      assert.equal((await appView(uuid)).status, 'pending')
+
+      // The transaction that took it was another (a wallet's stale Sequence): once a settled ledger shows the Sequence
+      // used, the recovery releases the claim, well before LastLedgerSequence (1020) passes.
+      await atValidatedLedger(1001 + SETTLED_LEDGERS, async () => {
+        t.clock.advance(61_000)
+        await t.service.ctx.signing.submissions.recoverLapsed()
+      })
+      const left = await t.service.ctx.storage.db
+        .selectFrom('submission_claims')
+        .select('tx_hash')
+        .where('payload_uuid', '=', uuid)
+        .execute()
+      assert.deepEqual(left, [], 'released: the user may sign again')
       assert.equal((await appView(uuid)).status, 'pending')
     })
   })
@@ -881,6 +975,24 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await atValidatedLedger(1100, () => t.service.ctx.follower.followDue().then(() => undefined))
       const { submission } = await appView(uuid)
       assert.deepEqual([submission.outcome, submission.txHash, submission.ledgerIndex], ['succeeded', copy.hash, 1001])
+    })
+
+    it('a claim whose copy on the ledger counts for another request is released: one payment resolves one request', async () => {
+      // The payer paid request A with X; signed the very payment again (another proof: tfFullyCanonicalSig added) for
+      // B, whose answer never came. The ledger applied X, in ledger 1010.
+      const payer = Wallet.generate()
+      rippled.setAccount(payer.classicAddress, { sequence: WALLET_FIELDS.Sequence })
+      const first = await create()
+      const paid = signRequested(payer, paymentTransaction())
+      assert.equal((await approve(first, paid.tx_blob)).statusCode, 200)
+      const second = await create()
+      await approveUnanswered(second, signRequested(payer, paymentTransaction(), { Flags: 0x80000000 }).tx_blob)
+      rippled.setAccount(payer.classicAddress, { sequence: WALLET_FIELDS.Sequence }, { fromLedger: 1 })
+      rippled.setAccount(payer.classicAddress, { sequence: WALLET_FIELDS.Sequence + 1 }, { fromLedger: 1010 })
+      validatedIn(paid.hash, 1010)
+      await atValidatedLedger(WALLET_FIELDS.LastLedgerSequence + 300, () => recoverAfterTheLease())
+      assert.deepEqual(await claims(second), [], 'released')
+      assert.equal((await appView(second)).status, 'pending')
     })
 
     it('a transaction without LastLedgerSequence whose Sequence went to another transaction before the request existed is released', async () => {

@@ -7,6 +7,7 @@ import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { submissionClaimsRepository } from '../submission-claims-repository.js'
 import { CLOSE_TIME_MARGIN_MS } from '../transaction-follower.js'
 import { transactionFollowsRepository } from '../transaction-follows-repository.js'
+import { transactionProofKey } from '../verify/proof-key.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import type { VerifiedTransaction } from '../verify/verify-signed-transaction.js'
 import type { ProvenResolution } from './signer-rules.js'
@@ -135,12 +136,17 @@ export async function submitAndResolve(
  * Whether the transaction that used the Sequence (or Ticket) of one the node refused with tefPAST_SEQ is this one, or a
  * copy of it signed otherwise: a wallet that submitted the blob itself as well, with another of the account's keys, or
  * signers who gathered another set of signatures. The user approved it, and the ledger applied it: a 422 would invite
- * a second signature, and a second payment. False when another transaction used the slot, or it was used before the
- * request existed (an old transaction that matches the request: the 422 stands). While the ledger cannot say yet (the
- * slot used in the open ledger only, a node without the ledgers the search reads), a 409: the claim stays, and the
- * recovery follows it to the ledger's decision (submission-recovery.ts).
+ * a second signature, and a second payment. Asked only of a request that binds its payer (its transaction names the
+ * Account, or options.signers, or a multisigned request): a validated transaction is public, and one that matches a
+ * request open to any account could be anyone's payment, presented by someone else. False when another transaction
+ * used the slot, when it was used before the request existed or the ledger does not say when (an old transaction that
+ * matches the request: the 422 stands), or when the ledger's copy counts for another request already (one ledger
+ * transaction, one request). While the ledger cannot say yet (the slot used in the open ledger only, a node without
+ * the ledgers the search reads), a 409: the claim stays, and the recovery follows it to the ledger's decision
+ * (submission-recovery.ts).
  */
 async function appliedElsewhere(deps: SigningDeps, node: XrplNode, payload: Payload, verified: VerifiedTransaction): Promise<boolean> {
+  if (!bindsPayer(payload)) return false
   const transaction = verified.transaction as { Account: string; Sequence: number; TicketSequence?: number }
   const notBeforeMs = payload.createdAtMs - CLOSE_TIME_MARGIN_MS
   const used = { account: transaction.Account, slot: sequenceSlotOf(transaction), notBeforeMs }
@@ -151,7 +157,14 @@ async function appliedElsewhere(deps: SigningDeps, node: XrplNode, payload: Payl
       SUBMISSION_IN_DOUBT,
     )
   }
-  return status.state === 'validated' && (status.closedAtMs === null || status.closedAtMs >= notBeforeMs)
+  if (status.state !== 'validated' || status.closedAtMs === null || status.closedAtMs < notBeforeMs) return false
+  const copy = status.signedOtherwise
+  return copy === undefined || !(await deps.payloads.isProofHeldByAnother(payload.uuid, transactionProofKey(copy)))
+}
+
+/** Whether only the request's own payer can resolve it: its transaction names the Account, or its signers are listed. */
+function bindsPayer(payload: Payload): boolean {
+  return typeof payload.transaction?.Account === 'string' || payload.signers !== null || payload.multisign !== null
 }
 
 /**
