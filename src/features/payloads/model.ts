@@ -109,6 +109,11 @@ export interface SignedResolution {
    * service always gives it; only fixtures that resolve a payload without a wallet leave it out.
    */
   proofKey?: string
+  /**
+   * signAndSubmit: the proof of the ledger's transaction when it is this one signed otherwise (a copy the wallet
+   * submitted), recorded with proofKey: one ledger transaction resolves one payload.
+   */
+  copyProofKey?: string
   txHash?: string
   txBlob?: string
   publicKey?: string

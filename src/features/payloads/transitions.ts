@@ -133,9 +133,10 @@ export class PayloadTransitions {
    * proofs at once wait for each other rather than deadlock: a proof that already resolved another payload throws a 409.
    */
   private async recordProofs(tx: Tx, moves: readonly WaitingMove[]): Promise<void> {
-    const proofs = moves.flatMap(({ uuid, changes }) =>
-      changes.signed?.proofKey === undefined ? [] : [{ proofKey: changes.signed.proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }],
-    )
+    const proofs = moves.flatMap(({ uuid, changes }) => {
+      const keys = new Set([changes.signed?.proofKey, changes.signed?.copyProofKey].filter((key) => key !== undefined))
+      return [...keys].map((proofKey) => ({ proofKey, payloadUuid: uuid, nowMs: changes.resolvedAtMs }))
+    })
     proofs.sort((a, b) => (a.proofKey < b.proofKey ? -1 : a.proofKey > b.proofKey ? 1 : 0))
     for (const proof of proofs) {
       // Rolls the transition back: the proof resolved another payload first (on this instance or another).
@@ -198,6 +199,8 @@ export class PayloadTransitions {
    */
   async recordOutcome(tx: Tx, uuid: string, final: FinalOutcome): Promise<Payload | undefined> {
     const { copyProofKey } = final
+    // Once: a payload with an outcome takes no copy's proof either.
+    if (copyProofKey !== undefined && (await payloadsRepository.findByUuid(tx, uuid))?.outcome !== null) return undefined
     const held =
       copyProofKey === undefined ||
       (await payloadProofsRepository.holdFor(tx, { proofKey: copyProofKey, payloadUuid: uuid, nowMs: this.options.clock.now() }))

@@ -98,7 +98,9 @@ export class SubmissionRecovery {
     const lastLedgerSequence = transaction.LastLedgerSequence ?? null
     const slot = sequenceSlotOf(transaction)
     const payload = await this.deps.payloads.peek(intent.payloadUuid)
-    const notBeforeMs = (payload?.createdAtMs ?? Number.NEGATIVE_INFINITY) - CLOSE_TIME_MARGIN_MS
+    // This submission can only be in a ledger that closed after it was made: a transaction validated before (a public
+    // blob of the ledger's, presented for a request open to any account) was never this service's submission.
+    const notBeforeMs = intent.submittedAtMs - CLOSE_TIME_MARGIN_MS
     let status: TransactionStatus
     try {
       if (lastLedgerSequence === null) {
@@ -136,8 +138,8 @@ export class SubmissionRecovery {
     }
     const nowMs = clock.now()
     if (status.state === 'validated') {
-      const copy = status.signedOtherwise
-      if (copy !== undefined && (await this.deps.payloads.isProofHeldByAnother(intent.payloadUuid, transactionProofKey(copy)))) {
+      const copyProofKey = status.signedOtherwise === undefined ? undefined : transactionProofKey(status.signedOtherwise)
+      if (copyProofKey !== undefined && (await this.deps.payloads.isProofHeldByAnother(intent.payloadUuid, copyProofKey))) {
         logger.warn(
           { ...log, ledgerTxHash: status.txHash },
           'the ledger holds a copy of a submission in doubt, signed otherwise, that counts for another request: released',
@@ -146,13 +148,10 @@ export class SubmissionRecovery {
       }
       if (status.closedAtMs !== null && status.closedAtMs < notBeforeMs) {
         const closedAt = new Date(status.closedAtMs).toISOString()
-        logger.warn(
-          { ...log, closedAt },
-          'a submission’s transaction was validated before its request existed: the request is still pending',
-        )
+        logger.warn({ ...log, closedAt }, 'a submission’s transaction was validated before it was submitted: the request is still pending')
         return this.release(claim)
       }
-      await this.resolve(intent)
+      await this.resolve(intent, copyProofKey)
       await submissionClaimsRepository.releaseHeld(db, claim)
       return
     }
@@ -181,10 +180,22 @@ export class SubmissionRecovery {
   private async decidedBySlot(node: XrplNode, txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus> {
     if (byHash.state !== 'pending') return byHash
     const { account, slot, notBeforeMs } = past
-    const seen = await node.slotSeen(account, slot)
-    if (!seen.used || seen.ledgerIndex === null) return byHash
-    const status = await node.transactionStatusSince(txBlob, { account, slot, usedBy: seen.ledgerIndex, earliestLedger: null, notBeforeMs })
-    return status.state === 'pending' ? byHash : status
+    try {
+      const seen = await node.slotSeen(account, slot)
+      if (!seen.used || seen.ledgerIndex === null) return byHash
+      const status = await node.transactionStatusSince(txBlob, {
+        account,
+        slot,
+        usedBy: seen.ledgerIndex,
+        earliestLedger: null,
+        notBeforeMs,
+      })
+      return status.state === 'pending' ? byHash : status
+    } catch (error) {
+      // A node without the settled ledger (just restarted, or behind): the lookup by hash stands, and the blob is sent again.
+      if (!(error instanceof XrplNodeUnavailableError)) throw error
+      return byHash
+    }
   }
 
   /**
@@ -224,8 +235,11 @@ export class SubmissionRecovery {
     }
   }
 
-  /** As the submission would have, had its answer arrived: the move to signed, its events, and the follow. */
-  private async resolve(intent: SubmissionIntent): Promise<void> {
+  /**
+   * As the submission would have, had its answer arrived: the move to signed, its events, and the follow; with the
+   * proof of a copy signed otherwise that the ledger applied in the transaction's place, taken with the move.
+   */
+  private async resolve(intent: SubmissionIntent, copyProofKey: string | undefined): Promise<void> {
     const { payloads, logger } = this.deps
     const log = { uuid: intent.payloadUuid, txHash: intent.txHash }
     const signed = {
@@ -234,6 +248,7 @@ export class SubmissionRecovery {
       txHash: intent.txHash,
       txBlob: intent.txBlob,
       proofKey: intent.proofKey,
+      ...(copyProofKey === undefined ? {} : { copyProofKey }),
     }
     try {
       const resolved = await payloads.resolveRecoveredSubmission(intent.payloadUuid, signed, intent.submittedAtMs)

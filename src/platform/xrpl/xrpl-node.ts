@@ -20,7 +20,8 @@ export interface SubmitResult {
    * the load no longer asks for), may become an applied transaction, and tefALREADY says that the very transaction is in
    * the node's open ledger already (someone submitted it first): it may be validated. Other tem and tef results cannot,
    * unless the node passed the blob on to its peers (`broadcast`): a node that is not in sync with the network relays
-   * every local submission whatever its own result (NetworkOPs::apply), and a peer that is in sync may apply it. (The
+   * every local submission whatever its own result (NetworkOPs::apply), and a peer that is in sync may apply it; but
+   * not a tefPAST_SEQ, whose Sequence a node behind says is used, and so is in the network ahead of it. (The
    * answer's own `kept` is true for nearly every local submission, whatever its result: it says the node holds the
    * blob, not that it can apply.)
    */
@@ -494,9 +495,13 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
         const validatedLedgerIndex =
           typeof response.result.validated_ledger_index === 'number' ? response.result.validated_ledger_index : null
         const accepted = isAcceptedEngineResult(engineResult)
+        // A Sequence a node behind the network says is used is used in the network too: no peer applies tefPAST_SEQ.
         const kept =
           !accepted &&
-          (engineResult.startsWith('ter') || engineResult.startsWith('tel') || engineResult === 'tefALREADY' || broadcast === true)
+          (engineResult.startsWith('ter') ||
+            engineResult.startsWith('tel') ||
+            engineResult === 'tefALREADY' ||
+            (broadcast === true && engineResult !== 'tefPAST_SEQ'))
         return { engineResult, engineResultMessage, accepted, kept, validatedLedgerIndex }
       } catch (error) {
         // The node refused the blob before applying it (for example "fails local checks"): a verdict on the

@@ -111,7 +111,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     ['terRETRY', 'full'],
     ['telINSUF_FEE_P', 'full'],
     ['tefALREADY', 'full'],
-    ['tefPAST_SEQ', 'syncing'],
+    ['tefBAD_AUTH', 'syncing'],
   ] as const) {
     it(`${engineResult} from a node ${serverState === 'full' ? 'in sync' : 'not in sync, which relayed it'}: it may still be applied: 409, and no second signature until the ledger decides`, async () => {
       rippled.setServerState(serverState)
@@ -433,16 +433,18 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setLedgerCloseTimes(undefined)
     })
 
-    it('the wallet submitted the very blob itself, and the ledger applied it: signed, not a 422 that asks for a second payment', async () => {
+    it('the very blob, on the ledger already: a 422 that says it was applied and not to pay again, since anyone could present it', async () => {
+      // The wallet submitted it itself, or someone took it from the ledger, where it is public: the two look alike.
       const { uuid, signed } = await payerUsedIn(998)
       rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 998, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() })
       rippled.setSubmitResult('tefPAST_SEQ')
       const response = await approve(uuid, signed.tx_blob)
-      assert.equal(response.statusCode, 200, response.body)
-      const view = await appView(uuid)
-      assert.deepEqual([view.status, view.txHash, view.submission.engineResult], ['signed', signed.hash, 'tefPAST_SEQ'])
-      await t.service.ctx.follower.followDue()
-      assert.equal((await appView(uuid)).submission.outcome, 'succeeded')
+      assert.equal(response.statusCode, 422, response.body)
+      assert.match(
+        response.json().error,
+        /already holds this very transaction, submitted elsewhere.*do not sign again unless you mean to pay again/,
+      )
+      assert.equal((await appView(uuid)).status, 'pending')
     })
 
     it('a copy signed with another key of the account took the Sequence: signed, and the outcome is the copy’s', async () => {
@@ -472,6 +474,34 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         'the amount delivered, as tx fills it in where the metadata leaves it out',
       )
       assert.equal((await approve(uuid, signRequested(payer, paymentTransaction(), { Sequence: 8 }).tx_blob)).statusCode, 409)
+    })
+
+    it('the copy that resolved a request, taken from the ledger, resolves no second one: its proof went with the first', async () => {
+      const { uuid, payer, signed } = await payerUsedIn(996)
+      // The wallet's own copy: the payer's key, tfFullyCanonicalSig added.
+      const copy = signRequested(payer, paymentTransaction(), { Flags: 0x80000000 })
+      const listed = { validated: true, ledgerIndex: 996, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now(), txBlob: copy.tx_blob }
+      rippled.setTransaction(copy.hash, listed)
+      rippled.setLedgerCloseTimes(() => t.clock.now())
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const first = await approve(uuid, signed.tx_blob)
+      assert.equal(first.statusCode, 200, first.body)
+      // Someone presents the copy itself, public on the ledger, for another request naming the same payer.
+      const other = await create({ ...paymentTransaction(), Account: payer.classicAddress })
+      const response = await approve(other, copy.tx_blob)
+      assert.equal(response.statusCode, 409, response.body)
+      assert.match(response.json().error, /already used by another request/)
+      assert.equal((await appView(other)).status, 'pending')
+    })
+
+    it('a node not in sync relays a tefPAST_SEQ, but no peer can apply a used Sequence: the 422 stands, nothing is held', async () => {
+      rippled.setServerState('syncing')
+      const uuid = await create()
+      const alicePaid = signRequested(Wallet.generate(), paymentTransaction())
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, alicePaid.tx_blob)
+      assert.equal(response.statusCode, 422, response.body)
+      assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
     })
 
     it('someone else’s payment on the ledger does not resolve a request open to any account: 422, whenever it was made', async () => {
@@ -771,6 +801,25 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await recoverAfterTheLease()
       assert.equal((await appView(uuid)).status, 'pending')
       assert.deepEqual(await claims(uuid), [], 'released: that hash can never be applied again')
+    })
+
+    it('someone’s payment validated after the request existed, but well before it was presented as its proof, does not resolve it', async () => {
+      // Alice paid the shop directly a minute after Bob's request (open to any account) was created; nine minutes later
+      // Bob presents her public blob, and the node's answer is lost (or the node, not in sync, relays it).
+      const transaction = paymentTransaction()
+      const uuid = await createPayload(t, apiKey, { type: 'signAndSubmit', transaction, options: { expiresIn: 3600 } })
+      const alicePaid = signRequested(Wallet.generate(), paymentTransaction())
+      rippled.setTransaction(alicePaid.hash, {
+        validated: true,
+        ledgerIndex: 990,
+        transactionResult: 'tesSUCCESS',
+        closedAtMs: t.clock.now() + 60_000,
+      })
+      t.clock.advance(10 * 60_000)
+      await approveUnanswered(uuid, alicePaid.tx_blob)
+      await recoverAfterTheLease()
+      assert.equal((await appView(uuid)).status, 'pending')
+      assert.deepEqual(await claims(uuid), [], 'released: validated long before this service submitted it')
     })
 
     it('a request whose expiry passes while its submission is in doubt stays pending, refuses new approvals, and is signed once the ledger validates it', async () => {

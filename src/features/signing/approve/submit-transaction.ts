@@ -59,6 +59,8 @@ export async function submitAndResolve(
   // the move to signed fails, it stays, and once its lease lapses the recovery asks the node about the hash
   // (submission-recovery.ts).
   let handled = false
+  /** The proof of a copy signed otherwise that the ledger applied in this transaction's place (appliedElsewhere). */
+  let copyProofKey: string | undefined
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
     if (result.kept) {
@@ -88,8 +90,14 @@ export async function submitAndResolve(
         handled = true
         throw error
       })
-      if (!(result.engineResult === 'tefPAST_SEQ' && (await appliedElsewhere(deps, node, payload, verified)))) {
+      const elsewhere = result.engineResult === 'tefPAST_SEQ' ? await appliedElsewhere(deps, node, payload, verified) : NOT_APPLIED
+      if (elsewhere.copyProofKey === undefined) {
         handled = true
+        if (elsewhere.applied) {
+          throw new AppError(422, APPLIED_ELSEWHERE_MESSAGE, [
+            { field: SIGNED_FIELD, message: `${result.engineResult}: ${APPLIED_ELSEWHERE_MESSAGE}` },
+          ])
+        }
         throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
           {
             field: SIGNED_FIELD,
@@ -97,16 +105,17 @@ export async function submitAndResolve(
           },
         ])
       }
+      copyProofKey = elsewhere.copyProofKey
       deps.logger.warn(
         { uuid: payload.uuid, txHash: verified.txHash },
-        'the ledger applied this transaction, or a copy of it signed otherwise, submitted by someone else: the request is signed',
+        'the ledger applied a copy of this transaction signed otherwise, submitted by someone else: the request is signed',
       )
     }
     try {
       // Held by the claim, the payload is not expired meanwhile: an answer arriving after its expiry still resolves it.
       const resolved = await payloads.resolveSigned(
         payload.uuid,
-        { ...signed, submitEngineResult: result.engineResult },
+        { ...signed, submitEngineResult: result.engineResult, ...(copyProofKey === undefined ? {} : { copyProofKey }) },
         intent.submittedAtMs,
       )
       handled = true
@@ -132,23 +141,41 @@ export async function submitAndResolve(
   }
 }
 
+/** What the ledger says of a transaction the node refused with tefPAST_SEQ (appliedElsewhere). */
+interface AppliedElsewhere {
+  /** The ledger applied this very blob, or a copy signed otherwise, after the request existed. */
+  applied: boolean
+  /** A copy signed otherwise, which resolves the request: its proof, taken with the move to signed. */
+  copyProofKey?: string
+}
+const NOT_APPLIED: AppliedElsewhere = { applied: false }
+
+/** A 422 for a blob the ledger holds already, submitted elsewhere: it cannot resolve the request, and must not be paid again. */
+const APPLIED_ELSEWHERE_MESSAGE =
+  'The XRP Ledger already holds this very transaction, submitted elsewhere, so it cannot resolve this request: only a transaction this service submits for it can (anyone can present one the ledger holds). It was applied: do not sign again unless you mean to pay again, and ask the application about the payment already made'
+
 /**
- * Whether the transaction that used the Sequence (or Ticket) of one the node refused with tefPAST_SEQ is this one, or a
- * copy of it signed otherwise: a wallet that submitted the blob itself as well, with another of the account's keys, or
- * signers who gathered another set of signatures. The user approved it, and the ledger applied it: a 422 would invite
- * a second signature, and a second payment. Asked only of a request that binds its payer (its transaction names the
- * Account, or options.signers, or a multisigned request): a validated transaction is public, and one that matches a
- * request open to any account could be anyone's payment, presented by someone else. False when another transaction
- * used the slot, when it was used before the request existed or the ledger does not say when (an old transaction that
- * matches the request: the 422 stands), or when the ledger's copy counts for another request already (one ledger
- * transaction, one request). While the ledger cannot say yet (the slot used in the open ledger only, a node without
- * the ledgers the search reads), a 409: the claim stays, and the recovery follows it to the ledger's decision
- * (submission-recovery.ts).
+ * Whether the transaction that used the Sequence (or Ticket) of one the node refused with tefPAST_SEQ is a copy of it
+ * signed otherwise: a wallet that submitted its own copy, with another of the account's keys or tfFullyCanonicalSig
+ * added, or signers who gathered another set of signatures. The user approved it, and the ledger applied it: a 422
+ * would invite a second signature, and a second payment. Only the account's keys make such a copy (a signature has one
+ * valid form, low S), so no one else can present one. The very blob the ledger holds is not taken: a validated
+ * transaction is public, and anyone could present it (its 422 says not to pay again). Asked only of a request that
+ * binds its payer (its transaction names the Account, or options.signers, or a multisigned request), in a ledger that
+ * closed at most CLOSE_TIME_MARGIN_MS before now (the ledger must say when), and for a copy whose proof resolved no
+ * other request (one ledger transaction, one request: the move to signed takes it). While the ledger cannot say yet
+ * (the slot used in the open ledger only, a node without the ledgers the search reads), a 409: the claim stays, and
+ * the recovery follows it to the ledger's decision (submission-recovery.ts).
  */
-async function appliedElsewhere(deps: SigningDeps, node: XrplNode, payload: Payload, verified: VerifiedTransaction): Promise<boolean> {
-  if (!bindsPayer(payload)) return false
+async function appliedElsewhere(
+  deps: SigningDeps,
+  node: XrplNode,
+  payload: Payload,
+  verified: VerifiedTransaction,
+): Promise<AppliedElsewhere> {
+  if (!bindsPayer(payload)) return NOT_APPLIED
   const transaction = verified.transaction as { Account: string; Sequence: number; TicketSequence?: number }
-  const notBeforeMs = payload.createdAtMs - CLOSE_TIME_MARGIN_MS
+  const notBeforeMs = deps.clock.now() - CLOSE_TIME_MARGIN_MS
   const used = { account: transaction.Account, slot: sequenceSlotOf(transaction), notBeforeMs }
   const status = await askNode(() => node.transactionStatusUsed(verified.txBlob, used), deps.logger)
   if (status.state === 'pending') {
@@ -157,9 +184,12 @@ async function appliedElsewhere(deps: SigningDeps, node: XrplNode, payload: Payl
       SUBMISSION_IN_DOUBT,
     )
   }
-  if (status.state !== 'validated' || status.closedAtMs === null || status.closedAtMs < notBeforeMs) return false
+  if (status.state !== 'validated' || status.closedAtMs === null || status.closedAtMs < notBeforeMs) return NOT_APPLIED
   const copy = status.signedOtherwise
-  return copy === undefined || !(await deps.payloads.isProofHeldByAnother(payload.uuid, transactionProofKey(copy)))
+  if (copy === undefined) return { applied: true }
+  const copyProofKey = transactionProofKey(copy)
+  if (await deps.payloads.isProofHeldByAnother(payload.uuid, copyProofKey)) return NOT_APPLIED
+  return { applied: true, copyProofKey }
 }
 
 /** Whether only the request's own payer can resolve it: its transaction names the Account, or its signers are listed. */
