@@ -97,6 +97,13 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
         response.json().details.map((detail: { field: string }) => detail.field),
         ['signedTransaction'],
       )
+      // A used Sequence may have gone to this very payment, submitted by a wallet itself: the advice says so.
+      assert.match(
+        response.json().details[0].message,
+        engineResult === 'tefPAST_SEQ'
+          ? /used this Sequence already.*do not sign again unless you mean to pay again/
+          : /Nothing was applied/,
+      )
       const view = await appView(uuid)
       assert.equal(view.status, 'pending')
       assert.equal(view.submission.engineResult, null)

@@ -101,7 +101,7 @@ export async function submitAndResolve(
         throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
           {
             field: SIGNED_FIELD,
-            message: `${result.engineResult}: ${result.engineResultMessage}. Nothing was applied; the request is still pending, sign again`,
+            message: `${result.engineResult}: ${result.engineResultMessage}. ${result.engineResult === 'tefPAST_SEQ' ? PAST_SEQUENCE_ADVICE : 'Nothing was applied; the request is still pending, sign again'}`,
           },
         ])
       }
@@ -149,6 +149,14 @@ interface AppliedElsewhere {
   copyProofKey?: string
 }
 const NOT_APPLIED: AppliedElsewhere = { applied: false }
+
+/**
+ * A tefPAST_SEQ this request does not take: the Sequence went to another transaction (a wallet's stale Sequence), or,
+ * for a request open to any account, perhaps to this very payment, submitted by the wallet itself (not asked: anyone
+ * could present a transaction of the ledger's).
+ */
+const PAST_SEQUENCE_ADVICE =
+  'The account used this Sequence already: the request is still pending, sign again with the account’s next Sequence. If your wallet submitted this very payment itself, it was made: do not sign again unless you mean to pay again'
 
 /** A 422 for a blob the ledger holds already, submitted elsewhere: it cannot resolve the request, and must not be paid again. */
 const APPLIED_ELSEWHERE_MESSAGE =
