@@ -46,6 +46,10 @@ export interface Submission {
    */
   engineResult: string | null
   /**
+   * Once succeeded or failed: the hash of the transaction the validated ledger holds, the payload's txHash, or that of the same transaction signed otherwise (other signatures, another of the account's keys), which took its place
+   */
+  txHash: string | null
+  /**
    * Final TransactionResult once validated
    */
   validatedResult: string | null
