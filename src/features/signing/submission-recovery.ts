@@ -98,9 +98,11 @@ export class SubmissionRecovery {
     const lastLedgerSequence = transaction.LastLedgerSequence ?? null
     const slot = sequenceSlotOf(transaction)
     const payload = await this.deps.payloads.peek(intent.payloadUuid)
-    // This submission can only be in a ledger that closed after it was made: a transaction validated before (a public
-    // blob of the ledger's, presented for a request open to any account) was never this service's submission.
-    const notBeforeMs = intent.submittedAtMs - CLOSE_TIME_MARGIN_MS
+    // A copy signed otherwise, the account's own doing, counts from the request's creation. The very blob only from its
+    // submission: one validated before (a public blob of the ledger's, presented for a request open to any account)
+    // was never this service's submission.
+    const notBeforeMs = (payload?.createdAtMs ?? intent.submittedAtMs) - CLOSE_TIME_MARGIN_MS
+    const blobNotBeforeMs = Math.max(notBeforeMs, intent.submittedAtMs - CLOSE_TIME_MARGIN_MS)
     let status: TransactionStatus
     try {
       if (lastLedgerSequence === null) {
@@ -146,7 +148,8 @@ export class SubmissionRecovery {
         )
         return this.release(claim)
       }
-      if (status.closedAtMs !== null && status.closedAtMs < notBeforeMs) {
+      const bound = copyProofKey === undefined ? blobNotBeforeMs : notBeforeMs
+      if (status.closedAtMs !== null && status.closedAtMs < bound) {
         const closedAt = new Date(status.closedAtMs).toISOString()
         logger.warn({ ...log, closedAt }, 'a submission’s transaction was validated before it was submitted: the request is still pending')
         return this.release(claim)

@@ -483,6 +483,24 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       assert.equal((await approve(uuid, signRequested(payer, paymentTransaction(), { Sequence: 8 }).tx_blob)).statusCode, 409)
     })
 
+    it('a copy validated long before a late approval, after the request existed, still resolves it: no second payment', async () => {
+      // The wallet's copy validated a minute after the request; the approval reaches the service ten minutes later.
+      const payer = Wallet.generate()
+      rippled.setAccount(payer.classicAddress, { sequence: 7 }, { fromLedger: 1 })
+      rippled.setAccount(payer.classicAddress, { sequence: 8 }, { fromLedger: 995 })
+      const transaction = { ...paymentTransaction(), Account: payer.classicAddress }
+      const uuid = await createPayload(t, apiKey, { type: 'signAndSubmit', transaction, options: { expiresIn: 3600 } })
+      const copy = signRequested(payer, paymentTransaction(), { Flags: 0x80000000 })
+      const listed = { validated: true, ledgerIndex: 995, transactionResult: 'tesSUCCESS', closedAtMs: t.clock.now() + 60_000 }
+      rippled.setTransaction(copy.hash, { ...listed, txBlob: copy.tx_blob })
+      rippled.setLedgerCloseTimes(() => t.clock.now() - 9 * 60_000)
+      t.clock.advance(10 * 60_000)
+      rippled.setSubmitResult('tefPAST_SEQ')
+      const response = await approve(uuid, signRequested(payer, paymentTransaction()).tx_blob)
+      assert.equal(response.statusCode, 200, response.body)
+      assert.equal((await appView(uuid)).status, 'signed')
+    })
+
     it('the copy that resolved a request, taken from the ledger, resolves no second one: its proof went with the first', async () => {
       const { uuid, payer, signed } = await payerUsedIn(996)
       // The wallet's own copy: the payer's key, tfFullyCanonicalSig added.

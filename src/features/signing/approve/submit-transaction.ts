@@ -170,7 +170,7 @@ const APPLIED_ELSEWHERE_MESSAGE =
  * valid form, low S), so no one else can present one. The very blob the ledger holds is not taken: a validated
  * transaction is public, and anyone could present it (its 422 says not to pay again). Asked only of a request that
  * binds its payer (its transaction names the Account, or options.signers, or a multisigned request), in a ledger that
- * closed at most CLOSE_TIME_MARGIN_MS before now (the ledger must say when), and for a copy whose proof resolved no
+ * closed after the request existed (less CLOSE_TIME_MARGIN_MS; the ledger must say when), and for a copy whose proof resolved no
  * other request (one ledger transaction, one request: the move to signed takes it). While the ledger cannot say yet
  * (the slot used in the open ledger only, a node without the ledgers the search reads), a 409: the claim stays, and
  * the recovery follows it to the ledger's decision (submission-recovery.ts).
@@ -183,7 +183,9 @@ async function appliedElsewhere(
 ): Promise<AppliedElsewhere> {
   if (!bindsPayer(payload)) return NOT_APPLIED
   const transaction = verified.transaction as { Account: string; Sequence: number; TicketSequence?: number }
-  const notBeforeMs = deps.clock.now() - CLOSE_TIME_MARGIN_MS
+  // A copy is the account's own doing (only its keys make one), its proof taken with the move: one validated any time
+  // since the request existed is this approval's, however late the approval comes.
+  const notBeforeMs = payload.createdAtMs - CLOSE_TIME_MARGIN_MS
   const used = { account: transaction.Account, slot: sequenceSlotOf(transaction), notBeforeMs }
   const status = await askNode(() => node.transactionStatusUsed(verified.txBlob, used), deps.logger)
   if (status.state === 'pending') {
