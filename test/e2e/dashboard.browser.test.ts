@@ -299,6 +299,8 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
       assert.match(text, new RegExp(label))
     }
     assert.match(text, new RegExp(DESTINATION))
+    // The deliveries load after the payload: wait for them, rather than read them while loading.
+    await page.getByTestId('payload-deliveries').filter({ hasText: 'Webhooks need the Pro plan' }).waitFor()
     assert.match(await shownText(page.getByTestId('payload-deliveries')), /Webhooks need the Pro plan/)
     await check('dashboard-payload')
   })
