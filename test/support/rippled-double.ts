@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { decode, encode } from 'ripple-binary-codec'
 import { type RawData, type WebSocket, WebSocketServer } from 'ws'
-import { hashes } from 'xrpl'
+import { hashes, unixTimeToRippleTime } from 'xrpl'
 
 export interface TransactionStatus {
   validated: boolean
@@ -487,9 +487,6 @@ function ledgerHash(ledgerIndex: number): string {
   return ledgerIndex.toString(16).toUpperCase().padStart(64, '0')
 }
 
-/** Seconds from the Unix epoch to the XRP Ledger's (2000-01-01T00:00:00Z). */
-const RIPPLE_EPOCH_SECONDS = 946_684_800
-
 /**
  * A ledger header in binary, as rippled's addRaw writes it: index, total drops, parent hash, transaction_hash, account
  * hash, parent close time, close time (seconds since the XRP Ledger's epoch; 0 when not given), close time resolution
@@ -501,7 +498,7 @@ function ledgerHeader(ledgerIndex: number, transactionHash: string, closedAtMs: 
   header.writeBigUInt64BE(99_999_999_999_000_000n, 4)
   Buffer.from(ledgerHash(ledgerIndex - 1), 'hex').copy(header, 12)
   Buffer.from(transactionHash, 'hex').copy(header, 44)
-  const closeTime = closedAtMs === undefined ? 0 : Math.max(0, Math.floor(closedAtMs / 1000) - RIPPLE_EPOCH_SECONDS)
+  const closeTime = closedAtMs === undefined ? 0 : Math.max(0, unixTimeToRippleTime(closedAtMs))
   header.writeUInt32BE(Math.max(0, closeTime - 4), 108)
   header.writeUInt32BE(closeTime, 112)
   header.writeUInt8(10, 116)

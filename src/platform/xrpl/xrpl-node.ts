@@ -157,8 +157,9 @@ export interface XrplNode {
    * settled ledger has passed LastLedgerSequence (isPastLastLedger). Then the account's Sequence (or Ticket) decides,
    * rather than the node's database, which rippled writes after it lists a ledger as held: unused in a settled ledger
    * at or past LastLedgerSequence, dropped (whatever history the node keeps); used there, as transactionStatusSince
-   * finds it, searched from LastLedgerSequence (unused in that ledger, a later one used it: dropped); a settled ledger before LastLedgerSequence (a server behind), pending with missingLedgers. Where the
-   * account is not in that ledger (it never existed, or was deleted since), `byHash` stands.
+   * finds it, searched from LastLedgerSequence (unused in that ledger, a later one used it: dropped); a settled ledger
+   * before LastLedgerSequence (a server behind), pending with missingLedgers. Where the account is not in that ledger
+   * (it never existed, or was deleted since), `byHash` stands.
    */
   transactionStatusPast(txBlob: string, past: PastLastLedger, byHash: TransactionStatus): Promise<TransactionStatus>
   /**
@@ -581,7 +582,9 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       const transaction = decode(txBlob)
       const taker =
         ledger.transactions.find((listed) => listed.hash === txHash) ??
-        ledger.transactions.find((listed) => sameTransaction(listed.transaction, transaction))
+        ledger.transactions.find(
+          (listed) => listed.transaction.Account === transaction.Account && sameTransaction(listed.transaction, transaction),
+        )
       if (taker === undefined) return { state: 'dropped', validatedLedgerIndex: since.usedBy }
       const { TransactionResult } = taker.meta as { TransactionResult?: unknown }
       if (typeof TransactionResult !== 'string') return { state: 'pending', missingLedgers: true }
@@ -692,7 +695,6 @@ function deliveredAmountOf(meta: object): DeliveredAmount | null {
   return { currency, issuer, value }
 }
 
-/** When the ledger closed, from close_time_iso (API v2, which xrpl.js asks for); null when absent or not a time. */
 /**
  * What `tx` would answer as delivered_amount for a transaction read from a ledger's list, as rippled fills it in
  * (RPC::insertDeliveredAmount): the metadata's DeliveredAmount, which rippled writes only when less than the Amount
@@ -704,9 +706,6 @@ function deliveredAmountListed({ transaction, meta }: ListedTransaction): unknow
   return canDeliver && meta.TransactionResult === 'tesSUCCESS' ? transaction.Amount : undefined
 }
 
-/** Seconds from the Unix epoch to the XRP Ledger's (2000-01-01T00:00:00Z), in which ledgers count their close times. */
-const RIPPLE_EPOCH_SECONDS = 946_684_800
-
 /**
  * A ledger's header from `ledger_data` (its binary form, as hashed: addRaw): its index, its transaction_hash, and when
  * it closed (null for a close time of 0, which rippled leaves unset). Null when absent or unreadable.
@@ -715,13 +714,14 @@ function ledgerHeaderOf(ledgerData: unknown): { ledgerIndex: number; transaction
   if (typeof ledgerData !== 'string') return null
   try {
     const header = decodeLedgerData(ledgerData) as { ledger_index: number; transaction_hash: string; close_time: number }
-    const closedAtMs = header.close_time === 0 ? null : (header.close_time + RIPPLE_EPOCH_SECONDS) * 1000
+    const closedAtMs = header.close_time === 0 ? null : xrpl().rippleTimeToUnixTime(header.close_time)
     return { ledgerIndex: header.ledger_index, transactionHash: header.transaction_hash, closedAtMs }
   } catch {
     return null
   }
 }
 
+/** When the ledger closed, from close_time_iso (API v2, which xrpl.js asks for); null when absent or not a time. */
 function closedAtMsOf(result: { close_time_iso?: unknown }): number | null {
   if (typeof result.close_time_iso !== 'string') return null
   const ms = Date.parse(result.close_time_iso)
