@@ -1,6 +1,6 @@
 // Runs a task every interval, never two runs at once, and can be woken early (an event arrived) and stopped cleanly.
 import type { Logger } from 'pino'
-import { isLimitError } from './db/unavailable.js'
+import { isLimitError, isUnavailableError } from './db/unavailable.js'
 
 export interface PeriodicTask {
   /** Runs the task as soon as the current run (if any) ends. */
@@ -55,5 +55,30 @@ export function startPeriodicTask(name: string, intervalMs: number, run: () => P
       clearTimeout(timer)
       await running
     },
+  }
+}
+
+/**
+ * Looks at each item of a claimed batch in turn. One item's own failure is logged with `describe(item)`, and the batch
+ * goes on: that item's lease lapses and a later run looks at it again, and the items after it are not held up behind it.
+ * A database away or at one of its limits ends the batch (the task's run fails, and is logged once): the items after
+ * it would fail the same way.
+ */
+export async function lookAtEach<T>(
+  items: readonly T[],
+  look: (item: T) => Promise<void>,
+  logger: Logger,
+  describe: (item: T) => Record<string, unknown>,
+): Promise<void> {
+  for (const item of items) {
+    try {
+      await look(item)
+    } catch (error) {
+      if (isUnavailableError(error)) throw error
+      logger.error(
+        { ...describe(item), err: error },
+        'a look at one claimed item failed; the others go on, and its lease lets a later run retry it',
+      )
+    }
   }
 }

@@ -9,8 +9,9 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, mock } from 'node:test'
+import { sql } from 'kysely'
 import pg from 'pg'
-import { openStorage } from '../../src/platform/db/database.js'
+import { type Db, openStorage } from '../../src/platform/db/database.js'
 import { migrateToLatest } from '../../src/platform/db/migrations.js'
 
 export type TestDialect = 'sqlite' | 'postgres'
@@ -188,5 +189,31 @@ export async function statementsDuring<T>(run: () => Promise<T>): Promise<{ resu
     return { result: await run(), statements }
   } finally {
     counted.mock.restore()
+  }
+}
+
+/**
+ * Makes every update of one payload's row fail while `run` runs, as an error the code does not expect would (a trigger
+ * raising: SQLite's SQLITE_CONSTRAINT_TRIGGER, PostgreSQL's P0001), neither the database away nor at a limit.
+ */
+export async function withPayloadUpdatesFailing<T>(db: Db, dialect: TestDialect, uuid: string, run: () => Promise<T>): Promise<T> {
+  const name = sql.id(`fail_updates_${uuid.replaceAll('-', '_')}`)
+  const row = sql.lit(uuid)
+  if (dialect === 'sqlite') {
+    await sql`CREATE TRIGGER ${name} BEFORE UPDATE ON payloads WHEN OLD.uuid = ${row} BEGIN SELECT RAISE(ABORT, 'injected failure'); END`.execute(
+      db,
+    )
+  } else {
+    await sql`CREATE OR REPLACE FUNCTION fail_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$`.execute(
+      db,
+    )
+    await sql`CREATE TRIGGER ${name} BEFORE UPDATE ON payloads FOR EACH ROW WHEN (OLD.uuid = ${row}) EXECUTE FUNCTION fail_update()`.execute(
+      db,
+    )
+  }
+  try {
+    return await run()
+  } finally {
+    await sql`DROP TRIGGER ${name}${dialect === 'postgres' ? sql` ON payloads` : sql``}`.execute(db)
   }
 }

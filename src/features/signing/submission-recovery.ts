@@ -11,6 +11,7 @@
 // earlier payment that matches an unpinned request) was never this service's submission.
 import { decode } from 'ripple-binary-codec'
 import { AppError } from '../../platform/errors.js'
+import { lookAtEach } from '../../platform/periodic-task.js'
 import {
   isPastLastLedger,
   type PastLastLedger,
@@ -60,11 +61,12 @@ export class SubmissionRecovery {
     const { db, clock } = this.deps
     const nowMs = clock.now()
     const lapsed = await submissionClaimsRepository.findLapsed(db, nowMs, BATCH_SIZE)
-    for (const claim of lapsed) {
+    const takeOverAndLook = async (claim: LapsedClaim) => {
       // Each lease from its own takeover: the looks before it in the batch may have taken their time.
       const held = await submissionClaimsRepository.takeOver(db, claim, clock.now() + LEASE_MS)
       if (held) await this.look(held)
     }
+    await lookAtEach(lapsed, takeOverAndLook, this.deps.logger, (claim) => ({ uuid: claim.payloadUuid, task: 'submission-recovery' }))
     return lapsed.length === BATCH_SIZE
   }
 

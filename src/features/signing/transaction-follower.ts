@@ -10,6 +10,7 @@ import type { Logger } from 'pino'
 import { decode } from 'ripple-binary-codec'
 import type { Clock } from '../../platform/clock.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { lookAtEach } from '../../platform/periodic-task.js'
 import {
   isPastLastLedger,
   type SequenceSlot,
@@ -97,7 +98,12 @@ export class TransactionFollower {
       leaseExpiresAtMs: nowMs + FOLLOW_LEASE_MS,
       limit: BATCH_SIZE,
     })
-    for (const follow of claimed) await this.look(follow)
+    await lookAtEach(
+      claimed,
+      (follow) => this.look(follow),
+      this.options.logger,
+      (follow) => ({ uuid: follow.payloadUuid, task: 'transaction-follower' }),
+    )
     return claimed.length === BATCH_SIZE
   }
 

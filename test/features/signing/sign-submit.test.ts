@@ -6,9 +6,9 @@ import { DEFAULT_EXPIRES_IN_SECONDS } from '../../../src/features/payloads/model
 import { PayloadTransitions } from '../../../src/features/payloads/transitions.js'
 import { payloadTransitionsRepository } from '../../../src/features/payloads/transitions-repository.js'
 import { submissionClaimsRepository } from '../../../src/features/signing/submission-claims-repository.js'
-import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
+import { FOLLOW_INTERVAL_MS, FOLLOW_LEASE_MS } from '../../../src/features/signing/transaction-follower.js'
 import { SETTLED_LEDGERS } from '../../../src/platform/xrpl/xrpl-node.js'
-import { forEachDatabase } from '../../support/databases.js'
+import { forEachDatabase, withPayloadUpdatesFailing } from '../../support/databases.js'
 import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
@@ -814,6 +814,20 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       await recoverAfterTheLease()
       assert.equal((await appView(other.uuid)).status, 'signed')
       assert.deepEqual(await claims(broken.uuid), [{ tx_hash: broken.signed.hash }])
+    })
+
+    it('a claim whose look fails on an unexpected database error does not hold up the claims after it in the batch, and is looked at again after its lease', async () => {
+      const broken = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      t.clock.advance(1000)
+      const other = await unansweredWithSequence(WALLET_FIELDS.Sequence)
+      validatedIn(broken.signed.hash, 1004)
+      validatedIn(other.signed.hash, 1004)
+      await withPayloadUpdatesFailing(t.service.ctx.storage.db, dialect, broken.uuid, recoverAfterTheLease)
+      assert.equal((await appView(other.uuid)).status, 'signed', 'the claim after the failing one is looked at')
+      assert.equal((await appView(broken.uuid)).status, 'pending')
+      t.clock.advance(FOLLOW_LEASE_MS)
+      await t.service.ctx.signing.submissions.recoverLapsed()
+      assert.equal((await appView(broken.uuid)).status, 'signed', 'looked at again once its lease lapsed')
     })
 
     it('a transaction the ledger validated before the request existed, sent as its proof, does not resolve it', async () => {

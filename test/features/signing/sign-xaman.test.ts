@@ -6,7 +6,7 @@ import { Wallet } from 'xrpl'
 import { XAMAN_CHECK_INTERVAL_MS } from '../../../src/features/signing/xaman/outcome-worker.js'
 import { startService } from '../../../src/main.js'
 import { createLogger } from '../../../src/platform/logger.js'
-import { forEachDatabase } from '../../support/databases.js'
+import { forEachDatabase, withPayloadUpdatesFailing } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
@@ -162,6 +162,23 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     } finally {
       await other.stop()
     }
+  })
+
+  it('a request whose look fails on an unexpected database error does not hold up the requests after it, and is looked at again after its lease', async () => {
+    const broken = await started({ type: 'connect' })
+    t.clock.advance(1000)
+    const other = await started({ type: 'connect' })
+    for (const { xamanUuid } of [broken, other]) {
+      const wallet = Wallet.generate()
+      xaman.sign(xamanUuid, xamanSignIn(wallet), wallet.classicAddress)
+    }
+    t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+    await withPayloadUpdatesFailing(t.service.ctx.storage.db, dialect, broken.uuid, () => t.service.ctx.signing.xamanOutcomes.checkDue())
+    assert.equal((await appView(other.uuid)).status, 'signed', 'the request after the failing one is looked at')
+    assert.equal((await appView(broken.uuid)).status, 'pending')
+    t.clock.advance(60_000)
+    await t.service.ctx.signing.xamanOutcomes.checkDue()
+    assert.equal((await appView(broken.uuid)).status, 'signed', 'looked at again once its lease lapsed')
   })
 
   it('a user who rejects in Xaman rejects the request', async () => {

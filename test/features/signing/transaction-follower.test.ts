@@ -7,6 +7,7 @@ import { Wallet } from 'xrpl'
 import {
   FAST_FOLLOW_WITHOUT_LAST_LEDGER_MS,
   FOLLOW_INTERVAL_MS,
+  FOLLOW_LEASE_MS,
   SLOW_FOLLOW_INTERVAL_MS,
 } from '../../../src/features/signing/transaction-follower.js'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
@@ -15,7 +16,7 @@ import { openStorage } from '../../../src/platform/db/database.js'
 import { migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { SETTLED_LEDGERS } from '../../../src/platform/xrpl/xrpl-node.js'
-import { createTestDatabase, forEachDatabase } from '../../support/databases.js'
+import { createTestDatabase, forEachDatabase, withPayloadUpdatesFailing } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
@@ -315,6 +316,24 @@ forEachDatabase('the final outcome of a submitted transaction', (dialect) => {
       await follow()
       assert.equal((await readPayload(t, apiKey, broken.uuid)).submission.outcome, 'succeeded')
       assert.equal((await readPayload(t, apiKey, other.uuid)).submission.outcome, 'succeeded')
+    })
+
+    it('whose look fails on an unexpected database error does not hold up the follows after it in the batch, and is looked at again after its lease', async () => {
+      const broken = await submitted()
+      t.clock.advance(1000)
+      const other = await submitted()
+      rippled.setTransaction(broken.hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS' })
+      rippled.setTransaction(other.hash, { validated: true, ledgerIndex: 1001, transactionResult: 'tesSUCCESS' })
+      await withPayloadUpdatesFailing(t.service.ctx.storage.db, dialect, broken.uuid, follow)
+      assert.equal(
+        (await readPayload(t, apiKey, other.uuid)).submission.outcome,
+        'succeeded',
+        'the follow after the failing one is looked at',
+      )
+      assert.equal((await readPayload(t, apiKey, broken.uuid)).submission.outcome, null)
+      t.clock.advance(FOLLOW_LEASE_MS)
+      await follow()
+      assert.equal((await readPayload(t, apiKey, broken.uuid)).submission.outcome, 'succeeded', 'looked at again once its lease lapsed')
     })
 
     it('whose first look comes after another transaction used its Sequence is decided from the ledger its submission was answered at', async () => {

@@ -4,7 +4,7 @@
 // an approval, with walletAdapter "xaman".
 import type { Dialect } from '../../../platform/db/database.js'
 import { AppError, unprocessable } from '../../../platform/errors.js'
-import { type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
+import { lookAtEach, type PeriodicTask, startPeriodicTask } from '../../../platform/periodic-task.js'
 import type { Payload } from '../../payloads/model.js'
 import { approveVerified } from '../approve/approve.js'
 import { approveConnectWithXamanSignIn } from '../approve/approve-connect.js'
@@ -36,7 +36,12 @@ export class XamanOutcomes {
       nextCheckAtMs: nowMs + XAMAN_CHECK_INTERVAL_MS,
       limit: BATCH_SIZE,
     })
-    for (const request of claimed) await this.look(xaman, request)
+    await lookAtEach(
+      claimed,
+      (request) => this.look(xaman, request),
+      this.deps.logger,
+      (request) => ({ uuid: request.payloadUuid, xamanUuid: request.xamanUuid, task: 'xaman-outcomes' }),
+    )
     return claimed.length === BATCH_SIZE
   }
 
