@@ -419,6 +419,21 @@ describe('XrplNode against a rippled double', () => {
       assert.deepEqual([read?.expand, read?.binary], [true, true], 'read whole, to hash')
     })
 
+    it('decides nothing from a ledger answered for another index than asked, though its list hashes to its own header', async () => {
+      usedFrom(1234)
+      inLedgerUnwritten(1234)
+      // A proxy (or a defect) answers ledger 1233, whole and consistent, for ledger 1234: its empty list is not 1234's.
+      rippled.beforeAnswer((request) => {
+        if (request.command === 'ledger' && request.ledger_index === 1234) request.ledger_index = 1233
+      })
+      try {
+        assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), { state: 'pending', missingLedgers: true })
+      } finally {
+        rippled.beforeAnswer(undefined)
+      }
+      assert.deepEqual(await node.transactionStatusSince(blob, since(1001)), listedIn(1234))
+    })
+
     it('decides nothing from a server that has not validated the ledgers it is asked about (behind a load-balanced address)', async () => {
       usedFrom(1234)
       // A server whose validated ledger is 1232 answers for 1233 and 1234, its closed and open ledgers, unvalidated.
