@@ -47,14 +47,27 @@ function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.statusCode).send(body)
 }
 
+/** The most field errors a 422 lists (docs/api.md, "Errors"). */
+export const MAX_DETAILS = 50
+
 function sendValidationError(reply: FastifyReply, part: string, errors: AjvError[]): FastifyReply {
   // docs/api.md, "Creating payloads": 400 for a body that is not a JSON object; 422 for one that parses but breaks a rule.
   if (part === 'body' && errors.some((e) => e.instancePath === '' && e.keyword === 'type')) {
     return reply.code(400).send({ error: 'Request body must be a JSON object' })
   }
-  const details = errors.map((e) => toFieldError(part, e))
-  const unique = details.filter((d, i) => details.findIndex((o) => o.field === d.field && o.message === d.message) === i)
-  return reply.code(422).send({ error: 'Validation failed', details: unique })
+  // Ajv reports every error (allErrors): a 60 KB array of wrong items gives tens of thousands. The first MAX_DETAILS
+  // distinct ones are listed, found in one pass, so that no body costs more to answer than to read.
+  const seen = new Set<string>()
+  const details: FieldError[] = []
+  for (const error of errors) {
+    const detail = toFieldError(part, error)
+    const key = `${detail.field}\u0000${detail.message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    details.push(detail)
+    if (details.length === MAX_DETAILS) break
+  }
+  return reply.code(422).send({ error: 'Validation failed', details })
 }
 
 function toFieldError(part: string, error: AjvError): FieldError {

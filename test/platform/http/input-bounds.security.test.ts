@@ -2,6 +2,7 @@
 // which PostgreSQL refuses in text. Each must be a 4xx naming the field, never a 500, on both databases.
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { MAX_DETAILS } from '../../../src/platform/http/errors.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
@@ -37,6 +38,26 @@ forEachDatabase('input a database cannot take', (dialect) => {
   after(() => t.stop())
 
   const session = () => ({ cookie, origin: 'http://countersign.test' })
+
+  it('answers a body of 30,000 wrong items (60 KB) with the first 50 distinct problems, not one detail an item found pairwise', async () => {
+    // Each of the 30,000 items breaks the schema: listing them all, deduplicated pair by pair, held the process for seconds.
+    const attacks = [
+      { url: '/api/v1/webhooks', headers: () => bearer(apiKey), payload: { url: 'http://127.0.0.1:9/', events: Array(30_000).fill(0) } },
+      {
+        url: `/api/v1/projects/${projectId}/webhooks`,
+        headers: session,
+        payload: { url: 'http://127.0.0.1:9/', events: Array(30_000).fill(0) },
+      },
+      { url: '/api/v1/payloads', headers: () => bearer(apiKey), payload: { type: 'connect', options: { signers: Array(30_000).fill(0) } } },
+    ]
+    for (const attack of attacks) {
+      const response = await t.inject({ method: 'POST', url: attack.url, headers: attack.headers(), payload: attack.payload })
+      assert.equal(response.statusCode, 422, `${attack.url}: ${response.body.slice(0, 200)}`)
+      const { details } = response.json()
+      assert.ok(details.length > 0 && details.length <= MAX_DETAILS, `${attack.url}: ${details.length} details`)
+      assert.ok(response.body.length < 10_000, `${attack.url}: an answer of ${response.body.length} bytes`)
+    }
+  })
 
   it('refuses a page offset or limit past any real list with 422 naming it, on every list', async () => {
     const lists = [
