@@ -58,6 +58,12 @@ export class LiveStreams {
    */
   async serve(reply: FastifyReply, spec: StreamSpec): Promise<FastifyReply> {
     const { events, slots, clock, heartbeatMs, logger } = this.options
+    if (reply.request.method === 'HEAD') {
+      // Fastify answers HEAD with the GET's handler: the stream's headers after the same checks (an unknown payload is
+      // 404), and no stream, which would hold the connection and a slot with nothing to send until the payload ends.
+      await spec.read()
+      return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').send()
+    }
     const slot = await slots.acquire(spec.slotKey, spec.slotLimit)
     if (!slot) throw tooManyRequests(spec.overLimitMessage, OVER_LIMIT_RETRY_SECONDS)
 

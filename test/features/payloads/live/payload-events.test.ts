@@ -137,6 +137,28 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
     })
   })
 
+  it('answers HEAD on either stream at once with the stream’s headers, holding no connection and no slot', async () => {
+    const uuid = await create(pro)
+    const streams = [
+      { url: `${t.url}/api/v1/sign/${uuid}/events`, headers: {} },
+      { url: `${t.url}/api/v1/payloads/${uuid}/events`, headers: bearer(pro) },
+    ]
+    for (const { url, headers } of streams) {
+      // More HEADs than the signing page's 5 streams a payload: a HEAD held open until the payload ended took a slot each.
+      for (let i = 0; i < 6; i++) {
+        const head = await fetch(url, { method: 'HEAD', headers, signal: AbortSignal.timeout(10_000) })
+        assert.equal(head.status, 200)
+        assert.equal(head.headers.get('content-type'), 'text/event-stream; charset=utf-8')
+      }
+      const unknown = await fetch(url.replace(uuid, '00000000-0000-4000-8000-000000000000'), { method: 'HEAD', headers })
+      assert.equal(unknown.status, 404)
+    }
+    const stream = await openSse(`${t.url}/api/v1/sign/${uuid}/events`)
+    assert.equal(stream.response.status, 200, 'the HEADs took no slot')
+    await stream.nextData()
+    stream.close()
+  })
+
   describe('GET /sign/{uuid}/events', () => {
     it('sends what GET /sign/{uuid} shows, then the change, then ends', async () => {
       const uuid = await create(pro, {
