@@ -26,6 +26,12 @@ export function encodeTransaction(transaction: Record<string, unknown>): string 
   }
 }
 
+/** Flags as the ledger takes them: an integer that fits in 32 bits (the codec would take "x" as 0, and "5" as 5). */
+export function isFlagsValue(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffffffff
+}
+export const FLAGS_MESSAGE = 'must be an integer between 0 and 4294967295'
+
 /** tfFullyCanonicalSig: some wallets set it; since the RequireFullyCanonicalSig amendment it changes nothing. */
 export const TF_FULLY_CANONICAL_SIG = 0x80000000
 

@@ -4,7 +4,7 @@ import { decode, encode, encodeForSigning } from 'ripple-binary-codec'
 import { BinaryParser } from 'ripple-binary-codec/dist/serdes/binary-parser.js'
 import { deriveAddress, verify } from 'ripple-keypairs'
 import { type FieldError, unprocessable } from '../../../platform/errors.js'
-import { SIGNATURE_FIELDS, TF_FULLY_CANONICAL_SIG } from '../../../platform/xrpl/encode-transaction.js'
+import { FLAGS_MESSAGE, isFlagsValue, SIGNATURE_FIELDS, TF_FULLY_CANONICAL_SIG } from '../../../platform/xrpl/encode-transaction.js'
 
 /** The approve body field that carries the blob; every detail about the signed transaction names it. */
 export const SIGNED_FIELD = 'signedTransaction'
@@ -155,8 +155,8 @@ export function compareWithRequested(
  */
 function compareFlags(requestedFlags: unknown, signedFlags: unknown, transactionType: unknown): FieldError[] {
   const requested = requestedFlags ?? 0
-  if (typeof requested !== 'number' || !Number.isInteger(requested) || requested < 0 || requested > 0xffffffff) {
-    return [{ field: `${REQUESTED_FIELD}.Flags`, message: 'must be an integer between 0 and 4294967295' }]
+  if (!isFlagsValue(requested)) {
+    return [{ field: `${REQUESTED_FIELD}.Flags`, message: FLAGS_MESSAGE }]
   }
   const signed = typeof signedFlags === 'number' ? signedFlags : 0
   const ignoringCanonical = (flags: number) => (flags & ~TF_FULLY_CANONICAL_SIG) >>> 0
