@@ -31,7 +31,7 @@ import { payloadDeliveryRoutes } from './features/webhooks/payload-delivery-rout
 import { webhookRoutes } from './features/webhooks/routes.js'
 import { DELIVERY_BODY_SCHEMAS, DeliveryView, WebhookView } from './features/webhooks/schemas.js'
 import { apiKeyScope, sessionScope } from './features/webhooks/scopes.js'
-import { badRequest, unprocessable } from './platform/errors.js'
+import { AppError, badRequest, unprocessable } from './platform/errors.js'
 import { apiKeyAuthHook, requestCounter } from './platform/http/api-key-auth.js'
 import { registerCookies } from './platform/http/cookies.js'
 import { registerErrorHandling } from './platform/http/errors.js'
@@ -228,10 +228,15 @@ function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema))
 }
 
-/** JSON is the only body type (anything else is 415), with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */
+/** JSON is the only body type (anything else is 415, as is a compressed body), with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */
 function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // A compressed body would be read as its compressed bytes: refused as what it is, not as JSON that does not parse.
+    const encoding = request.headers['content-encoding']
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      return done(new AppError(415, `Unsupported Content-Encoding ${encoding}: send the body uncompressed`), undefined)
+    }
     if (body === '') return done(null, undefined)
     if (nestsDeeperThan(body as string, MAX_JSON_NESTING)) {
       return done(

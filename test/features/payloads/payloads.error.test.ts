@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { deflateSync, gzipSync } from 'node:zlib'
 import { forEachDatabase } from '../../support/databases.js'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
@@ -67,6 +68,28 @@ forEachDatabase('payload API, bad input', (dialect) => {
       const { status, body } = await refused({ headers: { 'content-type': 'text/plain' }, payload: '{"type":"connect"}' })
       assert.equal(status, 415)
       assert.match(body.error, /application\/json/)
+    })
+    it('a compressed body is 415, and a plain one labelled compressed is not taken as it is', async () => {
+      const json = '{"type":"connect"}'
+      for (const [encoding, payload] of [
+        ['gzip', gzipSync(json)],
+        ['deflate', deflateSync(json)],
+        ['gzip', json],
+      ] as const) {
+        const { status, body } = await refused({
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+          payload: payload as unknown as string,
+        })
+        assert.equal(status, 415, `${encoding}: ${JSON.stringify(body)}`)
+        assert.match(body.error, /Content-Encoding/)
+      }
+      const identity = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: { ...bearer(pro), 'content-type': 'application/json', 'content-encoding': 'identity' },
+        payload: json,
+      })
+      assert.equal(identity.statusCode, 201, identity.body)
     })
     it('a huge body is 413 and names the limit', async () => {
       const { status, body } = await refused({ payload: { type: 'signMessage', message: 'x'.repeat(100_000) } })
