@@ -47,7 +47,10 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
   try {
     encoded = encodeTransaction(transaction)
   } catch (error) {
-    errors.push({ field, message: `cannot be encoded as an XRP Ledger transaction: ${(error as Error).message}` })
+    // The codec's own errors name what it could not encode; a TypeError is its internals tripping on a value of the
+    // wrong kind (TransactionType "toString"), which says nothing to the application.
+    const reason = error instanceof TypeError ? 'a field holds a value the codec cannot take' : (error as Error).message
+    errors.push({ field, message: `cannot be encoded as an XRP Ledger transaction: ${reason}` })
     return errors
   }
   // The codec skips a field named as an Object.prototype member ("toString", "valueOf"): it would sign without it, and

@@ -172,6 +172,19 @@ forEachDatabase('payload API, bad input', (dialect) => {
       })
     }
 
+    it('a transaction the codec trips on is 422 without the codec’s internals', async () => {
+      for (const transaction of [
+        { TransactionType: 'toString' },
+        { ...paymentTransaction(), Memos: [{ Memo: { MemoData: 'AA', toString: 1 } }] },
+      ]) {
+        const { status, body } = await refused({ payload: { type: 'sign', transaction } })
+        assert.equal(status, 422)
+        assert.deepEqual(body.details, [
+          { field: 'transaction', message: 'cannot be encoded as an XRP Ledger transaction: a field holds a value the codec cannot take' },
+        ])
+      }
+    })
+
     it("expiresIn above the Free plan's 300 s is 422 with the plan named", async () => {
       const { status, body } = await refused({ key: free, payload: { type: 'connect', options: { expiresIn: 301 } } })
       assert.equal(status, 422)
