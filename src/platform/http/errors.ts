@@ -22,7 +22,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AppError) return sendAppError(reply, error)
     if (error.validation) return sendValidationError(reply, error.validationContext ?? 'body', error.validation as AjvError[])
-    if (isUnavailableError(error)) {
+    // A client that closed its connection in the middle of the body is ECONNRESET too, with a 400 of Node's: its own
+    // doing, not a dependency away (a dependency's errors carry no status).
+    const clientError = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500
+    if (!clientError && isUnavailableError(error)) {
       if (isLimitError(error)) request.log.error({ err: error }, 'database at one of its limits')
       else request.log.warn({ err: error }, 'dependency unavailable')
       return reply.code(503).header('retry-after', '5').send({ error: 'Service temporarily unavailable; retry shortly' })
