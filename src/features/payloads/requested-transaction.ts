@@ -1,6 +1,4 @@
 // Rules for the transaction an application asks a user to sign (POST /payloads, types sign and signAndSubmit).
-
-import { decode } from 'ripple-binary-codec'
 import type { FieldError } from '../../platform/errors.js'
 import { encodeTransaction, FLAGS_MESSAGE, isFlagsValue } from '../../platform/xrpl/encode-transaction.js'
 import { couldPassAsConnectTransaction } from '../signing/verify/connect-challenge.js'
@@ -43,32 +41,30 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
     })
   }
   if (errors.length > 0) return errors
-  let encoded: string
+  // The codec looks a field's name up in a plain object of definitions, so a name of Object.prototype's ("toString",
+  // "valueOf") is skipped without an error: the request would be signed without it, and no wallet's transaction could
+  // ever match it. Found by a walk over the names, rather than by decoding the encoding again on every creation.
+  const unknown = prototypeNamedField(transaction, field)
+  if (unknown !== undefined) return [{ field: unknown, message: 'is not an XRP Ledger transaction field' }]
   try {
-    encoded = encodeTransaction(transaction)
+    encodeTransaction(transaction)
   } catch (error) {
     // The codec's own errors name what it could not encode; a TypeError is its internals tripping on a value of the
     // wrong kind (TransactionType "toString"), which says nothing to the application.
     const reason = error instanceof TypeError ? 'a field holds a value the codec cannot take' : (error as Error).message
     errors.push({ field, message: `cannot be encoded as an XRP Ledger transaction: ${reason}` })
-    return errors
   }
-  // The codec skips a field named as an Object.prototype member ("toString", "valueOf"): it would sign without it, and
-  // no wallet's transaction could ever match the request.
-  const dropped = droppedField(transaction, decode(encoded), field)
-  if (dropped !== undefined) errors.push({ field: dropped, message: 'is not an XRP Ledger transaction field' })
   return errors
 }
 
-/** The first field of `requested`, at any depth, that its encoding (decoded as `encoded`) does not hold. */
-function droppedField(requested: unknown, encoded: unknown, path: string): string | undefined {
-  if (typeof requested !== 'object' || requested === null) return undefined
-  if (typeof encoded !== 'object' || encoded === null) return path
-  for (const key of Object.keys(requested)) {
+/** The first field, at any depth, named as a member of Object.prototype. */
+function prototypeNamedField(value: unknown, path: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, item] of Object.entries(value)) {
     const here = `${path}.${key}`
-    if (!Object.hasOwn(encoded, key)) return here
-    const dropped = droppedField((requested as Record<string, unknown>)[key], (encoded as Record<string, unknown>)[key], here)
-    if (dropped !== undefined) return dropped
+    if (key in Object.prototype) return here
+    const found = prototypeNamedField(item, here)
+    if (found !== undefined) return found
   }
   return undefined
 }
