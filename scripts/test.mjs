@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec } from 'node:test/reporters'
 import { pathToFileURL } from 'node:url'
@@ -126,6 +126,16 @@ stream.on('test:pass', (data) => {
   const reason = typeof data.skip === 'string' ? data.skip : 'skipped without a reason'
   skipReasons.set(reason, (skipReasons.get(reason) ?? 0) + 1)
 })
+// Each failing test's name and file, repeated in the last lines, where a CI log's tail shows them.
+const failures = []
+stream.on('test:fail', (data) => {
+  // A suite fails with its failing tests: the tests are what to name.
+  if (data.details?.type === 'suite') return
+  // A grouped file's tests are reported under the group's file, a temporary one, which names nothing.
+  const path = data.file === undefined ? undefined : relative(process.cwd(), data.file)
+  const file = path === undefined || path.startsWith('..') ? '' : `${path}: `
+  failures.push(`failed: ${file}${data.name}`)
+})
 const fileTimes = []
 stream.on('test:summary', (data) => {
   // One summary per file, then the run's own, which has no file.
@@ -147,6 +157,8 @@ if (process.env.TEST_TIMINGS === '1') {
   }
   lines.push('')
 }
+lines.push(...failures.slice(0, 20))
+if (failures.length > 20) lines.push(`failed: and ${failures.length - 20} more`)
 for (const [reason, count] of skipReasons) lines.push(`skipped ${count} (suites or tests): ${reason}`)
 lines.push(`${counts.passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`)
 process.stdout.write(`${lines.join('\n')}\n`)

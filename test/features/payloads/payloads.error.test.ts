@@ -173,10 +173,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
     }
 
     it('a transaction the codec trips on is 422 without the codec’s internals', async () => {
-      for (const transaction of [
-        { TransactionType: 'toString' },
-        { TransactionType: 'constructor' },
-      ]) {
+      for (const transaction of [{ TransactionType: 'toString' }, { TransactionType: 'constructor' }]) {
         const { status, body } = await refused({ payload: { type: 'sign', transaction } })
         assert.equal(status, 422)
         assert.deepEqual(body.details, [
