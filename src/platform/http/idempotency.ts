@@ -72,6 +72,13 @@ export function countsAfterIdempotencyCheck(request: FastifyRequest): boolean {
   return request.routeOptions.config.idempotent === true && request.headers[IDEMPOTENCY_KEY_HEADER] !== undefined
 }
 
+/** How many times a header was sent, from the raw list of names and values as they came. */
+function headerCount(rawHeaders: string[], name: string): number {
+  let count = 0
+  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]?.toLowerCase() === name) count++
+  return count
+}
+
 /** A request that holds its key's claim: what lets the claim go, and the status of the response it keeps, once it keeps one. */
 interface Holding {
   release(): Promise<void>
@@ -86,10 +93,12 @@ export function idempotencyHooks(deps: IdempotencyDeps) {
   async function checkIdempotencyKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!countsAfterIdempotencyCheck(request)) return
     const key = request.headers[IDEMPOTENCY_KEY_HEADER]
-    if (typeof key !== 'string' || !KEY.test(key)) {
+    // Node joins a header sent twice into one value ("a1, a2"), which would be a key neither copy named.
+    const copies = headerCount(request.raw.rawHeaders, IDEMPOTENCY_KEY_HEADER)
+    if (typeof key !== 'string' || !KEY.test(key) || copies > 1) {
       await deps.countRequest(request, reply)
       throw unprocessable(
-        [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters' }],
+        [{ field: 'Idempotency-Key', message: copies > 1 ? 'must be sent once' : 'must be 1 to 255 printable ASCII characters' }],
         'Invalid Idempotency-Key header',
       )
     }

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { deflateSync, gzipSync } from 'node:zlib'
+import { classicAddressToXAddress } from 'ripple-address-codec'
 import { forEachDatabase } from '../../support/databases.js'
-import { paymentTransaction } from '../../support/fixtures.js'
+import { DESTINATION, paymentTransaction } from '../../support/fixtures.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
+
+/** The genesis account, as an account that signs. */
+const ACCOUNT = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh'
+/** DESTINATION with tag 7, as an X-address on the main network. */
+const TAGGED_X_ADDRESS = classicAddressToXAddress(DESTINATION, 7, false)
 
 forEachDatabase('payload API, bad input', (dialect) => {
   let t: TestService
@@ -141,6 +147,46 @@ forEachDatabase('payload API, bad input', (dialect) => {
       ['XRP drops with a sign', { type: 'sign', transaction: { ...paymentTransaction(), Amount: '+10' } }, 'transaction.Amount'],
       ['XRP drops with a space', { type: 'sign', transaction: { ...paymentTransaction(), Amount: ' 10' } }, 'transaction.Amount'],
       ['a Fee in hex', { type: 'sign', transaction: { ...paymentTransaction(), Fee: '0x10' } }, 'transaction.Fee'],
+      ['a Sequence of letters', { type: 'sign', transaction: { ...paymentTransaction(), Sequence: 'abc' } }, 'transaction.Sequence'],
+      ['a Sequence in hex', { type: 'sign', transaction: { ...paymentTransaction(), Sequence: '0x10' } }, 'transaction.Sequence'],
+      [
+        'a DestinationTag with a fraction',
+        { type: 'sign', transaction: { ...paymentTransaction(), DestinationTag: 1.5 } },
+        'transaction.DestinationTag',
+      ],
+      [
+        'a signer weight as a string, in a list of signers',
+        {
+          type: 'sign',
+          transaction: {
+            TransactionType: 'SignerListSet',
+            Account: ACCOUNT,
+            SignerQuorum: 1,
+            SignerEntries: [{ SignerEntry: { Account: DESTINATION, SignerWeight: 'one' } }],
+          },
+        },
+        'transaction.SignerEntries.0.SignerEntry.SignerWeight',
+      ],
+      [
+        'an X-address with a tag as Destination',
+        { type: 'sign', transaction: { ...paymentTransaction(), Destination: TAGGED_X_ADDRESS } },
+        'transaction.Destination',
+      ],
+      [
+        'an X-address with a tag as Account',
+        { type: 'sign', transaction: { ...paymentTransaction(), Account: TAGGED_X_ADDRESS } },
+        'transaction.Account',
+      ],
+      [
+        'an issued amount in XRP',
+        { type: 'sign', transaction: { ...paymentTransaction({ currency: 'XRP', issuer: DESTINATION, value: '1' }) } },
+        'transaction.Amount.currency',
+      ],
+      ...['EnableAmendment', 'SetFee', 'UNLModify', 'Invalid'].map((TransactionType): [string, unknown, string] => [
+        `the pseudo-transaction ${TransactionType}`,
+        { type: 'sign', transaction: { TransactionType, Account: ACCOUNT } },
+        'transaction.TransactionType',
+      ]),
       ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
       ['transaction on connect', { type: 'connect', transaction: paymentTransaction() }, 'transaction'],
       ['signMessage without message', { type: 'signMessage' }, 'message'],
@@ -180,6 +226,24 @@ forEachDatabase('payload API, bad input', (dialect) => {
           { field: 'transaction', message: 'cannot be encoded as an XRP Ledger transaction: a field holds a value the codec cannot take' },
         ])
       }
+    })
+
+    it('an X-address with a tag is refused with its classic address and tag named; one without a tag is taken', async () => {
+      const { body } = await refused({ payload: { type: 'sign', transaction: { ...paymentTransaction(), Destination: TAGGED_X_ADDRESS } } })
+      assert.deepEqual(body.details, [
+        {
+          field: 'transaction.Destination',
+          message: `must not be an X-address with a tag: give the classic address ${DESTINATION}, and 7 as DestinationTag`,
+        },
+      ])
+      const untagged = classicAddressToXAddress(DESTINATION, false, false)
+      const response = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: bearer(pro),
+        payload: { type: 'sign', transaction: { ...paymentTransaction(), Destination: untagged, Sequence: 12, DestinationTag: 7 } },
+      })
+      assert.equal(response.statusCode, 201, response.body)
     })
 
     it("expiresIn above the Free plan's 300 s is 422 with the plan named", async () => {

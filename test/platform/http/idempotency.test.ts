@@ -1,5 +1,6 @@
 // Idempotency-Key on POST /payloads and POST /webhooks: a retried creation creates nothing new and counts once.
 import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
 import { usageRepository } from '../../../src/features/projects/usage-repository.js'
@@ -294,5 +295,41 @@ describePostgres('Idempotency-Key across two instances on one database', () => {
       const rows = await one.service.ctx.storage.db.selectFrom('webhooks').select('id').where('project_id', '=', projectId).execute()
       assert.equal(rows.length, 1)
     })
+  })
+})
+
+describe('Idempotency-Key sent twice, over HTTP', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite', { listen: true })
+  })
+  after(() => t.stop())
+
+  /** A POST whose Idempotency-Key header line is sent once for each key given, as a raw client can. */
+  const postWithKeys = (apiKey: string, keys: string[]) =>
+    new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+      const request = httpRequest(`${t.url}/api/v1/payloads`, {
+        method: 'POST',
+        headers: { ...bearer(apiKey), 'content-type': 'application/json', 'idempotency-key': keys },
+      })
+      request.on('error', reject)
+      request.on('response', async (response) => {
+        let text = ''
+        for await (const chunk of response) text += chunk
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) })
+      })
+      request.end(JSON.stringify(payloadBodies.connect))
+    })
+
+  it('refuses the header twice with 422, where Node would join the two into a key neither named ("a1, a2"), and creates nothing', async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const twice = await postWithKeys(apiKey, ['a1', 'a2'])
+    assert.equal(twice.status, 422, JSON.stringify(twice.body))
+    assert.deepEqual(twice.body.details, [{ field: 'Idempotency-Key', message: 'must be sent once' }])
+    const sameTwice = await postWithKeys(apiKey, ['a1', 'a1'])
+    assert.equal(sameTwice.status, 422)
+    const rows = await t.service.ctx.storage.db.selectFrom('payloads').select('uuid').where('project_id', '=', projectId).execute()
+    assert.equal(rows.length, 0)
+    assert.equal((await postWithKeys(apiKey, ['a1, a2'])).status, 201, 'a key of its own with a comma is still a key')
   })
 })
