@@ -30,6 +30,8 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') refuse(`url must use http or https, not ${parsed.protocol.slice(0, -1)}`)
   if (parsed.username !== '' || parsed.password !== '')
     refuse('url must not contain a user name or password; authenticate deliveries with the signature')
+  // Port 0 is no port a receiver listens on: every delivery would fail to connect, for as long as the webhook lives.
+  if (parsed.port === '0') refuse('url must not use port 0, on which no receiver can listen')
 
   const host = webhookHost(parsed)
   // A host that does not resolve is refused even where private targets are allowed: it could never be delivered to.

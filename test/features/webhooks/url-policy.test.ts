@@ -192,6 +192,18 @@ describe('assertWebhookUrl', () => {
     }
   })
 
+  it('refuses port 0, to which no delivery can ever connect, in any spelling', async () => {
+    const lookup = resolvesTo('93.184.216.34')
+    for (const url of ['https://example.com:0/hook', 'http://example.com:00/hook', 'http://93.184.216.34:000/']) {
+      assert.equal(
+        await refusal(assertWebhookUrl(url, { allowPrivateTargets: false, lookup })),
+        'url must not use port 0, on which no receiver can listen',
+        url,
+      )
+    }
+    assert.equal((await assertWebhookUrl('https://example.com:8443/hook', { allowPrivateTargets: false, lookup })).port, '8443')
+  })
+
   it('refuses URLs longer than 2048 characters', async () => {
     const base = 'https://example.com/'
     const longest = base + 'a'.repeat(2048 - base.length)
