@@ -51,9 +51,10 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<ApiKeyRoutesDeps> = async (
         body: CreateKeyBody,
         response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404, 422) },
       },
-      // Every field is optional, so no body at all is an empty one.
+      // Every field is optional, so no body at all is an empty one; a body of JSON `null` is still one that is not an
+      // object (400, as on every route).
       preValidation: async (request) => {
-        request.body ??= {}
+        if (request.body === undefined) request.body = {}
       },
     },
     async (request, reply) => {

@@ -123,6 +123,11 @@ forEachDatabase('project endpoints', (dialect) => {
       assert.equal(unnamed.body.prefix, unnamed.body.apiKey.slice(0, 11))
       const emptyBody = await alice.post(`/api/v1/projects/${project.id}/keys`, {})
       assert.equal(emptyBody.body.name, 'API key')
+      for (const rawBody of ['null', '[]', '"key"', '7']) {
+        const notAnObject = await alice.post(`/api/v1/projects/${project.id}/keys`, undefined, { rawBody })
+        assert.equal(notAnObject.status, 400, rawBody)
+        assert.equal(notAnObject.body.error, 'Request body must be a JSON object')
+      }
       const named = await alice.post(`/api/v1/projects/${project.id}/keys`, { name: ' Production ' })
       assert.equal(named.body.name, 'Production')
       assert.equal((await callApi('GET', '/payloads', named.body.apiKey)).status, 200)
