@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, {
   type FastifyBaseLogger,
@@ -221,11 +221,42 @@ const textAjv = addFormats.default(new Ajv({ ...AJV_OPTIONS, coerceTypes: true }
 
 /**
  * Bodies are validated strictly (a string is never coerced into a number); query strings and path
- * parameters arrive as text, so their numbers are coerced. Set as the compilers factory (not with
- * setValidatorCompiler) so that plugins adding shared schemas keep it.
+ * parameters arrive as text, so their numbers are coerced, from decimal digits only (see integersAsDigits). Set as
+ * the compilers factory (not with setValidatorCompiler) so that plugins adding shared schemas keep it.
  */
 function validatorCompiler(): FastifySchemaCompiler<FastifySchema> {
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : textAjv.compile(schema))
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv.compile(schema) : integersAsDigits(schema, textAjv.compile(schema)))
+}
+
+/** An integer as text in a query or a path: decimal digits, with a minus sign for a negative one. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/
+
+/**
+ * A text part's validator that takes an integer only as decimal digits. Ajv coerces text with JavaScript's Number(),
+ * which reads "0x10" as 16, "1e2" as 100, " 5" and "5.0" as 5: a mistyped `limit` would be obeyed as another number
+ * rather than refused.
+ */
+function integersAsDigits(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  const integers = Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
+  if (integers.length === 0) return validate
+  const checked = ((data: Record<string, unknown> | undefined) => {
+    const errors = integers
+      .filter((name) => typeof data?.[name] === 'string' && !DECIMAL_INTEGER.test(data[name] as string))
+      .map((name) => ({
+        instancePath: `/${name}`,
+        schemaPath: '',
+        keyword: 'type',
+        params: {},
+        message: 'must be an integer in decimal digits',
+      }))
+    checked.errors = errors.length > 0 ? errors : undefined
+    if (errors.length > 0) return false
+    const valid = validate(data)
+    checked.errors = validate.errors
+    return valid
+  }) as ValidateFunction
+  return checked
 }
 
 /** JSON is the only body type (anything else is 415, as is a compressed body), with prototype-poisoning protection; an empty body (a DELETE sent with a JSON content type) is no body. */

@@ -283,11 +283,18 @@ forEachDatabase('payload API, bad input', (dialect) => {
       assert.equal(status, 404)
       assert.deepEqual(body, { error: 'Payload not found' })
     })
-    it('list bounds: limit above 100 or below 1, a negative offset, unknown parameters are 422 with details', async () => {
+    it('list bounds: limit above 100 or below 1, a negative offset, a number not in decimal digits, unknown parameters are 422 with details', async () => {
       const bad: [string, string][] = [
         ['limit=101', 'limit'],
         ['limit=0', 'limit'],
         ['limit=abc', 'limit'],
+        // Number() would read each of these as another number, which a mistyped query would then get.
+        ['limit=0x10', 'limit'],
+        ['limit=1e2', 'limit'],
+        ['limit=%205', 'limit'],
+        ['limit=5.0', 'limit'],
+        ['offset=%2B1', 'offset'],
+        ['offset=0b1', 'offset'],
         ['offset=-1', 'offset'],
         ['status=done', 'status'],
         ['page=2', 'page'],
