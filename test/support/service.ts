@@ -25,6 +25,8 @@ export interface TestServiceOptions {
   clock?: ManualClock
   /** Another instance on this database (left for its creator to drop) instead of a fresh one. */
   databaseUrl?: string
+  /** Where the service's log lines go, parsed, from level info up (otherwise TEST_LOG's level, silent by default). */
+  logLines?: Record<string, unknown>[]
 }
 
 export async function startTestService(dialect: TestDialect, options: TestServiceOptions = {}): Promise<TestService> {
@@ -39,7 +41,10 @@ export async function startTestService(dialect: TestDialect, options: TestServic
   const clock = options.clock ?? new ManualClock()
   const service = await startService(config, {
     clock,
-    logger: createLogger(process.env.TEST_LOG ?? 'silent'),
+    logger:
+      options.logLines === undefined
+        ? createLogger(process.env.TEST_LOG ?? 'silent')
+        : createLogger('info', { write: (line: string) => options.logLines?.push(JSON.parse(line)) }),
     listen: options.listen ?? false,
     workers: options.workers ?? false,
   })

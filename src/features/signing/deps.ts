@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../../platform/clock.js'
 import type { Db } from '../../platform/db/database.js'
 import { badGateway } from '../../platform/errors.js'
+import { logThrottled } from '../../platform/log-throttle.js'
 import { type XrplNode, XrplNodeUnavailableError } from '../../platform/xrpl/xrpl-node.js'
 import type { PayloadService } from '../payloads/service.js'
 import type { XamanClient } from './xaman/xaman-client.js'
@@ -31,17 +32,27 @@ export const LEDGER_UNAVAILABLE = 'The XRP Ledger cannot be reached from this se
  */
 export function requireNode(deps: Pick<SigningDeps, 'xrplNode' | 'logger'>, purpose: string): XrplNode {
   if (deps.xrplNode !== undefined) return deps.xrplNode
-  deps.logger.error({ purpose }, `no XRPL node is configured (XRPL_NODE_URL), so the service cannot ${purpose}`)
+  // Anyone holding a request's uuid can repeat this: one line a minute (log-throttle.ts).
+  logThrottled(
+    deps.logger,
+    'error',
+    'no-xrpl-node',
+    { purpose },
+    `no XRPL node is configured (XRPL_NODE_URL), so the service cannot ${purpose}`,
+  )
   throw badGateway(`${LEDGER_UNAVAILABLE}, so it cannot ${purpose}; the request is still pending, try again later`)
 }
 
-/** Asks the node; an unreachable node is a 502 (the request stays pending), its failure logged when `logger` is given. */
-export async function askNode<T>(request: () => Promise<T>, logger?: Pick<Logger, 'warn'>): Promise<T> {
+/**
+ * Asks the node; an unreachable node is a 502 (the request stays pending), its failure logged when `logger` is given,
+ * one line a minute however many approvals meet it.
+ */
+export async function askNode<T>(request: () => Promise<T>, logger?: Pick<Logger, 'warn' | 'error'>): Promise<T> {
   try {
     return await request()
   } catch (error) {
     if (error instanceof XrplNodeUnavailableError) {
-      logger?.warn({ err: error }, 'the XRPL node could not be reached')
+      if (logger !== undefined) logThrottled(logger, 'warn', 'xrpl-node-unreachable', { err: error }, 'the XRPL node could not be reached')
       throw badGateway(`${LEDGER_UNAVAILABLE}; the request is still pending, try again`)
     }
     throw error
