@@ -268,6 +268,11 @@ function registerJsonParser(app: FastifyInstance): void {
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
       return done(new AppError(415, `Unsupported Content-Encoding ${encoding}: send the body uncompressed`), undefined)
     }
+    // Likewise a transfer coding besides chunked (`gzip, chunked`): Node undoes the chunking and hands the rest on as it is.
+    const transfer = request.headers['transfer-encoding']
+    if (transfer !== undefined && transfer.split(',').some((coding) => coding.trim().toLowerCase() !== 'chunked')) {
+      return done(new AppError(415, `Unsupported Transfer-Encoding ${transfer}: send the body uncompressed`), undefined)
+    }
     if (body === '') return done(null, undefined)
     if (nestsDeeperThan(body as string, MAX_JSON_NESTING)) {
       return done(
