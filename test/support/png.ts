@@ -35,3 +35,22 @@ export function logoPng(size = 48, rgb: [number, number, number] = [11, 92, 213]
     chunk('IEND', Buffer.alloc(0)),
   ])
 }
+
+/**
+ * A black PNG of width x height pixels, one bit a pixel: its rows of zeros deflate a thousandfold, so a picture that
+ * takes a browser width x height x 4 bytes to show fits in a few kilobytes (a decompression bomb).
+ */
+export function blankPng(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(width, 0)
+  header.writeUInt32BE(height, 4)
+  header[8] = 1 // bit depth
+  header[9] = 0 // colour type: greyscale
+  const rows = Buffer.alloc(height * (1 + Math.ceil(width / 8)))
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}

@@ -1,6 +1,7 @@
 // What the signing page shows of a project beyond its name: a display name, a website proven to be the project's,
 // and a logo. Pure rules: normalising a website, the proof a website publishes, recognising an image. See docs/pages.md.
 import { createHash, randomBytes } from 'node:crypto'
+import { imageSize } from 'image-size'
 import type { FieldError } from '../../platform/errors.js'
 
 /** Where a website publishes its proof, under its origin (RFC 8615 well-known URI). */
@@ -54,6 +55,12 @@ export function displayOrigin(origin: string): string {
 }
 
 export const MAX_LOGO_BYTES = 100 * 1024
+/**
+ * The most pixels a logo may have on a side. A browser holds a picture as 4 bytes a pixel whatever its file's size,
+ * and a blank PNG of 16,384 x 16,384 deflates into 33 KB: one such logo would take a gigabyte of every signing page
+ * that shows it. 2,048 is four times what a 48-pixel logo needs on the densest screen, many times over.
+ */
+export const MAX_LOGO_SIDE = 2048
 export const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/webp'] as const
 export type LogoType = (typeof LOGO_TYPES)[number]
 
@@ -73,7 +80,8 @@ export function sniffImageType(bytes: Uint8Array): LogoType | undefined {
 
 /**
  * A logo sent as a data URL (`data:image/png;base64,...`, what a browser's FileReader gives), checked: base64, at
- * most MAX_LOGO_BYTES, and bytes whose signature matches the declared type.
+ * most MAX_LOGO_BYTES, bytes whose signature matches the declared type, and a size in pixels that its header gives,
+ * at most MAX_LOGO_SIDE a side.
  */
 export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buffer; sha256: string } | { error: FieldError } {
   const field = 'image'
@@ -90,7 +98,24 @@ export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buff
   const actual = sniffImageType(bytes)
   if (actual === undefined) return { error: { field, message: 'is not a PNG, JPEG or WebP image' } }
   if (actual !== declared) return { error: { field, message: `is declared ${declared} but its bytes are ${actual}` } }
+  const size = sizeOf(bytes)
+  if (size === undefined) return { error: { field, message: `is not a whole ${actual} image: its size in pixels cannot be read` } }
+  if (size.width > MAX_LOGO_SIDE || size.height > MAX_LOGO_SIDE) {
+    return {
+      error: { field, message: `must be at most ${MAX_LOGO_SIDE} x ${MAX_LOGO_SIDE} pixels (this one is ${size.width} x ${size.height})` },
+    }
+  }
   return { contentType: actual, bytes, sha256: createHash('sha256').update(bytes).digest('hex') }
+}
+
+/** An image's size in pixels, read from its header (image-size), or undefined when it has none to read. */
+function sizeOf(bytes: Buffer): { width: number; height: number } | undefined {
+  try {
+    const { width, height } = imageSize(bytes)
+    return width > 0 && height > 0 ? { width, height } : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** The public URL path of a project's logo; the hash makes each logo its own URL, cached for good. */

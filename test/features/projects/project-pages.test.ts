@@ -8,10 +8,15 @@ import { type DashboardClient, signedIn } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
+import { blankPng } from '../../support/png.js'
 import { startTestService, type TestService } from '../../support/service.js'
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const pngDataUrl = `data:image/png;base64,${PNG_1X1}`
+/** A 1 x 1 baseline JPEG, and a 1 x 1 lossless WebP. */
+const JPEG_1X1 =
+  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA='
+const WEBP_1X1 = 'UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=='
 
 /** A website under the test's control: answers each path with what the test sets, and records what it was asked. */
 class TestWebsite {
@@ -232,8 +237,7 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       assert.deepEqual(Buffer.from(await served.arrayBuffer()), Buffer.from(PNG_1X1, 'base64'))
 
       // A new logo is a new URL; the old one is gone.
-      const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 1)])
-      const replaced = await alice.put(`/api/v1/projects/${id}/logo`, { image: `data:image/jpeg;base64,${jpeg.toString('base64')}` })
+      const replaced = await alice.put(`/api/v1/projects/${id}/logo`, { image: `data:image/jpeg;base64,${JPEG_1X1}` })
       assert.notEqual(replaced.body.logoUrl, uploaded.body.logoUrl)
       assert.equal((await fetch(`${t.url}${uploaded.body.logoUrl}`)).status, 404)
       assert.equal((await fetch(`${t.url}${replaced.body.logoUrl}`)).headers.get('content-type'), 'image/jpeg')
@@ -256,6 +260,33 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       assert.equal(mislabelled.status, 422)
       assert.match(mislabelled.body.details[0].message, /declared image\/webp but its bytes are image\/png/)
       assert.equal((await alice.get(`/api/v1/projects/${id}`)).body.logoUrl, null)
+    })
+
+    it('refuses a picture whose size cannot be read, or one too large to show: a decompression bomb of 33 KB', async () => {
+      const { id } = await newProject(alice)
+      const put = (type: string, bytes: Buffer) =>
+        alice.put(`/api/v1/projects/${id}/logo`, { image: `data:${type};base64,${bytes.toString('base64')}` })
+      // The signature alone, or followed by filler: no header gives a size.
+      for (const bytes of [Buffer.from([0xff, 0xd8, 0xff]), Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 1)])]) {
+        const headless = await put('image/jpeg', bytes)
+        assert.equal(headless.status, 422)
+        assert.deepEqual(headless.body.details, [
+          { field: 'image', message: 'is not a whole image/jpeg image: its size in pixels cannot be read' },
+        ])
+      }
+      // 16,384 pixels a side, which a browser holds as a gigabyte, in a file far under the 100 KB limit.
+      const bomb = blankPng(16_384, 16_384)
+      assert.ok(bomb.length < 40 * 1024, `${bomb.length} bytes`)
+      const refused = await put('image/png', bomb)
+      assert.equal(refused.status, 422)
+      assert.deepEqual(refused.body.details, [
+        { field: 'image', message: 'must be at most 2048 x 2048 pixels (this one is 16384 x 16384)' },
+      ])
+      assert.equal((await put('image/png', blankPng(2048, 2049))).status, 422)
+      assert.equal((await alice.get(`/api/v1/projects/${id}`)).body.logoUrl, null)
+      // At the limit, and each kind of picture, taken.
+      assert.equal((await put('image/png', blankPng(2048, 2048))).status, 200)
+      assert.equal((await put('image/webp', Buffer.from(WEBP_1X1, 'base64'))).status, 200)
     })
 
     it('refuses a logo over 100 KB (422) and a body far over it (413)', async () => {
