@@ -6,7 +6,10 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import Fastify, {
   type FastifyBaseLogger,
+  type FastifyError,
   type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
   type FastifySchema,
   type FastifySchemaCompiler,
   type FastifyServerOptions,
@@ -62,6 +65,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     },
     return503OnClosing: true,
     trustProxy: ctx.config.trustProxy,
+    maxParamLength: MAX_PARAM_LENGTH,
+    frameworkErrors: answerRouterError,
     schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
   })
 
@@ -208,6 +213,25 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
   )
 
   return app
+}
+
+/** Fastify's router refuses a path segment longer than this before any route runs (its default). */
+const MAX_PARAM_LENGTH = 100
+
+/**
+ * What Fastify's router refuses before any route or hook runs (a path that does not decode, a path parameter over
+ * MAX_PARAM_LENGTH characters), answered in the service's error shape with the request's id, rather than in
+ * Fastify's own, which echoed the whole path back.
+ */
+function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    reply.code(414).send({ error: `A segment of the request path is longer than ${MAX_PARAM_LENGTH} characters` })
+  } else if (error.code === 'FST_ERR_BAD_URL') {
+    reply.code(400).send({ error: 'The request path is not valid: a % in it must begin an escape such as %2F' })
+  } else {
+    reply.code(400).send({ error: 'Bad request' })
+  }
 }
 
 const AJV_OPTIONS = { allErrors: true, strict: false, removeAdditional: false as const, useDefaults: true }
