@@ -65,7 +65,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     },
     return503OnClosing: true,
     trustProxy: ctx.config.trustProxy,
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerRouterError,
     schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
   })
