@@ -46,7 +46,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 function sendAppError(reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers)
-  const body = error.details ? { error: error.message, details: error.details } : { error: error.message, ...error.fields }
+  // Every 422 lists its first MAX_DETAILS problems, whichever rule found them.
+  const body = error.details
+    ? { error: error.message, details: error.details.slice(0, MAX_DETAILS) }
+    : { error: error.message, ...error.fields }
   return reply.code(error.statusCode).send(body)
 }
 

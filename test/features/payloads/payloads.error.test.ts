@@ -8,6 +8,15 @@ import { bearer, startTestService, type TestService } from '../../support/servic
 
 /** The genesis account, as an account that signs. */
 const ACCOUNT = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh'
+/** A deposit of XRP into an XRP/USD pool, valid as it is. */
+const AMM_DEPOSIT = {
+  TransactionType: 'AMMDeposit',
+  Account: ACCOUNT,
+  Asset: { currency: 'XRP' },
+  Asset2: { currency: 'USD', issuer: DESTINATION },
+  Amount: '1000',
+  Flags: 0x00080000,
+}
 /** DESTINATION with tag 7, as an X-address on the main network. */
 const TAGGED_X_ADDRESS = classicAddressToXAddress(DESTINATION, 7, false)
 
@@ -124,7 +133,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
       ['signAndSubmit without transaction', { type: 'signAndSubmit' }, 'transaction'],
       ['transaction that is not an object', { type: 'sign', transaction: 'Payment' }, 'transaction'],
       ['transaction without TransactionType', { type: 'sign', transaction: { Amount: '1' } }, 'transaction.TransactionType'],
-      ['unknown TransactionType', { type: 'sign', transaction: { TransactionType: 'Teleport' } }, 'transaction'],
+      ['unknown TransactionType', { type: 'sign', transaction: { TransactionType: 'Teleport' } }, 'transaction.TransactionType'],
       ['Amount as a number', { type: 'sign', transaction: { ...paymentTransaction(), Amount: 1000 } }, 'transaction.Amount'],
       ['TxnSignature set', { type: 'sign', transaction: { ...paymentTransaction(), TxnSignature: 'AB' } }, 'transaction.TxnSignature'],
       [
@@ -133,7 +142,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
         'transaction.SigningPubKey',
       ],
       ['Signers set', { type: 'sign', transaction: { ...paymentTransaction(), Signers: [] } }, 'transaction.Signers'],
-      ['a field the codec does not know', { type: 'sign', transaction: { ...paymentTransaction(), Colour: 'red' } }, 'transaction'],
+      ['a field the codec does not know', { type: 'sign', transaction: { ...paymentTransaction(), Colour: 'red' } }, 'transaction.Colour'],
       // The codec takes these, so that no wallet's signed transaction could ever match the request: each is refused at creation.
       ['Flags as a string', { type: 'sign', transaction: { ...paymentTransaction(), Flags: 'x' } }, 'transaction.Flags'],
       ['Flags as a string of digits', { type: 'sign', transaction: { ...paymentTransaction(), Flags: '5' } }, 'transaction.Flags'],
@@ -180,13 +189,71 @@ forEachDatabase('payload API, bad input', (dialect) => {
       [
         'an issued amount in XRP',
         { type: 'sign', transaction: { ...paymentTransaction({ currency: 'XRP', issuer: DESTINATION, value: '1' }) } },
-        'transaction.Amount.currency',
+        'transaction.Amount',
       ],
       ...['EnableAmendment', 'SetFee', 'UNLModify', 'Invalid'].map((TransactionType): [string, unknown, string] => [
         `the pseudo-transaction ${TransactionType}`,
         { type: 'sign', transaction: { TransactionType, Account: ACCOUNT } },
         'transaction.TransactionType',
       ]),
+      [
+        'an amount field beyond the common ones in hex',
+        { type: 'sign', transaction: { ...AMM_DEPOSIT, Amount: '1000', Amount2: '0x10' } },
+        'transaction.Amount2',
+      ],
+      [
+        'an issued value in hex',
+        { type: 'sign', transaction: paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '0x10' }) },
+        'transaction.Amount',
+      ],
+      [
+        'an issued amount with a field the codec would leave out',
+        { type: 'sign', transaction: paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '1', note: 'x' }) },
+        'transaction.Amount',
+      ],
+      [
+        'a memo of odd-length hex',
+        { type: 'sign', transaction: { ...paymentTransaction(), Memos: [{ Memo: { MemoData: 'abc' } }] } },
+        'transaction.Memos.0.Memo.MemoData',
+      ],
+      ['a Domain of odd-length hex', { type: 'sign', transaction: { TransactionType: 'AccountSet', Domain: 'abc' } }, 'transaction.Domain'],
+      [
+        'a hash one digit too long',
+        { type: 'sign', transaction: { ...paymentTransaction(), InvoiceID: `${'AB'.repeat(32)}C` } },
+        'transaction.InvoiceID',
+      ],
+      [
+        'a field name in lower case',
+        { type: 'sign', transaction: { ...paymentTransaction(), destinationTag: 42 } },
+        'transaction.destinationTag',
+      ],
+      [
+        'a memo field name in lower case',
+        { type: 'sign', transaction: { ...paymentTransaction(), Memos: [{ Memo: { memoType: 'AA' } }] } },
+        'transaction.Memos.0.Memo.memoType',
+      ],
+      ['a field by its number', { type: 'sign', transaction: { ...paymentTransaction(), 65537: 1 } }, 'transaction.65537'],
+      ['a field the codec does not write', { type: 'sign', transaction: { ...paymentTransaction(), hash: 'AB' } }, 'transaction.hash'],
+      [
+        'a memo not wrapped in {Memo}',
+        { type: 'sign', transaction: { ...paymentTransaction(), Memos: [{ MemoData: 'AA' }] } },
+        'transaction.Memos.0',
+      ],
+      [
+        'a TransactionType by its number',
+        { type: 'sign', transaction: { ...paymentTransaction(), TransactionType: '20' } },
+        'transaction.TransactionType',
+      ],
+      [
+        'an asset in XRP with an issuer',
+        { type: 'sign', transaction: { ...AMM_DEPOSIT, Asset: { currency: 'XRP', issuer: DESTINATION } } },
+        'transaction.Asset',
+      ],
+      [
+        'an issued asset without its issuer',
+        { type: 'sign', transaction: { ...AMM_DEPOSIT, Asset2: { currency: 'USD' } } },
+        'transaction.Asset2',
+      ],
       ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
       ['transaction on connect', { type: 'connect', transaction: paymentTransaction() }, 'transaction'],
       ['signMessage without message', { type: 'signMessage' }, 'message'],
@@ -219,13 +286,48 @@ forEachDatabase('payload API, bad input', (dialect) => {
     }
 
     it('a transaction the codec trips on is 422 without the codec’s internals', async () => {
-      for (const transaction of [{ TransactionType: 'toString' }, { TransactionType: 'constructor' }]) {
+      for (const transaction of [
+        { ...paymentTransaction(), Paths: [[null]] },
+        { ...paymentTransaction(), XChainBridge: null },
+      ]) {
         const { status, body } = await refused({ payload: { type: 'sign', transaction } })
         assert.equal(status, 422)
         assert.deepEqual(body.details, [
           { field: 'transaction', message: 'cannot be encoded as an XRP Ledger transaction: a field holds a value the codec cannot take' },
         ])
       }
+    })
+
+    it('transactions of other shapes are taken: an AMM deposit, an MPT amount, memos and a domain in hex of either case', async () => {
+      for (const transaction of [
+        AMM_DEPOSIT,
+        { ...AMM_DEPOSIT, Asset2: { mpt_issuance_id: '00'.repeat(24) }, Amount2: { mpt_issuance_id: '00'.repeat(24), value: '100' } },
+        paymentTransaction({ mpt_issuance_id: `${'0A'.repeat(23)}ff`, value: '5' }),
+        paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '-1.5e-3' }),
+        { ...paymentTransaction(), Memos: [{ Memo: { MemoType: '6f72646572', MemoData: '' } }], InvoiceID: 'ab'.repeat(32) },
+        { TransactionType: 'AccountSet', Domain: '6578616D706C652E636F6D', SetFlag: 8 },
+        {
+          TransactionType: 'SignerListSet',
+          SignerQuorum: 2,
+          SignerEntries: [{ SignerEntry: { Account: DESTINATION, SignerWeight: 2 } }],
+        },
+      ]) {
+        const response = await t.inject({
+          method: 'POST',
+          url: '/api/v1/payloads',
+          headers: bearer(pro),
+          payload: { type: 'sign', transaction },
+        })
+        assert.equal(response.statusCode, 201, `${JSON.stringify(transaction)}: ${response.body}`)
+      }
+    })
+
+    it('a transaction with thousands of problems lists its first 50, in an answer of a few kilobytes', async () => {
+      const Memos = Array.from({ length: 2000 }, () => ({ Memo: { MemoType: 'abc' } }))
+      const { status, body } = await refused({ payload: { type: 'sign', transaction: { ...paymentTransaction(), Memos } } })
+      assert.equal(status, 422)
+      assert.equal(body.details?.length, 50)
+      assert.ok(JSON.stringify(body).length < 10_000, `${JSON.stringify(body).length} characters`)
     })
 
     it('an X-address with a tag is refused with its classic address and tag named; one without a tag is taken', async () => {

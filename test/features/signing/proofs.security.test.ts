@@ -24,6 +24,11 @@ const approve = (service: Injector, uuid: string, body: object) =>
   service.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/approve`, payload: body })
 const challengeOf = async (t: TestService, uuid: string) =>
   (await t.inject({ method: 'GET', url: `/api/v1/sign/${uuid}` })).json().challenge as string
+/** The connect transaction with one hex digit more on its memo type: the codec drops an odd last digit. */
+const withOddMemoType = (transaction: Record<string, unknown>) => {
+  const [{ Memo }] = transaction.Memos as [{ Memo: Record<string, string> }]
+  return { ...transaction, Memos: [{ Memo: { ...Memo, MemoType: `${Memo.MemoType}A` } }] }
+}
 const detailFields = (response: { json(): { details?: Array<{ field: string }> } }) => (response.json().details ?? []).map((d) => d.field)
 
 forEachDatabase('proofs out of their context', (dialect) => {
@@ -88,6 +93,36 @@ forEachDatabase('proofs out of their context', (dialect) => {
       const signed = victim.sign(connectTransaction as Parameters<Wallet['sign']>[0])
       assert.equal((await readPayload(t, bankKey, bankConnect)).status, 'pending')
       assert.equal(rippled.submitted.includes(signed.tx_blob), false)
+    })
+
+    it('the connect transaction with its memo type one hex digit longer, which the codec signs as the memo type itself, is refused at creation', async () => {
+      const victim = Wallet.generate()
+      const bankConnect = await createPayload(t, bankKey, { type: 'connect' })
+      const connectTransaction = buildConnectTransaction(await challengeOf(t, bankConnect), victim.classicAddress)
+      const lure = await createAs(attackerKey, { type: 'sign', transaction: withOddMemoType(connectTransaction) })
+      assert.equal(lure.statusCode, 422, lure.body)
+      assert.deepEqual(detailFields(lure), ['transaction.Memos.0.Memo.MemoType'])
+    })
+
+    it('such a lure created before odd-length hex was refused is refused when signed, and its blob never signs anyone in', async () => {
+      const victim = Wallet.generate()
+      const bankConnect = await createPayload(t, bankKey, { type: 'connect' })
+      const connectTransaction = buildConnectTransaction(await challengeOf(t, bankConnect), victim.classicAddress)
+      const lure = await createPayload(t, attackerKey, { type: 'sign', transaction: paymentTransaction() })
+      await t.service.ctx.storage.db
+        .updateTable('payloads')
+        .set({ transaction_json: JSON.stringify(withOddMemoType(connectTransaction)) })
+        .where('uuid', '=', lure)
+        .execute()
+      // The victim's wallet signs what the codec makes of the request: the memo type exactly countersign/connect.
+      const signed = victim.sign(connectTransaction as Parameters<Wallet['sign']>[0])
+      const response = await approve(t, lure, { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob })
+      assert.equal(response.statusCode, 422, response.body)
+      assert.deepEqual(detailFields(response), ['transaction.Memos'])
+      const read = await readPayload(t, attackerKey, lure)
+      assert.equal(read.status, 'pending')
+      assert.equal(read.txBlob, null, 'the attacker never gets the blob to take to the bank')
+      assert.equal((await readPayload(t, bankKey, bankConnect)).status, 'pending')
     })
 
     it('a lure created before the rule existed is refused when signed, and never reaches the other project', async () => {

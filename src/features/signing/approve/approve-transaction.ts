@@ -15,16 +15,12 @@ export async function approveTransaction(deps: SigningDeps, payload: Payload, ap
   const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
   if (payload.multisign !== null) return approveMultisigned(deps, payload, approval.walletAdapter, signedTransaction)
   const requested = payload.transaction as Record<string, unknown>
-  // Created before such transactions were refused at creation: signed, it would be a sign-in elsewhere.
-  if (couldPassAsConnectTransaction(requested)) {
-    throw unprocessable([
-      {
-        field: 'transaction.Memos',
-        message: 'carry the countersign/connect memo, so its signature would sign in elsewhere: this request cannot be signed',
-      },
-    ])
-  }
+  // Created before such transactions were refused at creation: signed, it would be a sign-in elsewhere. The signed
+  // transaction is looked at too, as the codec wrote it: a request created before odd-length hex was refused could
+  // carry the memo type with one digit more ("…636F6E6E656374A"), which the codec signs as the memo type itself.
+  if (couldPassAsConnectTransaction(requested)) throw connectMemoRefused()
   const verified = verifySignedTransaction(requested, signedTransaction)
+  if (couldPassAsConnectTransaction(verified.transaction)) throw connectMemoRefused()
   const signed: ProvenResolution = {
     walletAdapter: approval.walletAdapter,
     signerAddress: verified.signerAddress,
@@ -37,4 +33,13 @@ export async function approveTransaction(deps: SigningDeps, payload: Payload, ap
   await deps.payloads.assertProofUnused(signed.proofKey)
   if (payload.type === 'sign') return deps.payloads.resolveSigned(payload.uuid, signed)
   return submitAndResolve(deps, payload, verified, signed)
+}
+
+function connectMemoRefused() {
+  return unprocessable([
+    {
+      field: 'transaction.Memos',
+      message: 'carry the countersign/connect memo, so its signature would sign in elsewhere: this request cannot be signed',
+    },
+  ])
 }
