@@ -1,7 +1,6 @@
 // What the signing page shows of a project beyond its name: a display name, a website proven to be the project's,
 // and a logo. Pure rules: normalising a website, the proof a website publishes, recognising an image. See docs/pages.md.
 import { createHash, randomBytes } from 'node:crypto'
-import { imageSize } from 'image-size'
 import type { FieldError } from '../../platform/errors.js'
 
 /** Where a website publishes its proof, under its origin (RFC 8615 well-known URI). */
@@ -80,7 +79,7 @@ export function sniffImageType(bytes: Uint8Array): LogoType | undefined {
 
 /**
  * A logo sent as a data URL (`data:image/png;base64,...`, what a browser's FileReader gives), checked: base64, at
- * most MAX_LOGO_BYTES, bytes whose signature matches the declared type, and a size in pixels that its header gives,
+ * most MAX_LOGO_BYTES, bytes whose signature matches the declared type, and a size in pixels that its header gives as a decoder reads it,
  * at most MAX_LOGO_SIDE a side.
  */
 export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buffer; sha256: string } | { error: FieldError } {
@@ -98,7 +97,7 @@ export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buff
   const actual = sniffImageType(bytes)
   if (actual === undefined) return { error: { field, message: 'is not a PNG, JPEG or WebP image' } }
   if (actual !== declared) return { error: { field, message: `is declared ${declared} but its bytes are ${actual}` } }
-  const size = sizeOf(bytes)
+  const size = sizeOf(bytes, actual)
   if (size === undefined) return { error: { field, message: `is not a whole ${actual} image: its size in pixels cannot be read` } }
   if (size.width > MAX_LOGO_SIDE || size.height > MAX_LOGO_SIDE) {
     return {
@@ -108,13 +107,70 @@ export function parseLogo(dataUrl: string): { contentType: LogoType; bytes: Buff
   return { contentType: actual, bytes, sha256: createHash('sha256').update(bytes).digest('hex') }
 }
 
-/** An image's size in pixels, read from its header (image-size), or undefined when it has none to read. */
-function sizeOf(bytes: Buffer): { width: number; height: number } | undefined {
-  try {
-    const { width, height } = imageSize(bytes)
-    return width > 0 && height > 0 ? { width, height } : undefined
-  } catch {
-    return undefined
+/**
+ * An image's size in pixels, as a browser's decoder reads it from a well-formed file, or undefined when the file is
+ * not one. Read strictly, by the formats' own rules: a lenient reader (image-size slides over a stray byte between
+ * JPEG markers, where a decoder skips it) can be shown a small decoy frame while the decoder reads a large one.
+ */
+function sizeOf(bytes: Buffer, type: LogoType): { width: number; height: number } | undefined {
+  const size = type === 'image/png' ? pngSize(bytes) : type === 'image/jpeg' ? jpegSize(bytes) : webpSize(bytes)
+  return size !== undefined && size.width > 0 && size.height > 0 ? size : undefined
+}
+
+/** PNG: the IHDR chunk, which must come first. */
+function pngSize(bytes: Buffer): { width: number; height: number } | undefined {
+  if (bytes.length < 33 || bytes.readUInt32BE(8) !== 13 || bytes.toString('latin1', 12, 16) !== 'IHDR') return undefined
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) }
+}
+
+/** The JPEG markers that start a frame (SOF0-SOF15 but for DHT, JPG and DAC), whose header gives the size. */
+const JPEG_FRAME_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf])
+const JPEG_START_OF_SCAN = 0xda
+
+/**
+ * JPEG: the one frame header before the first scan, the segments before it read one after another, each starting
+ * where the last ended. Anything else there (a stray byte, a second frame, a scan before the frame, a segment that
+ * runs past the end) is not a well-formed file.
+ */
+function jpegSize(bytes: Buffer): { width: number; height: number } | undefined {
+  let size: { width: number; height: number } | undefined
+  let at = 2
+  while (at + 4 <= bytes.length) {
+    if (bytes[at] !== 0xff) return undefined
+    let marker = bytes[at + 1] as number
+    // A marker may be preceded by any number of 0xFF fill bytes.
+    while (marker === 0xff && at + 5 <= bytes.length) marker = bytes[++at + 1] as number
+    if (marker === JPEG_START_OF_SCAN) return size
+    // Markers without a segment (SOI, EOI, RSTn, TEM) have no place before the first scan.
+    if (marker === 0x00 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd9)) return undefined
+    const length = bytes.readUInt16BE(at + 2)
+    if (length < 2 || at + 2 + length > bytes.length) return undefined
+    if (JPEG_FRAME_MARKERS.has(marker)) {
+      if (size !== undefined || length < 8) return undefined
+      size = { height: bytes.readUInt16BE(at + 5), width: bytes.readUInt16BE(at + 7) }
+    }
+    at += 2 + length
+  }
+  return undefined
+}
+
+/** WebP: the first chunk, lossy (VP8), lossless (VP8L) or extended (VP8X, the canvas every frame must fit in). */
+function webpSize(bytes: Buffer): { width: number; height: number } | undefined {
+  if (bytes.length < 25) return undefined
+  switch (bytes.toString('latin1', 12, 16)) {
+    case 'VP8 ':
+      if (bytes.length < 30 || bytes[23] !== 0x9d || bytes[24] !== 0x01 || bytes[25] !== 0x2a) return undefined
+      return { width: bytes.readUInt16LE(26) & 0x3fff, height: bytes.readUInt16LE(28) & 0x3fff }
+    case 'VP8L': {
+      if (bytes[20] !== 0x2f) return undefined
+      const bits = bytes.readUInt32LE(21)
+      return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) }
+    }
+    case 'VP8X':
+      if (bytes.length < 30) return undefined
+      return { width: 1 + bytes.readUIntLE(24, 3), height: 1 + bytes.readUIntLE(27, 3) }
+    default:
+      return undefined
   }
 }
 

@@ -13,6 +13,44 @@ import { startTestService, type TestService } from '../../support/service.js'
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
 const pngDataUrl = `data:image/png;base64,${PNG_1X1}`
+/** A JPEG segment: its marker, its length, its body. */
+const segment = (marker: number, body: number[]) => Buffer.from([0xff, marker, (body.length + 2) >> 8, (body.length + 2) & 0xff, ...body])
+/** The header of a greyscale baseline JPEG of width x height, up to its first scan: what gives its size. */
+const jpegOfSize = (width: number, height: number, strayByte = false) =>
+  Buffer.concat([
+    Buffer.from([0xff, 0xd8]),
+    segment(0xe0, [0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
+    Buffer.from(strayByte ? [0x00] : []),
+    segment(0xdb, [0x00, ...Array(64).fill(1)]),
+    segment(0xc0, [8, height >> 8, height & 0xff, width >> 8, width & 0xff, 1, 1, 0x11, 0]),
+    segment(0xc4, [0x00, 1, ...Array(15).fill(0), 0x00]),
+    segment(0xc4, [0x10, 1, ...Array(15).fill(0), 0x00]),
+    segment(0xda, [1, 1, 0x00, 0, 63, 0]),
+    Buffer.alloc(64, 0),
+    Buffer.from([0xff, 0xd9]),
+  ])
+/**
+ * A JPEG of `side` pixels a side with a stray byte after its first segment, and a 16 x 16 frame where a reader that
+ * slides over the stray byte one at a time would land (the two bytes after the first length byte, read as a length).
+ */
+const jpegWithHiddenFrame = (side: number) => {
+  const file = jpegOfSize(side, side, true)
+  const decoyAt = 5 + ((0x10 << 8) | 0x4a)
+  return Buffer.concat([file, Buffer.alloc(decoyAt - file.length), Buffer.from([0xff, 0xc0, 0, 11, 8, 0, 16, 0, 16, 1, 1, 0x11, 0])])
+}
+/** An extended WebP whose canvas is width x height (a VP8X chunk alone). */
+const webpCanvas = (width: number, height: number) => {
+  const chunk = Buffer.alloc(18)
+  chunk.write('VP8X', 0, 'latin1')
+  chunk.writeUInt32LE(10, 4)
+  chunk.writeUIntLE(width - 1, 12, 3)
+  chunk.writeUIntLE(height - 1, 15, 3)
+  const header = Buffer.alloc(12)
+  header.write('RIFF', 0, 'latin1')
+  header.writeUInt32LE(4 + chunk.length, 4)
+  header.write('WEBP', 8, 'latin1')
+  return Buffer.concat([header, chunk])
+}
 /** A 1 x 1 baseline JPEG, and a 1 x 1 lossless WebP. */
 const JPEG_1X1 =
   '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA='
@@ -274,6 +312,17 @@ forEachDatabase('project display name, website and logo', (dialect) => {
           { field: 'image', message: 'is not a whole image/jpeg image: its size in pixels cannot be read' },
         ])
       }
+      // A decoy: a decoder skips the stray byte after the first segment and reads a frame of 16,384 pixels a side; a
+      // lenient reader slides over it and finds a small frame placed after the end of the image.
+      const hidden = await put('image/jpeg', jpegWithHiddenFrame(16_384))
+      assert.equal(hidden.status, 422)
+      assert.deepEqual(hidden.body.details, [
+        { field: 'image', message: 'is not a whole image/jpeg image: its size in pixels cannot be read' },
+      ])
+      const large = await put('image/jpeg', jpegOfSize(16_384, 16_384))
+      assert.deepEqual(large.body.details, [{ field: 'image', message: 'must be at most 2048 x 2048 pixels (this one is 16384 x 16384)' }])
+      const canvas = await put('image/webp', webpCanvas(16_384, 16_384))
+      assert.deepEqual(canvas.body.details, [{ field: 'image', message: 'must be at most 2048 x 2048 pixels (this one is 16384 x 16384)' }])
       // 16,384 pixels a side, which a browser holds as a gigabyte, in a file far under the 100 KB limit.
       const bomb = blankPng(16_384, 16_384)
       assert.ok(bomb.length < 40 * 1024, `${bomb.length} bytes`)
@@ -287,6 +336,8 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       // At the limit, and each kind of picture, taken.
       assert.equal((await put('image/png', blankPng(2048, 2048))).status, 200)
       assert.equal((await put('image/webp', Buffer.from(WEBP_1X1, 'base64'))).status, 200)
+      assert.equal((await put('image/jpeg', Buffer.from(JPEG_1X1, 'base64'))).status, 200)
+      assert.equal((await put('image/jpeg', jpegOfSize(2048, 16))).status, 200)
     })
 
     it('refuses a logo over 100 KB (422) and a body far over it (413)', async () => {
