@@ -16,7 +16,10 @@ const windows = new WeakMap<object, Map<string, Window>>()
 
 /**
  * Logs `message` at `level` unless the same condition (`key`) was logged through this logger within the last minute;
- * the first line after a quiet minute carries `leftOut`, the count of lines it stands for. Returns whether it logged.
+ * the first line after a quiet minute carries `leftOut`, the count of lines left out since the last. Keys are a few
+ * fixed conditions, never a value from a request, so their memory is bounded. What a repeat within the minute would
+ * have said otherwise (another error's message) is not written, and the count of the last burst only with the
+ * condition's next line. Returns whether it logged.
  */
 export function logThrottled(
   logger: Pick<Logger, 'warn' | 'error'>,

@@ -32,11 +32,11 @@ export const LEDGER_UNAVAILABLE = 'The XRP Ledger cannot be reached from this se
  */
 export function requireNode(deps: Pick<SigningDeps, 'xrplNode' | 'logger'>, purpose: string): XrplNode {
   if (deps.xrplNode !== undefined) return deps.xrplNode
-  // Anyone holding a request's uuid can repeat this: one line a minute (log-throttle.ts).
+  // Anyone holding a request's uuid can repeat this: one line a minute for each purpose (log-throttle.ts).
   logThrottled(
     deps.logger,
     'error',
-    'no-xrpl-node',
+    `no-xrpl-node: ${purpose}`,
     { purpose },
     `no XRPL node is configured (XRPL_NODE_URL), so the service cannot ${purpose}`,
   )

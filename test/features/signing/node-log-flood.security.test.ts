@@ -1,9 +1,10 @@
-// A visitor who holds a signAndSubmit request's uuid can approve it over and over while the service has no XRPL node:
-// each approval is the documented 502 and the request stays pending. Each used to write an error line to the
-// operator's log, up to the signing routes' 120 a minute per request, and as many more as the visitor has requests:
-// now the condition is logged once a minute, whatever the repeats.
+// A visitor who holds a signAndSubmit request's uuid can approve it over and over while the service has no XRPL node,
+// or while its node cannot be reached: each approval is the documented 502 and the request stays pending. The
+// operator's log says why, once a minute: not a line per approval, which the visitor could repeat up to the signing
+// routes' 120 a minute per request, and as many more as the visitor has requests.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { createServer } from 'node:net'
+import { after, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
@@ -13,32 +14,52 @@ import { signRequested } from '../../support/wallet-signing.js'
 const APPROVALS = 40
 const WARN = 40
 
-describe('approvals repeated while the service has no XRPL node', () => {
-  const logLines: Record<string, unknown>[] = []
-  let t: TestService
-  before(async () => {
-    t = await startTestService('sqlite', { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' }, logLines })
-  })
-  after(() => t.stop())
+/** A port nothing listens on: taken, then let go. */
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
-  it('write one error line, not one per approval', async () => {
-    const { apiKey } = await t.createProject('pro')
-    const requested = paymentTransaction()
-    const uuids = [
-      await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
-      await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
-    ]
-    const blob = signRequested(Wallet.generate(), requested).tx_blob
-    for (let approval = 0; approval < APPROVALS; approval++) {
-      const response = await t.inject({
-        method: 'POST',
-        url: `/api/v1/sign/${uuids[approval % 2]}/approve`,
-        payload: { walletAdapter: 'gemwallet', signedTransaction: blob },
-      })
-      assert.equal(response.statusCode, 502, response.body)
-    }
-    const loud = logLines.filter((line) => (line.level as number) >= WARN)
-    assert.equal(loud.length, 1, JSON.stringify(loud.map((line) => line.msg)))
-    assert.match(String(loud[0]?.msg), /no XRPL node is configured/)
+describe('approvals repeated while the XRPL node cannot be asked', () => {
+  const services: TestService[] = []
+  after(async () => {
+    for (const service of services) await service.stop()
   })
+
+  for (const [setting, nodeUrl, said] of [
+    ['no XRPL node configured', async () => undefined, /^no XRPL node is configured \(XRPL_NODE_URL\)/],
+    ['an XRPL node that is down', async () => `ws://127.0.0.1:${await closedPort()}`, /^the XRPL node could not be reached$/],
+  ] as const) {
+    it(`write one line that says why, not one per approval, with ${setting}`, async () => {
+      const logLines: Record<string, unknown>[] = []
+      const url = await nodeUrl()
+      const env: Record<string, string> = {
+        LIMITS_PRO: '{"requestsPerMinute": 100000}',
+        ...(url === undefined ? {} : { XRPL_NODE_URL: url }),
+      }
+      const t = await startTestService('sqlite', { env, logLines })
+      services.push(t)
+      const { apiKey } = await t.createProject('pro')
+      const requested = paymentTransaction()
+      const uuids = [
+        await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
+        await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
+      ]
+      const blob = signRequested(Wallet.generate(), requested).tx_blob
+      for (let approval = 0; approval < APPROVALS; approval++) {
+        const response = await t.inject({
+          method: 'POST',
+          url: `/api/v1/sign/${uuids[approval % 2]}/approve`,
+          payload: { walletAdapter: 'gemwallet', signedTransaction: blob },
+        })
+        assert.equal(response.statusCode, 502, response.body)
+      }
+      const loud = logLines.filter((line) => (line.level as number) >= WARN)
+      assert.equal(loud.length, 1, JSON.stringify(loud.map((line) => line.msg)))
+      assert.match(String(loud[0]?.msg), said)
+    })
+  }
 })

@@ -38,10 +38,14 @@ export function assertAllowedSigner(payload: Payload, signerAddress: string): vo
  * With an XRPL node configured: a master key the account has disabled (lsfDisableMaster) speaks for nobody. Without
  * a node this is not checked (docs/signing.md).
  */
-export async function assertMasterKeyEnabled(deps: Pick<SigningDeps, 'xrplNode'>, account: string, field: string): Promise<void> {
+export async function assertMasterKeyEnabled(
+  deps: Pick<SigningDeps, 'xrplNode' | 'logger'>,
+  account: string,
+  field: string,
+): Promise<void> {
   const node = deps.xrplNode
   if (node === undefined) return
-  if (await askNode(() => node.isMasterKeyDisabled(account))) {
+  if (await askNode(() => node.isMasterKeyDisabled(account), deps.logger)) {
     throw unprocessable(
       [{ field, message: `is the master key of ${account}, which the account has disabled (lsfDisableMaster): it no longer signs for it` }],
       'The signing key does not speak for the account',
