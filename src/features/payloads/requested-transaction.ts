@@ -189,7 +189,9 @@ function checkArrayEntry(entry: unknown, path: string, errors: FieldError[]): vo
  * names the account and the tag apart, never matches the request's field by field.
  */
 function xAddressProblem(name: string, value: unknown, topLevel: boolean): string | undefined {
-  if (typeof value !== 'string' || !isValidXAddress(value)) return undefined
+  // An X-address starts with X (main network) or T (test networks); a classic one with r. Decoding every classic
+  // address as an X-address would cost a base58 decode and its checksum for nothing.
+  if (typeof value !== 'string' || (value[0] !== 'X' && value[0] !== 'T') || !isValidXAddress(value)) return undefined
   const { classicAddress, tag } = xAddressToClassicAddress(value)
   if (tag === false) return undefined
   const tagField = topLevel ? TAG_FIELDS[name] : undefined
