@@ -15,6 +15,8 @@ const MAX_ERRORS = 50
 
 /** XRP in drops, as the ledger writes it: decimal digits only (the codec also takes "0x10", " 10" or "+10"). */
 const XRP_DROPS = /^[0-9]+$/
+/** An integer as text: decimal digits, with a minus sign for a negative one. */
+const DECIMAL_INTEGER = /^-?[0-9]+$/
 /** An issued amount's value as the ledger writes it: a decimal, with an exponent or not (the codec reads "0x10" as 16). */
 const ISSUED_VALUE = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/
 /** An MPT issuance: 24 bytes in hex. */
@@ -38,6 +40,11 @@ const INTEGER_RANGES: Readonly<Record<string, readonly [number, number]>> = {
 
 /** The field a tag of an X-address goes to, by the address field the X-address is given in. */
 const TAG_FIELDS: Readonly<Record<string, string>> = { Account: 'SourceTag', Destination: 'DestinationTag' }
+
+/** What to send instead of a name that is not a field but that an application may well have met. */
+const FIELD_HINTS: Readonly<Record<string, string>> = {
+  DeliverMax: "is not a transaction field: it is how API v2 shows a Payment's Amount; send Amount (xrpl.js autofill does)",
+}
 
 const TRANSACTION_TYPES: ReadonlySet<string> = new Set(DEFAULT_DEFINITIONS.transactionNames)
 
@@ -119,7 +126,10 @@ function checkObject(object: Record<string, unknown>, path: string, errors: Fiel
     if (topLevel && (key === 'TxnSignature' || key === 'Signers' || key === 'SigningPubKey' || key === 'TransactionType')) continue
     const definition = fieldNamed(key)
     if (definition === undefined) {
-      errors.push({ field: here, message: 'is not an XRP Ledger transaction field' })
+      errors.push({
+        field: here,
+        message: (Object.hasOwn(FIELD_HINTS, key) && FIELD_HINTS[key]) || 'is not an XRP Ledger transaction field',
+      })
       continue
     }
     const problem = problemWith(definition, value, here, errors, topLevel)
@@ -139,8 +149,17 @@ function problemWith(
   // An integer field read as a name (LedgerEntryType, PermissionValue) is the codec's to check.
   const range = definition.associatedType === DEFAULT_DEFINITIONS.dataTypes[type] ? INTEGER_RANGES[type] : undefined
   if (range !== undefined) {
-    const fits = typeof value === 'number' && Number.isInteger(value) && value >= range[0] && value <= range[1]
+    // xrpl.js takes some as strings (OfferSequence: number | string): decimal digits are the same integer to the codec.
+    // Flags is compared bit by bit at approval, as a number only.
+    const number = typeof value === 'string' && definition.name !== 'Flags' && DECIMAL_INTEGER.test(value) ? Number(value) : value
+    const fits = typeof number === 'number' && Number.isInteger(number) && number >= range[0] && number <= range[1]
     return fits ? undefined : `must be an integer between ${range[0]} and ${range[1]}`
+  }
+  // An XRP delta (FeeAmountDelta) may be negative.
+  if (definition.associatedType === DEFAULT_DEFINITIONS.dataTypes.SignedAmount) {
+    return typeof value === 'string' && DECIMAL_INTEGER.test(value)
+      ? undefined
+      : 'must be a string of drops, with a minus sign for a negative change'
   }
   switch (type) {
     case 'AccountID':
@@ -221,11 +240,18 @@ function issueProblem(value: unknown): string | undefined {
   const keys = Object.keys(value).sort().join(',')
   if (keys === 'currency') return value.currency === 'XRP' ? undefined : message
   if (keys === 'currency,issuer') {
-    return !isXrpCode(value.currency) && typeof value.issuer === 'string' && isValidClassicAddress(value.issuer) ? undefined : message
+    return !isXrpCode(value.currency) && isAddressWithoutTag(value.issuer) ? undefined : message
   }
   if (keys === 'mpt_issuance_id')
     return typeof value.mpt_issuance_id === 'string' && MPT_ISSUANCE_ID.test(value.mpt_issuance_id) ? undefined : message
   return message
+}
+
+/** A classic address, or an X-address without a tag (the codec writes both as the account). */
+function isAddressWithoutTag(value: unknown): boolean {
+  if (typeof value !== 'string') return false
+  if (isValidClassicAddress(value)) return true
+  return isValidXAddress(value) && xAddressToClassicAddress(value).tag === false
 }
 
 /** "XRP", by its code or its all-zero hex form. */

@@ -254,6 +254,21 @@ forEachDatabase('payload API, bad input', (dialect) => {
         { type: 'sign', transaction: { ...AMM_DEPOSIT, Asset2: { currency: 'USD' } } },
         'transaction.Asset2',
       ],
+      [
+        'Flags as a string of digits, which approval compares as a number',
+        { type: 'sign', transaction: { ...paymentTransaction(), Flags: '131072' } },
+        'transaction.Flags',
+      ],
+      [
+        'an XRP delta in hex',
+        { type: 'sign', transaction: { TransactionType: 'SponsorshipSet', Sponsee: DESTINATION, FeeAmountDelta: '-0x10' } },
+        'transaction.FeeAmountDelta',
+      ],
+      [
+        'DeliverMax, which API v2 shows for Amount',
+        { type: 'sign', transaction: { ...paymentTransaction(), DeliverMax: '1000000' } },
+        'transaction.DeliverMax',
+      ],
       ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
       ['transaction on connect', { type: 'connect', transaction: paymentTransaction() }, 'transaction'],
       ['signMessage without message', { type: 'signMessage' }, 'message'],
@@ -306,6 +321,11 @@ forEachDatabase('payload API, bad input', (dialect) => {
         paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '-1.5e-3' }),
         { ...paymentTransaction(), Memos: [{ Memo: { MemoType: '6f72646572', MemoData: '' } }], InvoiceID: 'ab'.repeat(32) },
         { TransactionType: 'AccountSet', Domain: '6578616D706C652E636F6D', SetFlag: 8 },
+        // xrpl.js types OfferSequence as number | string: decimal digits are the same integer to the codec.
+        { TransactionType: 'EscrowFinish', Owner: DESTINATION, OfferSequence: '7' },
+        // An XRP delta, which may be negative, and an asset's issuer as an X-address without a tag.
+        { TransactionType: 'SponsorshipSet', Sponsee: DESTINATION, FeeAmountDelta: '-500000', RemainingOwnerCountDelta: -2 },
+        { ...AMM_DEPOSIT, Asset2: { currency: 'USD', issuer: classicAddressToXAddress(DESTINATION, false, false) } },
         {
           TransactionType: 'SignerListSet',
           SignerQuorum: 2,
