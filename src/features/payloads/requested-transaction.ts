@@ -19,6 +19,25 @@ const XRP_DROPS = /^[0-9]+$/
 const DECIMAL_INTEGER = /^-?[0-9]+$/
 /** An issued amount's value as the ledger writes it: a decimal, with an exponent or not (the codec reads "0x10" as 16). */
 const ISSUED_VALUE = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/
+/** A currency code as the codec writes it as given: three characters of its set, or 40 upper-case hex digits. */
+const CURRENCY_CODE = /^(?:[A-Za-z0-9?!@#$%^&*(){}[\]|]{3}|[0-9A-F]{40})$/
+/** The largest MPT amount: the codec cuts a larger one off at 64 bits (2^64 + 1 is signed as 1). */
+const MAX_MPT_AMOUNT = 2n ** 63n - 1n
+/** The largest 64-bit integer. */
+const MAX_UINT64 = 2n ** 64n - 1n
+/** The 64-bit fields the codec reads in decimal (the others in hex). */
+const DECIMAL_UINT64_FIELDS: ReadonlySet<string> = new Set([
+  'MaximumAmount',
+  'OutstandingAmount',
+  'MPTAmount',
+  'LockedAmount',
+  'ConfidentialOutstandingAmount',
+])
+/**
+ * The powers of ten an issued amount's value may have, by its first significant digit: the ledger keeps a mantissa of
+ * 16 digits and an exponent from -96 to 80, so 1e-81 to 9999999999999999e80 (the codec signs 1e-9999999999 as 0).
+ */
+const ISSUED_MAGNITUDES = [-81, 95] as const
 /** An MPT issuance: 24 bytes in hex. */
 const MPT_ISSUANCE_ID = /^[0-9A-Fa-f]{48}$/
 /** A Blob: whole bytes in hex (the codec drops an odd last digit: "abc" is signed as AB). */
@@ -161,9 +180,23 @@ function problemWith(
       ? undefined
       : 'must be a string of drops, with a minus sign for a negative change'
   }
+  // A permission by its name: the codec also takes a number as a string ("0" is signed as Invalid).
+  if (definition.name === 'PermissionValue') {
+    return typeof value === 'string' && /^[A-Za-z]+$/.test(value) ? undefined : 'must be a permission by its name, such as "Payment"'
+  }
   switch (type) {
     case 'AccountID':
-      return xAddressProblem(definition.name, value, topLevel)
+      return addressProblem(definition.name, value, topLevel)
+    case 'Currency':
+      return isCurrencyCode(value) ? undefined : CURRENCY_MESSAGE
+    case 'UInt64':
+      return uint64Problem(definition.name, value)
+    case 'Number':
+      return isNumberValue(value) ? undefined : 'must be a decimal of at most 19 significant digits, as a string (e.g. "1.5")'
+    case 'PathSet':
+      return pathSetProblem(value)
+    case 'XChainBridge':
+      return bridgeProblem(value)
     case 'Blob':
       return typeof value === 'string' && BLOB_HEX.test(value) ? undefined : 'must be hex, two digits a byte'
     case 'Hash128':
@@ -204,13 +237,15 @@ function checkArrayEntry(entry: unknown, path: string, errors: FieldError[]): vo
 }
 
 /**
- * An X-address with a tag: the codec signs its tag as SourceTag or DestinationTag, so a wallet's transaction, which
- * names the account and the tag apart, never matches the request's field by field.
+ * An address: a classic one, or an X-address without a tag. Anything else the codec reads otherwise than given: an
+ * empty string as the all-zero account (rrrrrrrrrrrrrrrrrrrrrhoLvTp, which no key signs for), an array as the text of
+ * its items, and an X-address with a tag as the account and a SourceTag or DestinationTag of its own, which a
+ * wallet's transaction, naming the account and the tag apart, never matches field by field.
  */
-function xAddressProblem(name: string, value: unknown, topLevel: boolean): string | undefined {
-  // An X-address starts with X (main network) or T (test networks); a classic one with r. Decoding every classic
-  // address as an X-address would cost a base58 decode and its checksum for nothing.
-  if (typeof value !== 'string' || (value[0] !== 'X' && value[0] !== 'T') || !isValidXAddress(value)) return undefined
+function addressProblem(name: string, value: unknown, topLevel: boolean): string | undefined {
+  if (typeof value === 'string' && isValidClassicAddress(value)) return undefined
+  if (typeof value !== 'string' || !isValidXAddress(value))
+    return 'must be an XRP Ledger address, such as "rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe"'
   const { classicAddress, tag } = xAddressToClassicAddress(value)
   if (tag === false) return undefined
   const tagField = topLevel ? TAG_FIELDS[name] : undefined
@@ -224,13 +259,84 @@ function amountProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return AMOUNT_MESSAGE
   const keys = Object.keys(value).sort().join(',')
   if (keys === 'mpt_issuance_id,value') {
-    return typeof value.mpt_issuance_id === 'string' && MPT_ISSUANCE_ID.test(value.mpt_issuance_id) && isDigits(value.value)
+    if (!isMptIssuance(value.mpt_issuance_id) || !isDigits(value.value)) return AMOUNT_MESSAGE
+    return value.value.length <= 19 && BigInt(value.value) <= MAX_MPT_AMOUNT
       ? undefined
-      : AMOUNT_MESSAGE
+      : `must be an MPT amount of at most ${MAX_MPT_AMOUNT}`
   }
   if (keys !== 'currency,issuer,value' || typeof value.value !== 'string' || !ISSUED_VALUE.test(value.value)) return AMOUNT_MESSAGE
   if (isXrpCode(value.currency)) return 'must not be XRP in an issued amount: XRP is a string of drops'
+  if (!isCurrencyCode(value.currency)) return CURRENCY_MESSAGE
+  if (!isAddressWithoutTag(value.issuer)) return 'must name its issuer by an XRP Ledger address without a tag'
+  if (!isIssuedValueInRange(value.value)) return 'must have a value the ledger can hold: 0, or from 1e-81 to 9999999999999999e80'
   return undefined
+}
+
+/** Whether an issued value, already of the decimal shape, is 0 or within the ledger's powers of ten. */
+function isIssuedValueInRange(value: string): boolean {
+  const [, whole = '', fraction = '', exponent = '0'] = /^-?([0-9]*)(?:\.([0-9]*))?(?:[eE]([-+]?[0-9]+))?$/.exec(value) ?? []
+  const digits = whole + fraction
+  const first = digits.search(/[1-9]/)
+  if (first === -1) return true
+  const magnitude = whole.length - 1 - first + Number(exponent)
+  return magnitude >= ISSUED_MAGNITUDES[0] && magnitude <= ISSUED_MAGNITUDES[1]
+}
+
+/** A 64-bit integer: a string, in decimal for the fields the codec reads so and in hex for the others, or a safe JSON integer. */
+function uint64Problem(name: string, value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? undefined : 'must be a string, or an integer below 2^53'
+  if (DECIMAL_UINT64_FIELDS.has(name)) {
+    return isDigits(value) && value.length <= 20 && BigInt(value) <= MAX_UINT64
+      ? undefined
+      : `must be a string of decimal digits, at most ${MAX_UINT64}`
+  }
+  return typeof value === 'string' && /^[0-9A-Fa-f]{1,16}$/.test(value) ? undefined : 'must be a string of 1 to 16 hex digits'
+}
+
+/** A Number field: a decimal the codec keeps as given (it rounds to 19 significant digits), or a safe JSON integer. */
+function isNumberValue(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isSafeInteger(value)
+  if (typeof value !== 'string' || !ISSUED_VALUE.test(value)) return false
+  const mantissa = value
+    .replace(/[eE].*$/, '')
+    .replace(/[-.]/g, '')
+    .replace(/^0+/, '')
+    .replace(/0+$/, '')
+  return mantissa.length <= 19
+}
+
+/** Paths: arrays of hops, each naming an account, a currency or an issuer, as path_find gives them. */
+function pathSetProblem(value: unknown): string | undefined {
+  const message =
+    'must be an array of paths, each an array of hops {account?, currency?, issuer?} (addresses without a tag, currency codes)'
+  if (!Array.isArray(value)) return message
+  for (const path of value) {
+    if (!Array.isArray(path)) return message
+    for (const hop of path) {
+      if (!isPlainObject(hop)) return message
+      const keys = Object.keys(hop)
+      // type and type_hex come with path_find's answer: the codec derives them again from the others.
+      if (keys.some((key) => !PATH_HOP_KEYS.has(key)) || !keys.some((key) => key === 'account' || key === 'currency' || key === 'issuer'))
+        return message
+      if ('account' in hop && !isAddressWithoutTag(hop.account)) return message
+      if ('issuer' in hop && !isAddressWithoutTag(hop.issuer)) return message
+      if ('currency' in hop && !isCurrencyCode(hop.currency)) return message
+    }
+  }
+  return undefined
+}
+
+const PATH_HOP_KEYS: ReadonlySet<string> = new Set(['account', 'currency', 'issuer', 'type', 'type_hex'])
+
+/** A cross-chain bridge: its two door accounts and the asset on each chain. */
+function bridgeProblem(value: unknown): string | undefined {
+  const message =
+    'must be {LockingChainDoor, LockingChainIssue, IssuingChainDoor, IssuingChainIssue}, doors as addresses and issues as assets'
+  if (!isPlainObject(value)) return message
+  const keys = Object.keys(value).sort().join(',')
+  if (keys !== 'IssuingChainDoor,IssuingChainIssue,LockingChainDoor,LockingChainIssue') return message
+  if (!isAddressWithoutTag(value.LockingChainDoor) || !isAddressWithoutTag(value.IssuingChainDoor)) return message
+  return issueProblem(value.LockingChainIssue) ?? issueProblem(value.IssuingChainIssue)
 }
 
 /** An asset, as AMM transactions name one: {currency: "XRP"}, {currency, issuer} for an issued one, or {mpt_issuance_id}. */
@@ -240,10 +346,9 @@ function issueProblem(value: unknown): string | undefined {
   const keys = Object.keys(value).sort().join(',')
   if (keys === 'currency') return value.currency === 'XRP' ? undefined : message
   if (keys === 'currency,issuer') {
-    return !isXrpCode(value.currency) && isAddressWithoutTag(value.issuer) ? undefined : message
+    return !isXrpCode(value.currency) && isCurrencyCode(value.currency) && isAddressWithoutTag(value.issuer) ? undefined : message
   }
-  if (keys === 'mpt_issuance_id')
-    return typeof value.mpt_issuance_id === 'string' && MPT_ISSUANCE_ID.test(value.mpt_issuance_id) ? undefined : message
+  if (keys === 'mpt_issuance_id') return isMptIssuance(value.mpt_issuance_id) ? undefined : message
   return message
 }
 
@@ -254,12 +359,26 @@ function isAddressWithoutTag(value: unknown): boolean {
   return isValidXAddress(value) && xAddressToClassicAddress(value).tag === false
 }
 
+const CURRENCY_MESSAGE = 'must have a currency code of three characters (letters, digits or ?!@#$%^&*(){}[]|) or 40 upper-case hex digits'
+
+/**
+ * A currency code the codec writes as given. It keeps only the low byte of each character of a three-character code:
+ * "ŕSD" would be signed as USD, "ŘRP" as XRP, and a Cyrillic "UЅD", which reads as USD, as three other bytes.
+ */
+function isCurrencyCode(value: unknown): value is string {
+  return typeof value === 'string' && CURRENCY_CODE.test(value)
+}
+
+function isMptIssuance(value: unknown): boolean {
+  return typeof value === 'string' && MPT_ISSUANCE_ID.test(value)
+}
+
 /** "XRP", by its code or its all-zero hex form. */
 function isXrpCode(currency: unknown): boolean {
   return currency === 'XRP' || (typeof currency === 'string' && /^0{40}$/.test(currency))
 }
 
-function isDigits(value: unknown): boolean {
+function isDigits(value: unknown): value is string {
   return typeof value === 'string' && XRP_DROPS.test(value)
 }
 

@@ -269,7 +269,107 @@ forEachDatabase('payload API, bad input', (dialect) => {
         { type: 'sign', transaction: { ...paymentTransaction(), DeliverMax: '1000000' } },
         'transaction.DeliverMax',
       ],
-      ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction'],
+      // Each of these the codec signed otherwise than the signing page showed it.
+      [
+        'an empty Destination, signed as the all-zero account',
+        { type: 'sign', transaction: { ...paymentTransaction(), Destination: '' } },
+        'transaction.Destination',
+      ],
+      [
+        'an empty issuer, signed as the all-zero account',
+        { type: 'sign', transaction: paymentTransaction({ currency: 'USD', issuer: '', value: '1' }) },
+        'transaction.Amount',
+      ],
+      [
+        'an X-address with a tag inside an array, signed with a tag field of its own',
+        { type: 'sign', transaction: { ...paymentTransaction(), Destination: [TAGGED_X_ADDRESS] } },
+        'transaction.Destination',
+      ],
+      ...(['\u0155SD', 'U\u0405D', '\u0158RP'] as const).map((currency): [string, unknown, string] => [
+        `the currency code ${JSON.stringify(currency)}, signed as the low byte of each character`,
+        { type: 'sign', transaction: paymentTransaction({ currency, issuer: DESTINATION, value: '1' }) },
+        'transaction.Amount',
+      ]),
+      [
+        'an asset whose currency code has a wide character',
+        { type: 'sign', transaction: { ...AMM_DEPOSIT, Asset2: { currency: '\u0155SD', issuer: DESTINATION } } },
+        'transaction.Asset2',
+      ],
+      [
+        'an oracle price whose base asset has a wide character',
+        {
+          type: 'sign',
+          transaction: {
+            TransactionType: 'OracleSet',
+            OracleDocumentID: 1,
+            LastUpdateTime: 1,
+            PriceDataSeries: [{ PriceData: { BaseAsset: 'X\u0452P', QuoteAsset: 'USD', AssetPrice: 740, Scale: 1 } }],
+          },
+        },
+        'transaction.PriceDataSeries.0.PriceData.BaseAsset',
+      ],
+      [
+        'an MPT amount past 2^63, which the codec cuts off at 64 bits',
+        { type: 'sign', transaction: paymentTransaction({ mpt_issuance_id: '00'.repeat(24), value: '18446744073709551617' }) },
+        'transaction.Amount',
+      ],
+      [
+        'a 64-bit field as a JSON number past 2^53',
+        { type: 'sign', transaction: { TransactionType: 'MPTokenIssuanceCreate', MaximumAmount: 1e30 } },
+        'transaction.MaximumAmount',
+      ],
+      [
+        'an issued value whose exponent the ledger cannot hold, signed as 0',
+        { type: 'sign', transaction: paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '1e-9999999999' }) },
+        'transaction.Amount',
+      ],
+      [
+        'a Number of more digits than the codec keeps',
+        {
+          type: 'sign',
+          transaction: { TransactionType: 'LoanSet', LoanBrokerID: '00'.repeat(32), PrincipalRequested: '1.23456789012345678901234567' },
+        },
+        'transaction.PrincipalRequested',
+      ],
+      [
+        'a path hop with a key the codec leaves out',
+        {
+          type: 'sign',
+          transaction: {
+            ...paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '1' }),
+            SendMax: '1000',
+            Paths: [[{ currency: 'EUR', issuer: DESTINATION, limit: '5' }]],
+          },
+        },
+        'transaction.Paths',
+      ],
+      [
+        'a bridge asset without its issuer',
+        {
+          type: 'sign',
+          transaction: {
+            TransactionType: 'XChainCreateClaimID',
+            SignatureReward: '100',
+            OtherChainSource: DESTINATION,
+            XChainBridge: {
+              LockingChainDoor: ACCOUNT,
+              LockingChainIssue: { currency: 'USD' },
+              IssuingChainDoor: DESTINATION,
+              IssuingChainIssue: { currency: 'XRP' },
+            },
+          },
+        },
+        'transaction.XChainBridge',
+      ],
+      [
+        'a permission by its number, signed as Invalid',
+        {
+          type: 'sign',
+          transaction: { TransactionType: 'DelegateSet', Authorize: DESTINATION, Permissions: [{ Permission: { PermissionValue: '0' } }] },
+        },
+        'transaction.Permissions.0.Permission.PermissionValue',
+      ],
+      ['an invalid address', { type: 'sign', transaction: { ...paymentTransaction(), Destination: 'nobody' } }, 'transaction.Destination'],
       ['transaction on connect', { type: 'connect', transaction: paymentTransaction() }, 'transaction'],
       ['signMessage without message', { type: 'signMessage' }, 'message'],
       ['empty message', { type: 'signMessage', message: '' }, 'message'],
@@ -302,8 +402,8 @@ forEachDatabase('payload API, bad input', (dialect) => {
 
     it('a transaction the codec trips on is 422 without the codec’s internals', async () => {
       for (const transaction of [
-        { ...paymentTransaction(), Paths: [[null]] },
-        { ...paymentTransaction(), XChainBridge: null },
+        { ...paymentTransaction(), LedgerEntryType: null },
+        { ...paymentTransaction(), LedgerEntryType: 'x' },
       ]) {
         const { status, body } = await refused({ payload: { type: 'sign', transaction } })
         assert.equal(status, 422)
@@ -323,6 +423,30 @@ forEachDatabase('payload API, bad input', (dialect) => {
         { TransactionType: 'AccountSet', Domain: '6578616D706C652E636F6D', SetFlag: 8 },
         // xrpl.js types OfferSequence as number | string: decimal digits are the same integer to the codec.
         { TransactionType: 'EscrowFinish', Owner: DESTINATION, OfferSequence: '7' },
+        // Paths as path_find gives them (type and type_hex included), 64-bit fields, an oracle's prices, a bridge.
+        {
+          ...paymentTransaction({ currency: 'USD', issuer: DESTINATION, value: '1' }),
+          SendMax: '1000',
+          Paths: [[{ currency: 'USD', issuer: DESTINATION, type: 48, type_hex: '0000000000000030' }], [{ account: ACCOUNT }]],
+        },
+        { TransactionType: 'MPTokenIssuanceCreate', MaximumAmount: '9223372036854775807', AssetScale: 2 },
+        {
+          TransactionType: 'OracleSet',
+          OracleDocumentID: 1,
+          LastUpdateTime: 1,
+          PriceDataSeries: [{ PriceData: { BaseAsset: 'XRP', QuoteAsset: 'USD', AssetPrice: 740, Scale: 3 } }],
+        },
+        {
+          TransactionType: 'XChainCreateClaimID',
+          SignatureReward: '100',
+          OtherChainSource: DESTINATION,
+          XChainBridge: {
+            LockingChainDoor: ACCOUNT,
+            LockingChainIssue: { currency: 'XRP' },
+            IssuingChainDoor: DESTINATION,
+            IssuingChainIssue: { currency: 'XRP' },
+          },
+        },
         // An XRP delta, which may be negative, and an asset's issuer as an X-address without a tag.
         { TransactionType: 'SponsorshipSet', Sponsee: DESTINATION, FeeAmountDelta: '-500000', RemainingOwnerCountDelta: -2 },
         { ...AMM_DEPOSIT, Asset2: { currency: 'USD', issuer: classicAddressToXAddress(DESTINATION, false, false) } },
