@@ -294,7 +294,7 @@ function registerJsonParser(app: FastifyInstance): void {
     }
     // Likewise a transfer coding besides chunked (`gzip, chunked`): Node undoes the chunking and hands the rest on as it is.
     const transfer = request.headers['transfer-encoding']
-    if (transfer !== undefined && transfer.split(',').some((coding) => coding.trim().toLowerCase() !== 'chunked')) {
+    if (transfer?.split(',').some((coding) => coding.trim().toLowerCase() !== 'chunked')) {
       return done(new AppError(415, `Unsupported Transfer-Encoding ${transfer}: send the body uncompressed`), undefined)
     }
     if (body === '') return done(null, undefined)
