@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict'
 import { execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -11,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { Wallet } from 'xrpl'
 import { ManualClock } from '../../../src/platform/clock.js'
+import { freePort } from '../../../test/support/serve-process.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
 import { signText } from '../../../test/support/wallet-signing.js'
 
@@ -25,14 +25,6 @@ function readmeExample(): string {
   const match = /```ts\n([\s\S]*?)```/.exec(readme)
   assert.ok(match?.[1], 'the README has a TypeScript example')
   return match[1]
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const { port } = server.address() as { port: number }
-  await new Promise((done) => server.close(done))
-  return port
 }
 
 describe('@countersign/sdk packed, installed in an empty directory, and used', () => {

@@ -4,14 +4,14 @@
 import { isValidClassicAddress, isValidXAddress, xAddressToClassicAddress } from 'ripple-address-codec'
 import { DEFAULT_DEFINITIONS } from 'ripple-binary-codec'
 import type { FieldError } from '../../platform/errors.js'
+import { MAX_DETAILS } from '../../platform/http/errors.js'
 import { encodeTransaction } from '../../platform/xrpl/encode-transaction.js'
 import { couldPassAsConnectTransaction } from '../signing/verify/connect-challenge.js'
 
 /** Fields that carry a signature; a request must leave them to the wallet. */
 const SIGNATURE_FIELDS = ['TxnSignature', 'Signers'] as const
-
-/** The most problems a transaction is searched for: a 422 lists no more (docs/api.md, "Errors"). */
-const MAX_ERRORS = 50
+/** Top-level fields checked before the walk, each with its own message. */
+const CHECKED_FIRST: ReadonlySet<string> = new Set([...SIGNATURE_FIELDS, 'SigningPubKey', 'TransactionType'])
 
 /** XRP in drops, as the ledger writes it: decimal digits only (the codec also takes "0x10", " 10" or "+10"). */
 const XRP_DROPS = /^[0-9]+$/
@@ -93,7 +93,10 @@ function isPseudoTransaction(transactionType: string): boolean {
   return typeof code === 'number' && code >= 100
 }
 
-/** Validates a requested transaction; returns its problems (the first MAX_ERRORS), each naming its field. */
+/**
+ * Validates a requested transaction; returns its problems, each naming its field. The search stops at the most a 422
+ * lists (MAX_DETAILS), so that no body costs more to answer than to read.
+ */
 export function validateRequestedTransaction(transaction: Record<string, unknown>, field = 'transaction'): FieldError[] {
   const errors: FieldError[] = []
   const type = transaction.TransactionType
@@ -120,7 +123,7 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
     })
   }
   checkObject(transaction, field, errors, true)
-  if (errors.length > 0) return errors.slice(0, MAX_ERRORS)
+  if (errors.length > 0) return errors
   try {
     encodeTransaction(transaction)
   } catch (error) {
@@ -134,15 +137,14 @@ export function validateRequestedTransaction(transaction: Record<string, unknown
 
 /**
  * Each field of an object of the ledger (the transaction, a Memo, a SignerEntry...), at any depth: a field of the
- * ledger by its name, and a value of its type that the codec writes as given. Values of the other types (paths,
- * numbers, bridges...) are the codec's to read or refuse.
+ * ledger by its name, and a value of its type that the codec writes as given. Values of the types left (Vector256, the
+ * integer fields read as names) are the codec's to read or refuse.
  */
 function checkObject(object: Record<string, unknown>, path: string, errors: FieldError[], topLevel: boolean): void {
   for (const [key, value] of Object.entries(object)) {
-    if (errors.length >= MAX_ERRORS) return
+    if (errors.length >= MAX_DETAILS) return
     const here = `${path}.${key}`
-    // Signatures are refused above with their own message; TransactionType is checked above by name.
-    if (topLevel && (key === 'TxnSignature' || key === 'Signers' || key === 'SigningPubKey' || key === 'TransactionType')) continue
+    if (topLevel && CHECKED_FIRST.has(key)) continue
     const definition = fieldNamed(key)
     if (definition === undefined) {
       errors.push({
@@ -165,7 +167,7 @@ function problemWith(
   topLevel: boolean,
 ): string | undefined {
   const type = definition.type.name
-  // An integer field read as a name (LedgerEntryType, PermissionValue) is the codec's to check.
+  // An integer field read as a name (LedgerEntryType; PermissionValue, below) has no range of its own.
   const range = definition.associatedType === DEFAULT_DEFINITIONS.dataTypes[type] ? INTEGER_RANGES[type] : undefined
   if (range !== undefined) {
     // xrpl.js takes some as strings (OfferSequence: number | string): decimal digits are the same integer to the codec.
@@ -225,7 +227,7 @@ function problemWith(
 
 /** An entry of an array of the ledger: one field, of an object type, such as {"Memo": {...}}. */
 function checkArrayEntry(entry: unknown, path: string, errors: FieldError[]): void {
-  if (errors.length >= MAX_ERRORS) return
+  if (errors.length >= MAX_DETAILS) return
   const names = isPlainObject(entry) ? Object.keys(entry) : []
   const definition = names.length === 1 ? fieldNamed(names[0] as string) : undefined
   if (definition?.type.name !== 'STObject') {

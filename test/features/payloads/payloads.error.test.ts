@@ -17,6 +17,25 @@ const AMM_DEPOSIT = {
   Amount: '1000',
   Flags: 0x00080000,
 }
+/** An oracle's update of one price. */
+const oracleSet = (PriceData: Record<string, unknown>) => ({
+  TransactionType: 'OracleSet',
+  OracleDocumentID: 1,
+  LastUpdateTime: 1,
+  PriceDataSeries: [{ PriceData }],
+})
+/** A claim id on an XRP-to-XRP bridge, valid as it is. */
+const CLAIM_ID = {
+  TransactionType: 'XChainCreateClaimID',
+  SignatureReward: '100',
+  OtherChainSource: DESTINATION,
+  XChainBridge: {
+    LockingChainDoor: ACCOUNT,
+    LockingChainIssue: { currency: 'XRP' },
+    IssuingChainDoor: DESTINATION,
+    IssuingChainIssue: { currency: 'XRP' },
+  },
+}
 /** DESTINATION with tag 7, as an X-address on the main network. */
 const TAGGED_X_ADDRESS = classicAddressToXAddress(DESTINATION, 7, false)
 
@@ -299,12 +318,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
         'an oracle price whose base asset has a wide character',
         {
           type: 'sign',
-          transaction: {
-            TransactionType: 'OracleSet',
-            OracleDocumentID: 1,
-            LastUpdateTime: 1,
-            PriceDataSeries: [{ PriceData: { BaseAsset: 'X\u0452P', QuoteAsset: 'USD', AssetPrice: 740, Scale: 1 } }],
-          },
+          transaction: oracleSet({ BaseAsset: 'X\u0452P', QuoteAsset: 'USD', AssetPrice: 740, Scale: 3 }),
         },
         'transaction.PriceDataSeries.0.PriceData.BaseAsset',
       ],
@@ -345,20 +359,7 @@ forEachDatabase('payload API, bad input', (dialect) => {
       ],
       [
         'a bridge asset without its issuer',
-        {
-          type: 'sign',
-          transaction: {
-            TransactionType: 'XChainCreateClaimID',
-            SignatureReward: '100',
-            OtherChainSource: DESTINATION,
-            XChainBridge: {
-              LockingChainDoor: ACCOUNT,
-              LockingChainIssue: { currency: 'USD' },
-              IssuingChainDoor: DESTINATION,
-              IssuingChainIssue: { currency: 'XRP' },
-            },
-          },
-        },
+        { type: 'sign', transaction: { ...CLAIM_ID, XChainBridge: { ...CLAIM_ID.XChainBridge, LockingChainIssue: { currency: 'USD' } } } },
         'transaction.XChainBridge',
       ],
       [
@@ -430,23 +431,8 @@ forEachDatabase('payload API, bad input', (dialect) => {
           Paths: [[{ currency: 'USD', issuer: DESTINATION, type: 48, type_hex: '0000000000000030' }], [{ account: ACCOUNT }]],
         },
         { TransactionType: 'MPTokenIssuanceCreate', MaximumAmount: '9223372036854775807', AssetScale: 2 },
-        {
-          TransactionType: 'OracleSet',
-          OracleDocumentID: 1,
-          LastUpdateTime: 1,
-          PriceDataSeries: [{ PriceData: { BaseAsset: 'XRP', QuoteAsset: 'USD', AssetPrice: 740, Scale: 3 } }],
-        },
-        {
-          TransactionType: 'XChainCreateClaimID',
-          SignatureReward: '100',
-          OtherChainSource: DESTINATION,
-          XChainBridge: {
-            LockingChainDoor: ACCOUNT,
-            LockingChainIssue: { currency: 'XRP' },
-            IssuingChainDoor: DESTINATION,
-            IssuingChainIssue: { currency: 'XRP' },
-          },
-        },
+        oracleSet({ BaseAsset: 'XRP', QuoteAsset: 'USD', AssetPrice: 740, Scale: 3 }),
+        CLAIM_ID,
         // An XRP delta, which may be negative, and an asset's issuer as an X-address without a tag.
         { TransactionType: 'SponsorshipSet', Sponsee: DESTINATION, FeeAmountDelta: '-500000', RemainingOwnerCountDelta: -2 },
         { ...AMM_DEPOSIT, Asset2: { currency: 'USD', issuer: classicAddressToXAddress(DESTINATION, false, false) } },

@@ -3,25 +3,16 @@
 // operator's log says why, once a minute: not a line per approval, which the visitor could repeat up to the signing
 // routes' 120 a minute per request, and as many more as the visitor has requests.
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
 import { paymentTransaction } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
+import { freePort } from '../../support/serve-process.js'
 import { startTestService, type TestService } from '../../support/service.js'
 import { signRequested } from '../../support/wallet-signing.js'
 
 const APPROVALS = 40
 const WARN = 40
-
-/** A port nothing listens on: taken, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe('approvals repeated while the XRPL node cannot be asked', () => {
   const services: TestService[] = []
@@ -31,7 +22,7 @@ describe('approvals repeated while the XRPL node cannot be asked', () => {
 
   for (const [setting, nodeUrl, said] of [
     ['no XRPL node configured', async () => undefined, /^no XRPL node is configured \(XRPL_NODE_URL\)/],
-    ['an XRPL node that is down', async () => `ws://127.0.0.1:${await closedPort()}`, /^the XRPL node could not be reached$/],
+    ['an XRPL node that is down', async () => `ws://127.0.0.1:${await freePort()}`, /^the XRPL node could not be reached$/],
   ] as const) {
     it(`write one line that says why, not one per approval, with ${setting}`, async () => {
       const logLines: Record<string, unknown>[] = []

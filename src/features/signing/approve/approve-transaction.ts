@@ -15,12 +15,19 @@ export async function approveTransaction(deps: SigningDeps, payload: Payload, ap
   const { signedTransaction } = requireFields(approval, ['signedTransaction'], payload.type)
   if (payload.multisign !== null) return approveMultisigned(deps, payload, approval.walletAdapter, signedTransaction)
   const requested = payload.transaction as Record<string, unknown>
-  // Created before such transactions were refused at creation: signed, it would be a sign-in elsewhere. The signed
-  // transaction is looked at too, as the codec wrote it: a request created before odd-length hex was refused could
-  // carry the memo type with one digit more ("…636F6E6E656374A"), which the codec signs as the memo type itself.
-  if (couldPassAsConnectTransaction(requested)) throw connectMemoRefused()
   const verified = verifySignedTransaction(requested, signedTransaction)
-  if (couldPassAsConnectTransaction(verified.transaction)) throw connectMemoRefused()
+  // A request created before such transactions were refused at creation: signed, it would be a sign-in elsewhere. The
+  // signed transaction is looked at, as the codec wrote it, so that the memo type with one hex digit more
+  // ("…636F6E6E656374A", from before odd-length hex was refused), which the codec signs as the memo type itself, is
+  // caught too; a request that carries the memo as written carries it in every transaction that matches it.
+  if (couldPassAsConnectTransaction(verified.transaction)) {
+    throw unprocessable([
+      {
+        field: 'transaction.Memos',
+        message: 'carry the countersign/connect memo, so its signature would sign in elsewhere: this request cannot be signed',
+      },
+    ])
+  }
   const signed: ProvenResolution = {
     walletAdapter: approval.walletAdapter,
     signerAddress: verified.signerAddress,
@@ -33,13 +40,4 @@ export async function approveTransaction(deps: SigningDeps, payload: Payload, ap
   await deps.payloads.assertProofUnused(signed.proofKey)
   if (payload.type === 'sign') return deps.payloads.resolveSigned(payload.uuid, signed)
   return submitAndResolve(deps, payload, verified, signed)
-}
-
-function connectMemoRefused() {
-  return unprocessable([
-    {
-      field: 'transaction.Memos',
-      message: 'carry the countersign/connect memo, so its signature would sign in elsewhere: this request cannot be signed',
-    },
-  ])
 }
