@@ -87,7 +87,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     publicUrl: config.publicUrl,
     network: config.xrplNetwork,
     limits: config.limits,
-    prepareMultisign: multisignPreparer(xrplNode),
+    prepareMultisign: multisignPreparer(xrplNode, logger),
     onUsageWarningError: (error) => logger.warn({ err: error }, 'could not record the monthly usage warning'),
   })
   const projects = new ProjectService(db, clock)

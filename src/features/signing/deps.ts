@@ -44,16 +44,20 @@ export function requireNode(deps: Pick<SigningDeps, 'xrplNode' | 'logger'>, purp
 }
 
 /**
- * Asks the node; an unreachable node is a 502 (the request stays pending), its failure logged when `logger` is given,
- * one line a minute however many approvals meet it.
+ * Asks the node; an unreachable node is a 502 whose message ends with `afterwards` (by default: the request stays
+ * pending), its failure logged one line a minute however many requests meet it.
  */
-export async function askNode<T>(request: () => Promise<T>, logger?: Pick<Logger, 'warn' | 'error'>): Promise<T> {
+export async function askNode<T>(
+  request: () => Promise<T>,
+  logger: Pick<Logger, 'warn' | 'error'>,
+  afterwards = 'the request is still pending, try again',
+): Promise<T> {
   try {
     return await request()
   } catch (error) {
     if (error instanceof XrplNodeUnavailableError) {
-      if (logger !== undefined) logThrottled(logger, 'warn', 'xrpl-node-unreachable', { err: error }, 'the XRPL node could not be reached')
-      throw badGateway(`${LEDGER_UNAVAILABLE}; the request is still pending, try again`)
+      logThrottled(logger, 'warn', 'xrpl-node-unreachable', { err: error }, 'the XRPL node could not be reached')
+      throw badGateway(`${LEDGER_UNAVAILABLE}; ${afterwards}`)
     }
     throw error
   }

@@ -1,7 +1,8 @@
 // A visitor who holds a signAndSubmit request's uuid can approve it over and over while the service has no XRPL node,
 // or while its node cannot be reached: each approval is the documented 502 and the request stays pending. The
 // operator's log says why, once a minute: not a line per approval, which the visitor could repeat up to the signing
-// routes' 120 a minute per request, and as many more as the visitor has requests.
+// routes' 120 a minute per request, and as many more as the visitor has requests. An application creating multisigned
+// requests, which read the signer list from the node, is told the same way.
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
@@ -13,6 +14,7 @@ import { signRequested } from '../../support/wallet-signing.js'
 
 const APPROVALS = 40
 const WARN = 40
+const ACCOUNT = Wallet.generate().classicAddress
 
 describe('approvals repeated while the XRPL node cannot be asked', () => {
   const services: TestService[] = []
@@ -53,4 +55,25 @@ describe('approvals repeated while the XRPL node cannot be asked', () => {
       assert.match(String(loud[0]?.msg), said)
     })
   }
+
+  it('write one line, not one per creation, when multisigned requests cannot read the signer list', async () => {
+    const logLines: Record<string, unknown>[] = []
+    const env = { LIMITS_PRO: '{"requestsPerMinute": 100000}', XRPL_NODE_URL: `ws://127.0.0.1:${await freePort()}` }
+    const t = await startTestService('sqlite', { env, logLines })
+    services.push(t)
+    const { apiKey } = await t.createProject('pro')
+    for (let creation = 0; creation < APPROVALS; creation++) {
+      const response = await t.inject({
+        method: 'POST',
+        url: '/api/v1/payloads',
+        headers: { authorization: `Bearer ${apiKey}` },
+        payload: { type: 'sign', transaction: { ...paymentTransaction(), Account: ACCOUNT }, options: { multisign: true } },
+      })
+      assert.equal(response.statusCode, 502, response.body)
+      assert.match(JSON.parse(response.body).error, /nothing was created, try again$/)
+    }
+    const loud = logLines.filter((line) => (line.level as number) >= WARN)
+    assert.equal(loud.length, 1, JSON.stringify(loud.map((line) => line.msg)))
+    assert.match(String(loud[0]?.msg), /^the XRPL node could not be reached$/)
+  })
 })

@@ -1,8 +1,10 @@
 // Creating a multisigned request (options.multisign): the account's SignerList comes from the ledger, and the
 // transaction is completed here (Sequence, Fee) so that every signer signs the very same bytes.
+import type { Logger } from 'pino'
 import { isValidClassicAddress } from 'ripple-address-codec'
-import { badGateway, unprocessable } from '../../../platform/errors.js'
-import { type XrplNode, XrplNodeUnavailableError } from '../../../platform/xrpl/xrpl-node.js'
+import { unprocessable } from '../../../platform/errors.js'
+import type { XrplNode } from '../../../platform/xrpl/xrpl-node.js'
+import { askNode } from '../deps.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState, newMultisignState } from './model.js'
 
 export interface PreparedMultisign {
@@ -18,7 +20,7 @@ export type MultisignPreparer = (transaction: Record<string, unknown>) => Promis
  * (the ledger charges a multisigned transaction one base fee per signature, and any subset of the list may sign).
  * LastLedgerSequence is left as requested: collecting signatures can take longer than a ledger window.
  */
-export function multisignPreparer(node: XrplNode | undefined): MultisignPreparer {
+export function multisignPreparer(node: XrplNode | undefined, logger: Pick<Logger, 'warn' | 'error'>): MultisignPreparer {
   return async (transaction) => {
     if (node === undefined) {
       throw unprocessable(
@@ -37,7 +39,11 @@ export function multisignPreparer(node: XrplNode | undefined): MultisignPreparer
         { field: 'transaction.Account', message: 'is required for a multisigned request: the account the signers sign for' },
       ])
     }
-    const [list, defaults] = await askNode(() => Promise.all([node.signerList(account), node.transactionDefaults(account)]))
+    const [list, defaults] = await askNode(
+      () => Promise.all([node.signerList(account), node.transactionDefaults(account)]),
+      logger,
+      'nothing was created, try again',
+    )
     if (list === null || defaults === null) {
       throw unprocessable([{ field: 'transaction.Account', message: `${account} does not exist on the ledger` }])
     }
@@ -56,14 +62,5 @@ export function multisignPreparer(node: XrplNode | undefined): MultisignPreparer
     if (completed.Fee === undefined) completed.Fee = String(BigInt(defaults.fee) * BigInt(1 + list.entries.length))
     if (completed.NetworkID === undefined && defaults.networkId !== undefined) completed.NetworkID = defaults.networkId
     return { transaction: completed, state: newMultisignState(list) }
-  }
-}
-
-async function askNode<T>(request: () => Promise<T>): Promise<T> {
-  try {
-    return await request()
-  } catch (error) {
-    if (error instanceof XrplNodeUnavailableError) throw badGateway(`${error.message}; nothing was created, try again`)
-    throw error
   }
 }
