@@ -1,5 +1,7 @@
 // Assembles the Fastify instance: parsing and validation, errors, docs, health, and the route modules.
 import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import { Ajv, type ValidateFunction } from 'ajv'
@@ -67,6 +69,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     trustProxy: ctx.config.trustProxy,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerRouterError,
+    clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildValidator: validatorCompiler as unknown as ValidatorFactory } },
   })
 
@@ -232,6 +235,30 @@ function answerRouterError(error: FastifyError, request: FastifyRequest, reply: 
   } else {
     reply.code(400).send({ error: 'Bad request' })
   }
+}
+
+/**
+ * What Node's HTTP parser refuses before any request exists (a request line or header that is not HTTP, headers over
+ * Node's 16 KB, a request that took too long to arrive), answered in the service's error shape too, rather than in
+ * Fastify's own; the connection is closed after it, as Node does.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  // A connection the client reset has nothing left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are larger than 16 KB']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request took too long to arrive']
+        : [400, 'The request is not valid HTTP']
+  const body = JSON.stringify({ error: message })
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
 }
 
 const AJV_OPTIONS = { allErrors: true, strict: false, removeAdditional: false as const, useDefaults: true }

@@ -1,11 +1,13 @@
 // Paths Fastify's router refuses before any route runs: a percent sign that begins no escape, a path parameter over
 // 100 characters. They were answered in Fastify's own shape ({error: "Bad Request", code, message, statusCode}),
-// without the request's id, and echoed the whole path back: 4 KB of it for a 4 KB id.
+// without the request's id, and echoed the whole path back: 4 KB of it for a 4 KB id. And what Node's parser refuses
+// before any request exists (not HTTP, headers over 16 KB), which Fastify answered in its own shape too.
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { startTestService, type TestService } from '../../support/service.js'
 
-describe('paths the router refuses', () => {
+describe('what is refused before any route runs', () => {
   let t: TestService
   before(async () => {
     t = await startTestService('sqlite', { listen: true })
@@ -39,5 +41,40 @@ describe('paths the router refuses', () => {
   it('still serves a path parameter of 100 characters to its route', async () => {
     const response = await fetch(`${t.url}/api/v1/sign/${'c'.repeat(100)}`)
     assert.equal(response.status, 404)
+  })
+
+  /** Writes `bytes` on a raw socket and reads until the service closes it. */
+  const sendRaw = async (bytes: string) => {
+    const { hostname, port } = new URL(t.url)
+    const socket = connect(Number(port), hostname)
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write(bytes)
+    let text = ''
+    for await (const chunk of socket) text += chunk
+    const [head = '', body = ''] = text.split('\r\n\r\n')
+    return { status: Number(head.split(' ')[1]), head, body }
+  }
+
+  for (const [name, bytes, status, error] of [
+    ['a request line that is not HTTP', 'GET /healthz NOT-HTTP\r\n\r\n', 400, 'The request is not valid HTTP'],
+    ['a header line without a colon', 'GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n', 400, 'The request is not valid HTTP'],
+    [
+      '20 KB of headers',
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'The request headers are larger than 16 KB',
+    ],
+  ] as const) {
+    it(`answers ${name} with ${status} in the service's error shape and closes the connection`, async () => {
+      const response = await sendRaw(bytes)
+      assert.equal(response.status, status, response.head)
+      assert.deepEqual(JSON.parse(response.body), { error })
+      assert.match(response.head, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i)
+      assert.match(response.head, /\r\nx-content-type-options: nosniff\r\n/i)
+    })
+  }
+
+  it('still serves the next connection after them', async () => {
+    assert.equal((await fetch(`${t.url}/healthz`)).status, 200)
   })
 })
