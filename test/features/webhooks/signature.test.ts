@@ -69,7 +69,7 @@ describe('signStandardWebhook', () => {
   })
 
   it('keys a secret issued before Standard Webhooks (whsec_ + base64url) with the same 32 bytes as its standard form', () => {
-    const bytes = Buffer.from('f'.repeat(62) + 'fb', 'hex')
+    const bytes = Buffer.from(`${'f'.repeat(62)}fb`, 'hex')
     const old = `whsec_${bytes.toString('base64url')}`
     const standard = `whsec_${bytes.toString('base64')}`
     assert.match(old, /[-_]/, 'the example uses the characters that differ between the alphabets')
