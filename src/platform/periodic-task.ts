@@ -59,26 +59,36 @@ export function startPeriodicTask(name: string, intervalMs: number, run: () => P
 }
 
 /**
- * Looks at each item of a claimed batch in turn. One item's own failure is logged with `describe(item)`, and the batch
- * goes on: that item's lease lapses and a later run looks at it again, and the items after it are not held up behind it.
- * A database away or at one of its limits ends the batch (the task's run fails, and is logged once): the items after
- * it would fail the same way.
+ * Looks at each item of a claimed batch, `together` at a time (one by default: in turn). One item's own failure is
+ * logged with `describe(item)`, and the batch goes on: that item's lease lapses and a later run looks at it again, and
+ * the items after it are not held up behind it. A database away or at one of its limits ends the batch (the task's run
+ * fails, and is logged once): the items after it would fail the same way, and no further look begins.
  */
 export async function lookAtEach<T>(
   items: readonly T[],
   look: (item: T) => Promise<void>,
   logger: Logger,
   describe: (item: T) => Record<string, unknown>,
+  together = 1,
 ): Promise<void> {
-  for (const item of items) {
-    try {
-      await look(item)
-    } catch (error) {
-      if (isUnavailableError(error)) throw error
-      logger.error(
-        { ...describe(item), err: error },
-        'a look at one claimed item failed; the others go on, and its lease lets a later run retry it',
-      )
+  let next = 0
+  let ended = false
+  const lookInTurn = async () => {
+    while (!ended && next < items.length) {
+      const item = items[next++] as T
+      try {
+        await look(item)
+      } catch (error) {
+        if (isUnavailableError(error)) {
+          ended = true
+          throw error
+        }
+        logger.error(
+          { ...describe(item), err: error },
+          'a look at one claimed item failed; the others go on, and its lease lets a later run retry it',
+        )
+      }
     }
   }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(together, items.length)) }, lookInTurn))
 }

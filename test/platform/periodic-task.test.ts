@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { afterEach, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createLogger } from '../../src/platform/logger.js'
-import { type PeriodicTask, startPeriodicTask } from '../../src/platform/periodic-task.js'
+import { lookAtEach, type PeriodicTask, startPeriodicTask } from '../../src/platform/periodic-task.js'
 
 const HOUR_MS = 3_600_000
 /** Long enough for a run that was wrongly scheduled at once to have started. */
@@ -176,5 +176,52 @@ describe('startPeriodicTask', () => {
     started.wake()
     await sleep(SETTLE_MS)
     assert.equal(controlled.runs.length, 1)
+  })
+})
+
+describe('lookAtEach', () => {
+  const logger = createLogger('silent')
+  /** Looks that end only when `release` is called, counting how many are under way at once. */
+  const heldLooks = () => {
+    const held: Array<() => void> = []
+    let active = 0
+    let maxActive = 0
+    const look = (item: number) =>
+      new Promise<void>((resolve, reject) => {
+        active += 1
+        maxActive = Math.max(maxActive, active)
+        held.push(() => {
+          active -= 1
+          if (item < 0) reject(Object.assign(new Error('database away'), { code: 'ECONNREFUSED' }))
+          else resolve()
+        })
+      })
+    return { look, held, maxActive: () => maxActive }
+  }
+
+  it('looks at `together` items at once, and at the rest as those end', async () => {
+    const looks = heldLooks()
+    const done = lookAtEach([1, 2, 3, 4, 5], looks.look, logger, () => ({}), 3)
+    await sleep(SETTLE_MS)
+    assert.equal(looks.held.length, 3, 'three looks under way, not one after another')
+    looks.held[0]?.()
+    await sleep(SETTLE_MS)
+    assert.equal(looks.held.length, 4, 'the next item as soon as one ended')
+    for (const release of looks.held.slice(1)) release()
+    await sleep(SETTLE_MS)
+    for (const release of looks.held.slice(4)) release()
+    await done
+    assert.equal(looks.maxActive(), 3)
+  })
+
+  it('begins no further look once the database is away, and fails the run', async () => {
+    const looks = heldLooks()
+    const done = lookAtEach([-1, 2, 3, 4], looks.look, logger, () => ({}), 2)
+    await sleep(SETTLE_MS)
+    looks.held[0]?.()
+    await assert.rejects(done, /database away/)
+    looks.held[1]?.()
+    await sleep(SETTLE_MS)
+    assert.equal(looks.held.length, 2, 'the items after the failure were not looked at')
   })
 })

@@ -26,6 +26,11 @@ export interface XamanDouble {
   expire(uuid: string): void
   /** Every call answers 503 while down. */
   setDown(down: boolean): void
+  /**
+   * The next call (with `uuid`, the next read of that sign request) is answered 200 with this body as it is: a hostile
+   * or broken Xaman.
+   */
+  answerNextCallWith(body: string, uuid?: string): void
   close(): Promise<void>
 }
 
@@ -45,6 +50,7 @@ export async function startXamanDouble(): Promise<XamanDouble> {
   const reads = new Map<string, number>()
   const states = new Map<string, State>()
   let down = false
+  let nextAnswer: { body: string; uuid: string | undefined } | undefined
 
   const send = (response: ServerResponse, status: number, body: unknown) => {
     response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -54,6 +60,11 @@ export async function startXamanDouble(): Promise<XamanDouble> {
     const chunks: Buffer[] = []
     for await (const chunk of request) chunks.push(chunk as Buffer)
     if (down) return send(response, 503, { error: { reference: randomUUID(), code: 503 } })
+    if (nextAnswer !== undefined && (nextAnswer.uuid === undefined || request.url?.endsWith(`/payload/${nextAnswer.uuid}`))) {
+      const { body } = nextAnswer
+      nextAnswer = undefined
+      return response.writeHead(200, { 'content-type': 'application/json' }).end(body)
+    }
     if (request.headers['x-api-key'] !== apiKey || request.headers['x-api-secret'] !== apiSecret) {
       return send(response, 403, { error: { reference: randomUUID(), code: 812 } })
     }
@@ -118,6 +129,9 @@ export async function startXamanDouble(): Promise<XamanDouble> {
     expire: (uuid) => change(uuid, { expired: true }),
     setDown(value) {
       down = value
+    },
+    answerNextCallWith(body, uuid) {
+      nextAnswer = { body, uuid }
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { encode, encodeForSigning } from 'ripple-binary-codec'
 import { sign } from 'ripple-keypairs'
 import { Wallet } from 'xrpl'
 import { XAMAN_CHECK_INTERVAL_MS } from '../../../src/features/signing/xaman/outcome-worker.js'
+import { xamanSignRequestsRepository } from '../../../src/features/signing/xaman/sign-requests-repository.js'
+import { MAX_XAMAN_ANSWER_BYTES } from '../../../src/features/signing/xaman/xaman-client.js'
 import { startService } from '../../../src/main.js'
 import { createLogger } from '../../../src/platform/logger.js'
 import { forEachDatabase, withPayloadUpdatesFailing } from '../../support/databases.js'
@@ -58,6 +61,7 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     return response.json()
   }
   const appView = (uuid: string) => readPayload(t, apiKey, uuid)
+  const xamanRequestsOf = (uuid: string) => xamanSignRequestsRepository.countForPayload(t.service.ctx.storage.db, uuid)
   /** Starts a Xaman request for a new payload and returns both uuids. */
   const started = async (body: object) => {
     const uuid = await create(body)
@@ -266,12 +270,70 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     }
   })
 
+  it('a hostile Xaman answer is a 502, and nothing is kept of it: too large, a uuid given before, a link that is not https', async () => {
+    const earlier = await started({ type: 'connect' })
+    const uuid = await create({ type: 'connect' })
+    const links = (id: string) => ({
+      next: { always: `https://xumm.app/sign/${id}` },
+      refs: { qr_png: `https://xumm.app/sign/${id}_q.png` },
+    })
+    for (const [answer, said] of [
+      [JSON.stringify({ uuid: randomUUID(), ...links('x'), padding: 'a'.repeat(MAX_XAMAN_ANSWER_BYTES) }), /with more than 262144 bytes/],
+      [JSON.stringify({ uuid: earlier.xamanUuid, ...links(earlier.xamanUuid) }), /a sign request it had given before/],
+      [JSON.stringify({ uuid: 'not-a-uuid/../..', ...links('x') }), /its uuid is not a UUID/],
+      [JSON.stringify({ uuid: randomUUID(), next: { always: 'javascript:alert(1)' }, refs: links('x').refs }), /lacks uuid, next.always/],
+    ] as const) {
+      xaman.answerNextCallWith(answer)
+      const response = await startXaman(uuid)
+      assert.equal(response.statusCode, 502, response.body)
+      assert.match(response.json().error, said)
+    }
+    assert.equal(await xamanRequestsOf(uuid), 0, 'no sign request kept for the payload')
+    assert.equal(await xamanRequestsOf(earlier.uuid), 1, "the earlier payload's request is its own still")
+  })
+
+  it('a Xaman answer too large to be one, while the worker reads a request, is a look that failed: read again later', async () => {
+    const wallet = Wallet.generate()
+    const { uuid, xamanUuid } = await started({ type: 'connect' })
+    xaman.answerNextCallWith(
+      JSON.stringify({ meta: { signed: true, resolved: true }, padding: 'a'.repeat(MAX_XAMAN_ANSWER_BYTES) }),
+      xamanUuid,
+    )
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+    xaman.sign(xamanUuid, xamanSignIn(wallet), wallet.classicAddress)
+    assert.equal((await pagePoll(uuid)).status, 'signed')
+  })
+
   it('acting on a resolved request is refused before Xaman is asked', async () => {
     const uuid = await create({ type: 'connect' })
     await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject`, payload: {} })
     const count = xaman.created.length
     assert.equal((await startXaman(uuid)).statusCode, 409)
     assert.equal(xaman.created.length, count)
+  })
+
+  it('every open Xaman request has its turn, however many newer ones wait (each look moves a request to the back)', async () => {
+    const wallet = Wallet.generate()
+    const oldest = await started({ type: 'connect' })
+    xaman.sign(oldest.xamanUuid, xamanSignIn(wallet), wallet.classicAddress)
+    const newer: string[] = []
+    for (let payload = 0; payload < 20; payload++) {
+      const uuid = await create({ type: 'connect' })
+      for (let request = 0; request < 3; request++) {
+        t.clock.advance(1)
+        assert.equal((await startXaman(uuid)).statusCode, 200)
+        newer.push((xaman.created.at(-1) as { uuid: string }).uuid)
+      }
+    }
+    // Each round is a run after the last one's looks took their 2 seconds: every request is due again by then.
+    for (let round = 0; round < 6 && (await appView(oldest.uuid)).status === 'pending'; round++) {
+      t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
+      await t.service.ctx.signing.xamanOutcomes.checkDue()
+    }
+    assert.equal((await appView(oldest.uuid)).status, 'signed', 'the oldest request was read and applied')
+    // The 60 newer requests expire in Xaman, so that they are settled and the worker has nothing left to read.
+    for (const xamanUuid of newer) xaman.expire(xamanUuid)
+    while (await t.service.ctx.signing.xamanOutcomes.checkDue()) t.clock.advance(XAMAN_CHECK_INTERVAL_MS)
   })
 })
 

@@ -16,7 +16,12 @@ import type { XamanClient, XamanSignRequestState } from './xaman-client.js'
 export const XAMAN_CHECK_INTERVAL_MS = 2000
 /** Longer than a look can take: Xaman's answer (10 s at most), then a verification and a submission (10 s each). */
 const LEASE_MS = 60_000
-const BATCH_SIZE = 50
+/**
+ * Requests claimed at once, and looked at together: a batch takes as long as its slowest look, within its lease, where
+ * 50 looks in turn could take minutes when Xaman is slow. Claimed longest-waiting first, so that every open request
+ * has its turn however many newer ones there are.
+ */
+const BATCH_SIZE = 16
 
 export interface XamanOutcomesDeps extends SigningDeps {
   dialect: Dialect
@@ -41,6 +46,7 @@ export class XamanOutcomes {
       (request) => this.look(xaman, request),
       this.deps.logger,
       (request) => ({ uuid: request.payloadUuid, xamanUuid: request.xamanUuid, task: 'xaman-outcomes' }),
+      BATCH_SIZE,
     )
     return claimed.length === BATCH_SIZE
   }

@@ -9,8 +9,9 @@ export interface ClaimedXamanRequest {
 }
 
 export const xamanSignRequestsRepository = {
-  async insert(db: DbOrTx, request: { xamanUuid: string; payloadUuid: string; createdAtMs: number }): Promise<void> {
-    await db
+  /** False when the Xaman uuid is taken already (Xaman gave it before): nothing is written then. */
+  async insert(db: DbOrTx, request: { xamanUuid: string; payloadUuid: string; createdAtMs: number }): Promise<boolean> {
+    const result = await db
       .insertInto('xaman_sign_requests')
       .values({
         xaman_uuid: request.xamanUuid,
@@ -20,7 +21,9 @@ export const xamanSignRequestsRepository = {
         next_check_at: request.createdAtMs,
         lease_expires_at: null,
       })
-      .execute()
+      .onConflict((conflict) => conflict.column('xaman_uuid').doNothing())
+      .executeTakeFirst()
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
   },
 
   async countForPayload(db: DbOrTx, payloadUuid: string): Promise<number> {
@@ -33,8 +36,9 @@ export const xamanSignRequestsRepository = {
   },
 
   /**
-   * Claims up to `limit` unsettled requests due for a look (and requests whose worker's lease lapsed), newest first,
-   * under a lease, and moves their next look `intervalMs` on. On PostgreSQL the rows are locked with SKIP LOCKED, so
+   * Claims up to `limit` unsettled requests due for a look (and requests whose worker's lease lapsed), the longest
+   * due first, under a lease, and moves their next look to `nextCheckAtMs`: a claimed request goes to the back of the
+   * queue, so that none waits behind newer ones however many there are. On PostgreSQL the rows are locked with SKIP LOCKED, so
    * that concurrent workers claim disjoint sets; SQLite has a single writer.
    */
   async claimDue(
@@ -48,7 +52,7 @@ export const xamanSignRequestsRepository = {
       .where('settled_at', 'is', null)
       .where('next_check_at', '<=', claim.nowMs)
       .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', claim.nowMs)]))
-      .orderBy('created_at', 'desc')
+      .orderBy('next_check_at')
       .limit(claim.limit)
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const rows = await db

@@ -47,6 +47,9 @@ export async function startXamanSignRequest(deps: SigningDeps, uuid: string): Pr
     if (error instanceof XamanUnavailableError) throw badGateway(`${error.message}; try again, or choose another wallet`)
     throw error
   }
-  await xamanSignRequestsRepository.insert(deps.db, { xamanUuid: created.uuid, payloadUuid: uuid, createdAtMs: deps.clock.now() })
+  if (!(await xamanSignRequestsRepository.insert(deps.db, { xamanUuid: created.uuid, payloadUuid: uuid, createdAtMs: deps.clock.now() }))) {
+    deps.logger.warn({ uuid, xamanUuid: created.uuid }, 'Xaman answered a new sign request with the uuid of an earlier one')
+    throw badGateway('Xaman answered with a sign request it had given before; try again, or choose another wallet')
+  }
   return { qrUrl: created.qrUrl, deepLink: created.deepLink }
 }

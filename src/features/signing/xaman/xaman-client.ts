@@ -49,6 +49,9 @@ export interface XamanClientOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000
+/** Xaman's answers are a few KB: a larger one is not Xaman's, and is not held in memory to find out. */
+export const MAX_XAMAN_ANSWER_BYTES = 256 * 1024
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function createXamanClient(options: XamanClientOptions): XamanClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
@@ -73,8 +76,11 @@ export function createXamanClient(options: XamanClientOptions): XamanClient {
     }
     let parsed: unknown
     try {
-      parsed = await response.json()
-    } catch {
+      const text = await readAtMost(response, MAX_XAMAN_ANSWER_BYTES)
+      if (text === null) throw new XamanUnavailableError(`Xaman answered ${response.status} with more than ${MAX_XAMAN_ANSWER_BYTES} bytes`)
+      parsed = JSON.parse(text)
+    } catch (error) {
+      if (error instanceof XamanUnavailableError) throw error
       throw new XamanUnavailableError(`Xaman answered ${response.status} with a body that is not JSON`)
     }
     if (!response.ok) {
@@ -93,9 +99,11 @@ export function createXamanClient(options: XamanClientOptions): XamanClient {
       const created = await call('POST', 'payload', body)
       const next = asObject(created.next)
       const refs = asObject(created.refs)
-      if (typeof created.uuid !== 'string' || typeof next.always !== 'string' || typeof refs.qr_png !== 'string') {
+      if (typeof created.uuid !== 'string' || !isHttpsUrl(next.always) || !isHttpsUrl(refs.qr_png)) {
         throw new XamanUnavailableError('Xaman created the sign request but its answer lacks uuid, next.always or refs.qr_png')
       }
+      // The uuid is kept as the request's key and read back in a path; the links go to the signing page as they are.
+      if (!UUID.test(created.uuid)) throw new XamanUnavailableError('Xaman created the sign request but its uuid is not a UUID')
       return { uuid: created.uuid, deepLink: next.always, qrUrl: refs.qr_png }
     },
 
@@ -117,4 +125,22 @@ export function createXamanClient(options: XamanClientOptions): XamanClient {
 
 function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
+}
+
+/** An https URL: what Xaman's links are, and all the signing page takes from it for a link or an image. */
+function isHttpsUrl(value: unknown): value is string {
+  return typeof value === 'string' && URL.parse(value)?.protocol === 'https:'
+}
+
+/** The body as UTF-8, or null when it is longer than `maxBytes` (the rest is not read). */
+async function readAtMost(response: Response, maxBytes: number): Promise<string | null> {
+  if (response.body === null) return ''
+  const chunks: Uint8Array[] = []
+  let received = 0
+  for await (const chunk of response.body) {
+    received += chunk.byteLength
+    if (received > maxBytes) return null
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
