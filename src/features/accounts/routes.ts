@@ -37,10 +37,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   const { oidc, publicUrl } = deps
   const dashboardUrl = `${publicUrl}/dashboard`
   const sessionCookie = sessionCookieFor(publicUrl)
-  // Under https the __Secure- prefix: browsers accept it only from a secure origin, with the Secure attribute.
+  // Under https the __Host- prefix, as the session's: browsers accept it only from this very host, Secure, on Path=/
+  // and without a Domain, so a sibling host cannot plant its own sign-in's flow in a visitor's browser and have the
+  // callback sign the visitor in to the sibling's account (a __Secure- cookie it could set with Domain=parent).
   const flowCookie = {
-    name: sessionCookie.secure ? '__Secure-cs_oidc_flow' : 'cs_oidc_flow',
-    path: '/auth',
+    name: sessionCookie.secure ? '__Host-cs_oidc_flow' : 'cs_oidc_flow',
+    path: '/',
     secure: sessionCookie.secure,
     maxAgeSeconds: FLOW_TTL_MS / 1000,
   }
@@ -48,6 +50,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   const flowAttributes = cookieAttributes(flowCookie)
   const flowKey = deriveStateKey(deps.serverSecret, 'oidc-flow')
   const publicOrigin = new URL(publicUrl).origin
+
+  // Every answer here sets or clears a credential (or redirects to the provider with a fresh state): none is stored.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
 
   // A logout form posts an empty urlencoded body; the app otherwise parses only JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined))

@@ -72,6 +72,16 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     assert.ok(sessions.some((s) => /^[0-9a-f]{64}$/.test(s.id_hash)))
   })
 
+  it('answers sign-in and sign-out, which set or clear the session cookie, with Cache-Control: no-store', async () => {
+    const link = await freshLink()
+    const signedIn = await t.inject({ method: 'GET', url: `${link.pathname}${link.search}` })
+    assert.equal(signedIn.statusCode, 303)
+    assert.equal(signedIn.headers['cache-control'], 'no-store')
+    const logout = await t.inject({ method: 'POST', url: '/auth/logout', headers: { origin: PUBLIC_URL } })
+    assert.equal(logout.statusCode, 303)
+    assert.equal(logout.headers['cache-control'], 'no-store')
+  })
+
   it('logout ends the session on the server, not only in the browser', async () => {
     const browser = await signIn()
     const token = browser.cookie(sessionUrl, 'cs_session') as string

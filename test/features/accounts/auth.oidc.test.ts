@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, before, it } from 'node:test'
+import { after, before, describe, it } from 'node:test'
 import { deriveStateKey, openState, sealState } from '../../../src/platform/crypto/signed-state.js'
 import { TestBrowser } from '../../support/browser.js'
 import { forEachDatabase } from '../../support/databases.js'
@@ -47,7 +47,7 @@ forEachDatabase('dashboard sign-in with OpenID Connect', (dialect) => {
     const flowCookie = parseSetCookie(start.setCookies[0])
     assert.equal(flowCookie.name, 'cs_oidc_flow')
     assert.match(flowCookie.value, /^[\w.-]+$/)
-    assert.deepEqual(flowCookie.attributes, ['HttpOnly', 'Max-Age=600', 'Path=/auth', 'SameSite=Lax'])
+    assert.deepEqual(flowCookie.attributes, ['HttpOnly', 'Max-Age=600', 'Path=/', 'SameSite=Lax'])
 
     const callback = await browser.signInAtProvider(authorization, 'alice', isCallback)
     const signedIn = await browser.request(callback)
@@ -187,5 +187,57 @@ forEachDatabase('dashboard sign-in with OpenID Connect', (dialect) => {
     const response = await newBrowser().request(new URL(`${PUBLIC_URL}/auth/local?token=${token}`))
     assert.equal(response.status, 404)
     assert.match(JSON.parse(response.body).error, /OpenID Connect is configured/)
+  })
+})
+
+describe('dashboard sign-in with OpenID Connect under https', () => {
+  const HTTPS_URL = 'https://countersign.example'
+  const login = new URL(`${HTTPS_URL}/auth/login`)
+  const isCallback = (url: URL) => url.href.startsWith(`${HTTPS_URL}/auth/callback`)
+  let idp: TestIdentityProvider
+  let t: TestService
+  before(async () => {
+    idp = await startIdentityProvider(`${HTTPS_URL}/auth/callback`, {
+      alice: { email: 'alice@example.com', email_verified: true, name: 'Alice Example' },
+      bob: { email: 'bob@example.com', email_verified: true, name: 'Bob' },
+    })
+    t = await startTestService('sqlite', {
+      listen: true,
+      env: { PUBLIC_URL: HTTPS_URL, OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret },
+    })
+  })
+  after(async () => {
+    await t.stop()
+    await idp.stop()
+  })
+
+  it("a flow a sibling host plants in a visitor's browser (a cookie under the parent domain) signs the visitor in to nothing", async () => {
+    // Bob, at evil.example next to countersign.example, signs in to his own account and stops before the callback.
+    const bob = new TestBrowser({ [HTTPS_URL]: t.url })
+    const callback = await bob.signInAtProvider(login, 'bob', isCallback)
+    const bobsFlow = bob.cookie(login, '__Host-cs_oidc_flow') ?? (bob.cookie(login, '__Secure-cs_oidc_flow') as string)
+    // From evil.example he can set, with Domain=example, any cookie but a __Host- one; then he sends alice to his callback.
+    const alice = new TestBrowser({ [HTTPS_URL]: t.url })
+    alice.setCookie(login, '__Secure-cs_oidc_flow', bobsFlow)
+    alice.setCookie(login, 'cs_oidc_flow', bobsFlow)
+    const response = await alice.request(callback)
+    assert.equal(response.status, 400, 'alice is not signed in to bob’s account')
+    assert.equal(alice.cookie(login, '__Host-cs_session'), undefined)
+  })
+
+  it('keeps the flow in a __Host- cookie: Secure, Path=/, no Domain', async () => {
+    const start = await new TestBrowser({ [HTTPS_URL]: t.url }).request(login)
+    assert.equal(start.status, 302)
+    const flowCookie = parseSetCookie(start.setCookies[0])
+    assert.equal(flowCookie.name, '__Host-cs_oidc_flow')
+    assert.deepEqual(flowCookie.attributes, ['HttpOnly', 'Max-Age=600', 'Path=/', 'SameSite=Lax', 'Secure'])
+  })
+
+  it('signs in through its own flow cookie', async () => {
+    const alice = new TestBrowser({ [HTTPS_URL]: t.url })
+    const callback = await alice.signInAtProvider(login, 'alice', isCallback)
+    const response = await alice.request(callback)
+    assert.equal(response.status, 303, response.body)
+    assert.ok(alice.cookie(login, '__Host-cs_session'))
   })
 })
