@@ -5,7 +5,7 @@ import { lookup as dnsLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import { isIP, type LookupFunction, type SocketConstructorOpts } from 'node:net'
-import { describeForbiddenAddress } from './target-address.js'
+import { describeForbiddenAddress, NOT_PUBLIC } from './target-address.js'
 import { webhookHost } from './url-policy.js'
 
 export const USER_AGENT = 'Countersign-Webhooks/1'
@@ -16,12 +16,17 @@ export const USER_AGENT = 'Countersign-Webhooks/1'
  */
 const MAX_SOCKETS_PER_HOST = 64
 
-/** Idle keep-alive sockets are closed after this; receivers usually close theirs sooner. */
-const IDLE_SOCKET_TIMEOUT_MS = 30_000
+/**
+ * Idle keep-alive sockets are closed after this: before a receiver closes its end (Node's servers after 5 s, most
+ * others later), so that a delivery seldom goes out on a socket the receiver is closing just then, which send.ts must
+ * send again on a fresh one.
+ */
+const IDLE_SOCKET_TIMEOUT_MS = 4_000
 
+/** `what` names an address given as one, and never the address a name resolved to (url-policy.ts says why). */
 class ForbiddenTargetError extends Error {
-  constructor(address: string, description: string) {
-    super(`refused to connect to ${address}, ${description}; webhook targets must be public`)
+  constructor(what: string) {
+    super(`refused to connect to ${what}; webhook targets must be public`)
   }
 }
 
@@ -34,8 +39,9 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '')
     for (const { address } of addresses) {
-      const forbidden = describeForbiddenAddress(address)
-      if (forbidden !== undefined) return callback(new ForbiddenTargetError(address, forbidden), '')
+      if (describeForbiddenAddress(address) !== undefined) {
+        return callback(new ForbiddenTargetError(`${hostname}: it resolves to ${NOT_PUBLIC}`), '')
+      }
     }
     const [first] = addresses
     if (options.all || first === undefined) return callback(null, addresses)
@@ -75,7 +81,7 @@ export function outboundTarget(rawUrl: string, allowPrivateTargets: boolean): { 
   const host = webhookHost(url)
   if (!allowPrivateTargets && isIP(host) !== 0) {
     const forbidden = describeForbiddenAddress(host)
-    if (forbidden !== undefined) return { error: new ForbiddenTargetError(host, forbidden).message }
+    if (forbidden !== undefined) return { error: new ForbiddenTargetError(`${host}, ${forbidden}`).message }
   }
   return { url, agent: (allowPrivateTargets ? anyTargetAgents : publicOnlyAgents)[url.protocol] }
 }

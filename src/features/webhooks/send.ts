@@ -47,7 +47,8 @@ export async function sendWebhook(request: WebhookRequest): Promise<WebhookSendR
 
   const first = await postOnce(url, agent, headers, body, deadlineMs - performance.now(), timeoutMessage)
   // A kept-alive socket can be closed by the receiver just as it is reused; Node's documented remedy is to retry
-  // once on a fresh socket. The receiver did not answer, and it de-duplicates on the delivery id in any case.
+  // once on a fresh socket. The receiver did not answer; it may still have read the delivery (a receiver that resets
+  // after reading), which is why it de-duplicates on the delivery id (webhooks.md).
   if (first.staleSocket && performance.now() < deadlineMs) {
     return finish(await postOnce(url, agent, headers, body, deadlineMs - performance.now(), timeoutMessage))
   }

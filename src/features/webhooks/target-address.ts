@@ -5,6 +5,11 @@ import { expandIpv6 } from '../../platform/ip-address.js'
 type Family = 'ipv4' | 'ipv6'
 type Subnet = readonly [network: string, prefix: number, family: Family]
 
+const EMBEDS_IPV4 = 'an IPv6 address that embeds an IPv4 address'
+
+/** What a refusal says of a name's forbidden address: not which address, nor its kind (url-policy.ts says why). */
+export const NOT_PUBLIC = 'an address that is not public'
+
 // Order matters: the first match names the address in messages, so the narrow metadata entries come first.
 const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: readonly Subnet[]]> = [
   [
@@ -51,7 +56,7 @@ const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: r
   // Prefixes whose addresses carry an IPv4 address that a gateway or the host itself may connect to: refused
   // whole, whatever IPv4 address they carry, as no webhook receiver needs them.
   [
-    'an IPv6 address that embeds an IPv4 address',
+    EMBEDS_IPV4,
     [
       // IPv4-compatible (::a.b.c.d), deprecated; :: and ::1 are named above, as they come first.
       ['::', 96, 'ipv6'],
@@ -64,6 +69,8 @@ const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: r
     ],
   ],
   ['a benchmarking address', [['198.18.0.0', 15, 'ipv4']]],
+  // Discard-only (RFC 6666): routed nowhere by design.
+  ['a discard-only address', [['100::', 64, 'ipv6']]],
   [
     'a multicast address',
     [
@@ -91,9 +98,20 @@ export function describeForbiddenAddress(ip: string): string | undefined {
   const family: Family = version === 4 ? 'ipv4' : 'ipv6'
   const forbidden = FORBIDDEN_LISTS.find(([, list]) => list.check(address, family))?.[0]
   if (forbidden !== undefined || family === 'ipv4') return forbidden
+  if (isIpv4Translated(address)) return EMBEDS_IPV4
   const isatap = isatapIpv4(address)
   const carried = isatap === undefined ? undefined : describeForbiddenAddress(isatap)
   return carried === undefined ? undefined : `${carried} inside an IPv6 address`
+}
+
+/**
+ * IPv4-translated (::ffff:0:a.b.c.d, RFC 2765's SIIT), refused whole as the other prefixes that carry an IPv4 address:
+ * a translator on the path delivers it to the IPv4 address inside. BlockList cannot hold this prefix (it reads
+ * ::ffff:0:0/96 as the IPv4-mapped prefix), so its groups are compared.
+ */
+function isIpv4Translated(ipv6: string): boolean {
+  const groups = expandIpv6(ipv6)
+  return groups.slice(0, 4).every((group) => group === 0) && groups[4] === 0xffff && groups[5] === 0
 }
 
 /**

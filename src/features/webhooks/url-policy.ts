@@ -3,7 +3,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { unprocessable } from '../../platform/errors.js'
-import { describeForbiddenAddress } from './target-address.js'
+import { describeForbiddenAddress, NOT_PUBLIC } from './target-address.js'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
@@ -39,7 +39,11 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   if (options.allowPrivateTargets) return parsed
   for (const address of addresses) {
     const forbidden = describeForbiddenAddress(address)
-    if (forbidden !== undefined) refuse(`url resolves to ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
+    if (forbidden === undefined) continue
+    // What a name resolves to here is this service's DNS's to know, not the caller's: naming the address (or its kind)
+    // would let anyone with an API key map the names of the service's private network, one registration at a time.
+    if (isIP(host) === 0) refuse(`url host ${host} resolves to ${NOT_PUBLIC}; webhook targets must be public${PRIVATE_TARGETS_HINT}`)
+    refuse(`url is ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
   }
   return parsed
 }
