@@ -116,7 +116,10 @@ export function loadConfig(env: Env = process.env): Config {
       ? {
           apiKey: env.XAMAN_API_KEY,
           apiSecret: env.XAMAN_API_SECRET as string,
-          apiUrl: parseHttpUrl('XAMAN_API_URL', env.XAMAN_API_URL ?? 'https://xumm.app').href.replace(/\/+$/, ''),
+          apiUrl: parseSecretBearingUrl('XAMAN_API_URL', env.XAMAN_API_URL ?? 'https://xumm.app', 'a local test double').href.replace(
+            /\/+$/,
+            '',
+          ),
         }
       : undefined,
   }
@@ -168,6 +171,21 @@ function parseHttpUrl(name: string, value: string): URL {
     throw new ConfigError(`${name} must be an absolute URL, got "${value}"`)
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be http or https`)
+  return url
+}
+
+/** Hosts on which a URL may be plain http: a provider or a double that runs on this machine, for tests. */
+export const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * The URL of a service the server sends a secret to with every call (Xaman's API secret, OIDC's client secret): https,
+ * or http on loopback only (`loopbackUse` says for what), never plain http across a network.
+ */
+export function parseSecretBearingUrl(name: string, value: string, loopbackUse: string): URL {
+  const url = parseHttpUrl(name, value)
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    throw new ConfigError(`${name} must be an https URL (http is accepted only on loopback, for ${loopbackUse})`)
+  }
   return url
 }
 

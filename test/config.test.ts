@@ -66,6 +66,19 @@ describe('loadConfig', () => {
     refuses({ ...xaman, XAMAN_API_URL: 'xumm.app' }, /^XAMAN_API_URL must be an absolute URL, got "xumm\.app"$/)
     refuses({ ...xaman, XAMAN_API_URL: 'ws://xumm.app' }, /^XAMAN_API_URL must be http or https$/)
     assert.equal(loadConfig({ ...xaman, XAMAN_API_URL: 'http://127.0.0.1:9000/xaman/' }).xaman?.apiUrl, 'http://127.0.0.1:9000/xaman')
+  })
+
+  it('refuses an XAMAN_API_URL over plain http but on loopback: the API secret goes with every call', () => {
+    const xaman = { XAMAN_API_KEY: 'key', XAMAN_API_SECRET: 'secret' }
+    for (const url of ['http://xumm.app', 'http://10.0.0.5:8080', 'http://xaman-proxy.internal']) {
+      refuses(
+        { ...xaman, XAMAN_API_URL: url },
+        /^XAMAN_API_URL must be an https URL \(http is accepted only on loopback, for a local test double\)$/,
+      )
+    }
+    for (const url of ['https://xumm.app', 'http://localhost:9000', 'http://[::1]:9000']) {
+      assert.equal(loadConfig({ ...xaman, XAMAN_API_URL: url }).xaman?.apiUrl, url)
+    }
     assert.equal(loadConfig(xaman).xaman?.apiUrl, 'https://xumm.app')
   })
 

@@ -3,7 +3,7 @@
 // service starts while the provider is down) and kept; a failed discovery is tried again on the next sign-in.
 import * as client from 'openid-client'
 import type { Logger } from 'pino'
-import type { Config } from '../../config.js'
+import { type Config, parseSecretBearingUrl } from '../../config.js'
 import { type AppError, badGateway, badRequest } from '../../platform/errors.js'
 import type { VerifiedIdentity } from './service.js'
 
@@ -20,7 +20,6 @@ const SCOPE = 'openid email profile'
 const DISCOVERY_TIMEOUT_SECONDS = 10
 const MAX_EMAIL_CHARS = 320
 const MAX_NAME_CHARS = 200
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 export class OidcSignIn {
   private configuration: Promise<client.Configuration> | undefined
@@ -30,10 +29,7 @@ export class OidcSignIn {
     private readonly redirectUri: string,
     private readonly logger: Logger,
   ) {
-    const issuer = new URL(settings.issuer)
-    if (issuer.protocol === 'http:' && !LOOPBACK_HOSTS.has(issuer.hostname)) {
-      throw new Error('OIDC_ISSUER must be an https URL (http is accepted only on loopback, for a local test provider)')
-    }
+    parseSecretBearingUrl('OIDC_ISSUER', settings.issuer, 'a local test provider')
   }
 
   newFlow(): OidcFlow {

@@ -1,7 +1,7 @@
 // The GET of a project's website proof (account-projects.ts), under the webhook rules of outbound-http.ts.
 import http from 'node:http'
 import https from 'node:https'
-import { describeError, outboundTarget, USER_AGENT } from './outbound-http.js'
+import { describeError, outboundTarget, redirectNotFollowed, USER_AGENT } from './outbound-http.js'
 
 export interface PublicGetResult {
   ok: boolean
@@ -46,7 +46,7 @@ export async function fetchPublicText(
       const statusCode = res.statusCode ?? 0
       if (statusCode >= 300 && statusCode < 400) {
         res.resume()
-        return settle(fail(`redirect to ${res.headers.location ?? '(no Location header)'} not followed`, statusCode))
+        return settle(fail(redirectNotFollowed(res.headers.location), statusCode))
       }
       if (statusCode < 200 || statusCode >= 300) {
         res.resume()

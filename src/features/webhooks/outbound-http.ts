@@ -86,6 +86,16 @@ export function outboundTarget(rawUrl: string, allowPrivateTargets: boolean): { 
   return { url, agent: (allowPrivateTargets ? anyTargetAgents : publicOnlyAgents)[url.protocol] }
 }
 
+/** The most of a redirect's Location a failure keeps: the receiver's text, kept in the delivery and sent in alerts. */
+const MAX_LOCATION_CHARS = 200
+
+/** A redirect's failure in words, with at most MAX_LOCATION_CHARS of its Location. */
+export function redirectNotFollowed(location: string | undefined): string {
+  if (location === undefined) return 'redirect to (no Location header) not followed'
+  const shown = location.length > MAX_LOCATION_CHARS ? `${location.slice(0, MAX_LOCATION_CHARS)}…` : location
+  return `redirect to ${shown} not followed`
+}
+
 /** A failed request's error in words. */
 export function describeError(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {

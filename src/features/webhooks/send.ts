@@ -2,7 +2,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import { performance } from 'node:perf_hooks'
-import { describeError, outboundTarget, USER_AGENT } from './outbound-http.js'
+import { describeError, outboundTarget, redirectNotFollowed, USER_AGENT } from './outbound-http.js'
 
 export interface WebhookRequest {
   url: string
@@ -105,7 +105,7 @@ function postOnce(
       const retryAfter = res.headers['retry-after']
       if (statusCode >= 200 && statusCode < 300) settle({ ok: true, statusCode, error: null, retryAfter })
       else if (statusCode >= 300 && statusCode < 400) {
-        settle(failure(`redirect to ${res.headers.location ?? '(no Location header)'} not followed`, statusCode, retryAfter))
+        settle(failure(redirectNotFollowed(res.headers.location), statusCode, retryAfter))
       } else settle(failure(`receiver answered HTTP ${statusCode}`, statusCode, retryAfter))
 
       // The body is read and dropped so that the socket can be kept alive; past the cap the socket is closed instead.

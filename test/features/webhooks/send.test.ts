@@ -94,6 +94,13 @@ describe('sendWebhook', () => {
     assert.equal(target.requests.length, 0)
   })
 
+  it("keeps 200 characters of a redirect's Location: a receiver cannot write 15 KB of its own into the delivery and its alert", async () => {
+    const location = `https://elsewhere.example/${'Click-here-to-claim-your-prize-'.repeat(500)}`
+    const redirecting = await startReceiver(answer(302, { location }))
+    const result = await sendWebhook(request(redirecting.url))
+    assert.equal(result.error, `redirect to ${location.slice(0, 200)}… not followed`)
+  })
+
   it('gives up on a receiver that never answers when the time is up', async () => {
     const hanging = await startReceiver(hang)
     const result = await sendWebhook(request(hanging.url, { timeoutMs: 300 }))
