@@ -33,7 +33,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) {
       const message = (error.code && FASTIFY_MESSAGES[error.code]) || error.message || 'Bad request'
-      return reply.code(status).send({ error: status === 413 ? `${message} (the limit is ${app.initialConfig.bodyLimit} bytes)` : message })
+      // A route may have a limit of its own (a logo's), which is the one the client went over.
+      const limit = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit
+      return reply.code(status).send({ error: status === 413 ? `${message} (the limit is ${limit} bytes)` : message })
     }
     request.log.error({ err: error }, 'request failed')
     return reply.code(500).send({ error: 'Internal server error' })

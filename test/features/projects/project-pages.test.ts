@@ -348,6 +348,7 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       assert.match(tooBig.body.details[0].message, /at most 100 KB/)
       const huge = await alice.put(`/api/v1/projects/${id}/logo`, { image: `data:image/png;base64,${'A'.repeat(400_000)}` })
       assert.equal(huge.status, 413)
+      assert.equal(huge.body.error, 'Request body is too large (the limit is 204800 bytes)', "the route's own limit, not the API's 64 KB")
     })
 
     it("cannot be set on another account's project, and a logo URL with a wrong hash is 404", async () => {
