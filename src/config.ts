@@ -10,9 +10,21 @@ export interface Config {
   redisUrl: string | undefined
   /** LIVE_HEARTBEAT_MS: how often an open live stream sends a comment line, so that proxies keep it open. */
   liveHeartbeatMs: number
+  /**
+   * allowedEmailDomains (OIDC_ALLOWED_EMAIL_DOMAINS, lower-cased): when set, only an account whose provider vouches
+   * for an address at one of them signs in; unset, every account of the issuer may.
+   */
   oidc:
-    | { issuer: string; clientId: string; clientSecret: string; tokenAuthMethod: 'client_secret_basic' | 'client_secret_post' }
+    | {
+        issuer: string
+        clientId: string
+        clientSecret: string
+        tokenAuthMethod: 'client_secret_basic' | 'client_secret_post'
+        allowedEmailDomains: readonly string[] | undefined
+      }
     | undefined
+  /** PROJECTS_PER_ACCOUNT: the projects an account may create in the dashboard (the command line's are not counted against it). */
+  projectsPerAccount: number
   /** NODE_ENV=production: SESSION_SECRET is required, and the one-time sign-in link is never printed. */
   production: boolean
   /** SESSION_SECRET, at least 32 bytes; required in production, generated into the database otherwise. */
@@ -89,8 +101,10 @@ export function loadConfig(env: Env = process.env): Config {
           clientId: env.OIDC_CLIENT_ID as string,
           clientSecret: env.OIDC_CLIENT_SECRET as string,
           tokenAuthMethod,
+          allowedEmailDomains: parseEmailDomains('OIDC_ALLOWED_EMAIL_DOMAINS', nonEmpty(env.OIDC_ALLOWED_EMAIL_DOMAINS)),
         }
       : undefined,
+    projectsPerAccount: parsePositiveInteger('PROJECTS_PER_ACCOUNT', env.PROJECTS_PER_ACCOUNT ?? '20'),
     production,
     sessionSecret,
     oldSessionSecret: parseSessionSecret('OLD_SESSION_SECRET', nonEmpty(env.OLD_SESSION_SECRET)),
@@ -123,6 +137,18 @@ export function loadConfig(env: Env = process.env): Config {
         }
       : undefined,
   }
+}
+
+/** A comma-separated list of domain names (example.com, mail.example.org), lower-cased; no wildcards. */
+function parseEmailDomains(name: string, value: string | undefined): readonly string[] | undefined {
+  if (value === undefined) return undefined
+  const domains = value.split(',').map((domain) => domain.trim().toLowerCase())
+  const label = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?'
+  const valid = new RegExp(`^${label}(?:\\.${label})+$`)
+  const wrong = domains.find((domain) => !valid.test(domain))
+  if (wrong !== undefined)
+    throw new ConfigError(`${name} must be a comma-separated list of domain names such as example.com, got "${wrong}"`)
+  return domains
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -135,6 +135,8 @@ export function createContext(options: ContextOptions): ServiceContext {
       authenticator,
       limits: config.limits,
       allowPrivateTargets: config.webhookAllowPrivateTargets,
+      dialect: storage.dialect,
+      projectsPerAccount: config.projectsPerAccount,
     }),
     xrplNode,
     signing: new SigningService({

@@ -68,6 +68,24 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ ...xaman, XAMAN_API_URL: 'http://127.0.0.1:9000/xaman/' }).xaman?.apiUrl, 'http://127.0.0.1:9000/xaman')
   })
 
+  it('takes OIDC_ALLOWED_EMAIL_DOMAINS as lower-cased domain names, and refuses anything else naming it', () => {
+    const oidc = { OIDC_ISSUER: 'https://idp.example', OIDC_CLIENT_ID: 'id', OIDC_CLIENT_SECRET: 'secret' }
+    assert.equal(loadConfig(oidc).oidc?.allowedEmailDomains, undefined)
+    assert.deepEqual(loadConfig({ ...oidc, OIDC_ALLOWED_EMAIL_DOMAINS: 'Example.com, mail.example.org' }).oidc?.allowedEmailDomains, [
+      'example.com',
+      'mail.example.org',
+    ])
+    for (const wrong of ['*.example.com', '@example.com', 'example', 'example.com,,other.org', 'exa mple.com']) {
+      refuses({ ...oidc, OIDC_ALLOWED_EMAIL_DOMAINS: wrong }, /^OIDC_ALLOWED_EMAIL_DOMAINS must be a comma-separated list of domain names/)
+    }
+  })
+
+  it('takes PROJECTS_PER_ACCOUNT as a positive integer, 20 by default', () => {
+    assert.equal(loadConfig({}).projectsPerAccount, 20)
+    assert.equal(loadConfig({ PROJECTS_PER_ACCOUNT: '100' }).projectsPerAccount, 100)
+    refuses({ PROJECTS_PER_ACCOUNT: '0' }, /^PROJECTS_PER_ACCOUNT/)
+  })
+
   it('refuses an XAMAN_API_URL over plain http but on loopback: the API secret goes with every call', () => {
     const xaman = { XAMAN_API_KEY: 'key', XAMAN_API_SECRET: 'secret' }
     for (const url of ['http://xumm.app', 'http://10.0.0.5:8080', 'http://xaman-proxy.internal']) {

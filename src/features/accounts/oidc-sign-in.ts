@@ -4,7 +4,7 @@
 import * as client from 'openid-client'
 import type { Logger } from 'pino'
 import { type Config, parseSecretBearingUrl } from '../../config.js'
-import { type AppError, badGateway, badRequest } from '../../platform/errors.js'
+import { type AppError, badGateway, badRequest, forbidden } from '../../platform/errors.js'
 import type { VerifiedIdentity } from './service.js'
 
 export type OidcSettings = NonNullable<Config['oidc']>
@@ -78,12 +78,29 @@ export class OidcSignIn {
           })
         : undefined
     const emailSource = idToken.email !== undefined ? idToken : (userInfo ?? idToken)
-    return {
+    const identity = {
       issuer: idToken.iss,
       subject: idToken.sub,
       email: emailSource.email_verified === true ? boundedString(emailSource.email, MAX_EMAIL_CHARS) : undefined,
       name: boundedString(idToken.name ?? userInfo?.name, MAX_NAME_CHARS),
     }
+    this.assertAllowed(identity)
+    return identity
+  }
+
+  /**
+   * With OIDC_ALLOWED_EMAIL_DOMAINS, only an identity whose verified address is at one of them (exactly: not a
+   * subdomain) signs in; the others get no account. Without it, every account of the issuer may sign in.
+   */
+  private assertAllowed(identity: VerifiedIdentity): void {
+    const allowed = this.settings.allowedEmailDomains
+    if (allowed === undefined) return
+    const domain = identity.email?.slice(identity.email.lastIndexOf('@') + 1).toLowerCase()
+    if (domain !== undefined && allowed.includes(domain)) return
+    this.logger.info({ issuer: identity.issuer, subject: identity.subject }, 'sign-in refused: no verified address at an allowed domain')
+    throw forbidden(
+      'This account may not sign in to this service: it signs in only with an email address, verified by the provider, at a domain the operator allows',
+    )
   }
 
   private discover(): Promise<client.Configuration> {

@@ -4,9 +4,10 @@
 
 import type { Clock } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
-import type { Db } from '../../platform/db/database.js'
-import { notFound, unprocessable } from '../../platform/errors.js'
+import type { Db, Dialect } from '../../platform/db/database.js'
+import { conflict, notFound, unprocessable } from '../../platform/errors.js'
 import { utcMonth } from '../../platform/utc.js'
+import { accountsRepository } from '../accounts/repository.js'
 import type { Payload } from '../payloads/model.js'
 import type { PayloadPage } from '../payloads/schemas.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'
@@ -41,7 +42,16 @@ export interface AccountProjectsOptions {
   limits: Record<PlanName, PlanLimits>
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: a website may then be http and on a private address (local development, tests). */
   allowPrivateTargets: boolean
+  dialect: Dialect
+  /** PROJECTS_PER_ACCOUNT: the most projects an account may have (those the command line made for it count too). */
+  projectsPerAccount: number
 }
+
+/**
+ * Active keys a project may have at once: enough for every service and environment of an application and a rotation
+ * of each, and a bound on what a session can create.
+ */
+export const MAX_ACTIVE_KEYS_PER_PROJECT = 20
 
 /** What PATCH /projects/{id} changes; an absent field is left alone, null clears. */
 export interface ProjectSettingsChange {
@@ -65,7 +75,14 @@ export class AccountProjects {
 
   /** A new Free project owned by the account, with its first key. */
   async create(accountId: string, name: string): Promise<{ project: Project; key: CreatedApiKey }> {
-    return this.options.projects.createProject({ name: validName('name', name), plan: 'free', accountId })
+    const { dialect, projectsPerAccount } = this.options
+    // Each Free project brings its own month of payloads: without a bound, one sign-in would bring any number of them.
+    return this.options.projects.createProject({ name: validName('name', name), plan: 'free', accountId }, async (tx) => {
+      await accountsRepository.lock(tx, dialect, accountId)
+      if ((await projectsRepository.countByAccount(tx, accountId)) >= projectsPerAccount) {
+        throw conflict(`An account can have at most ${projectsPerAccount} projects; ask the service's operator for more`)
+      }
+    })
   }
 
   async list(accountId: string): Promise<Project[]> {
@@ -92,7 +109,12 @@ export class AccountProjects {
 
   async createKey(accountId: string, projectId: string, name: string): Promise<CreatedApiKey> {
     const project = await this.owned(accountId, projectId)
-    return this.options.projects.createApiKey(project.id, validName('name', name))
+    return this.options.projects.createApiKey(project.id, validName('name', name), async (tx) => {
+      await projectsRepository.lock(tx, this.options.dialect, project.id)
+      if ((await apiKeysRepository.countActiveForProject(tx, project.id)) >= MAX_ACTIVE_KEYS_PER_PROJECT) {
+        throw conflict(`A project can have at most ${MAX_ACTIVE_KEYS_PER_PROJECT} active keys; revoke one before adding another`)
+      }
+    })
   }
 
   /**

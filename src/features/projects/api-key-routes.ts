@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../../platform/http/schemas.js'
 import { toIso } from '../../platform/utc.js'
-import type { AccountProjects } from './account-projects.js'
+import { type AccountProjects, MAX_ACTIVE_KEYS_PER_PROJECT } from './account-projects.js'
 import type { ApiKeyRecord } from './api-keys-repository.js'
 import { DEFAULT_API_KEY_NAME } from './names.js'
 import { ApiKeyList, type ApiKeySummary, CreatedApiKey, CreateKeyBody, KeyParams, ProjectParams, RevokedApiKey } from './schemas.js'
@@ -45,11 +45,11 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<ApiKeyRoutesDeps> = async (
     {
       schema: {
         summary: 'Create an API key',
-        description: `The full key is in this response only. ${SESSION_NOTE}`,
+        description: `The full key is in this response only. A project has at most ${MAX_ACTIVE_KEYS_PER_PROJECT} active keys: one more is 409 (revoke one first). ${SESSION_NOTE}`,
         tags: PROJECT_TAGS,
         params: ProjectParams,
         body: CreateKeyBody,
-        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404, 422) },
+        response: { 201: CreatedApiKey, ...errorResponses(400, 401, 403, 404, 409, 422) },
       },
       // Every field is optional, so no body at all is an empty one; a body of JSON `null` is still one that is not an
       // object (400, as on every route).

@@ -74,6 +74,16 @@ export const apiKeysRepository = {
     return rows.map(toRecord)
   },
 
+  async countActiveForProject(db: DbOrTx, projectId: string): Promise<number> {
+    const row = await db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('project_id', '=', projectId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.count)
+  },
+
   async findForProject(db: DbOrTx, projectId: string, keyId: string): Promise<ApiKeyRecord | undefined> {
     const row = await db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).where('id', '=', keyId).executeTakeFirst()
     return row && toRecord(row)

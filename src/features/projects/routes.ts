@@ -51,12 +51,12 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
     {
       schema: {
         summary: 'Create a project',
-        description: `The project starts on the Free plan with one API key, returned here in full and never again. ${SESSION_NOTE}`,
+        description: `The project starts on the Free plan with one API key, returned here in full and never again. An account has at most PROJECTS_PER_ACCOUNT projects (20 by default): one more is 409. ${SESSION_NOTE}`,
         tags: PROJECT_TAGS,
         body: CreateProjectBody,
         response: {
           201: CreatedProject,
-          ...errorResponses(400, 401, 403, 422),
+          ...errorResponses(400, 401, 403, 409, 422),
         },
       },
     },

@@ -2,7 +2,7 @@
 
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
-import type { Db, DbOrTx } from '../../platform/db/database.js'
+import type { Db, DbOrTx, Tx } from '../../platform/db/database.js'
 import { generateApiKey } from './api-keys.js'
 import { type ApiKeyRecord, apiKeysRepository } from './api-keys-repository.js'
 import type { PlanName } from './plans.js'
@@ -19,11 +19,15 @@ export class ProjectService {
     private readonly clock: Clock,
   ) {}
 
-  async createProject(input: {
-    name: string
-    plan?: PlanName
-    accountId?: string | null
-  }): Promise<{ project: Project; key: CreatedApiKey }> {
+  /** `first` runs in the creation's transaction before anything is written: a cap's check, which may refuse. */
+  async createProject(
+    input: {
+      name: string
+      plan?: PlanName
+      accountId?: string | null
+    },
+    first?: (tx: Tx) => Promise<void>,
+  ): Promise<{ project: Project; key: CreatedApiKey }> {
     const project: Project = {
       id: newId('proj'),
       accountId: input.accountId ?? null,
@@ -34,14 +38,20 @@ export class ProjectService {
       website: null,
     }
     const key = await this.db.transaction().execute(async (tx) => {
+      await first?.(tx)
       await projectsRepository.insert(tx, project)
       return this.insertKey(tx, project.id, 'Default')
     })
     return { project, key }
   }
 
-  async createApiKey(projectId: string, name: string): Promise<CreatedApiKey> {
-    return this.insertKey(this.db, projectId, name)
+  /** `first` as for createProject. */
+  async createApiKey(projectId: string, name: string, first?: (tx: Tx) => Promise<void>): Promise<CreatedApiKey> {
+    if (first === undefined) return this.insertKey(this.db, projectId, name)
+    return this.db.transaction().execute(async (tx) => {
+      await first(tx)
+      return this.insertKey(tx, projectId, name)
+    })
   }
 
   async setPlan(projectId: string, plan: PlanName): Promise<boolean> {

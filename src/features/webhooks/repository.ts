@@ -81,15 +81,6 @@ export const webhooksRepository = {
       .execute()
   },
 
-  /**
-   * Serialises webhook creation per project on PostgreSQL (the project row is locked until the transaction ends),
-   * so that concurrent creations cannot pass the per-project cap together. SQLite has one writer already.
-   */
-  async lockProject(db: DbOrTx, dialect: Dialect, projectId: string): Promise<void> {
-    if (dialect !== 'postgres') return
-    await db.selectFrom('projects').select('id').where('id', '=', projectId).forUpdate().execute()
-  },
-
   async countForProject(db: DbOrTx, projectId: string): Promise<number> {
     const row = await db
       .selectFrom('webhooks')

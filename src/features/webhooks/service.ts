@@ -8,6 +8,7 @@ import { conflict, forbidden, notFound, unprocessable } from '../../platform/err
 import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
 import type { PayloadTransition } from '../payloads/transitions.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
+import { projectsRepository } from '../projects/repository.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import {
   DELIVERY_NOT_FOUND_MESSAGE,
@@ -75,7 +76,7 @@ export class WebhookService {
       disabledReason: null,
     }
     await this.options.db.transaction().execute(async (tx) => {
-      await webhooksRepository.lockProject(tx, this.options.dialect, scope.projectId)
+      await projectsRepository.lock(tx, this.options.dialect, scope.projectId)
       if ((await webhooksRepository.countForProject(tx, scope.projectId)) >= MAX_WEBHOOKS_PER_PROJECT) {
         throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
       }

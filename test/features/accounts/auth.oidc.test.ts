@@ -241,3 +241,59 @@ describe('dashboard sign-in with OpenID Connect under https', () => {
     assert.ok(alice.cookie(login, '__Host-cs_session'))
   })
 })
+
+describe('dashboard sign-in with OpenID Connect limited to email domains (OIDC_ALLOWED_EMAIL_DOMAINS)', () => {
+  let idp: TestIdentityProvider
+  let t: TestService
+  before(async () => {
+    idp = await startIdentityProvider(REDIRECT_URI, {
+      alice: { email: 'alice@Example.com', email_verified: true, name: 'Alice Example' },
+      carol: { email: 'carol@shop.example.org', email_verified: true, name: 'Carol' },
+      eve: { email: 'eve@elsewhere.example', email_verified: true, name: 'Eve' },
+      mallory: { email: 'mallory@example.com', email_verified: false, name: 'Mallory' },
+      sub: { email: 'sam@dev.example.com', email_verified: true, name: 'Sam' },
+      nobody: { name: 'No Email' },
+    })
+    t = await startTestService('sqlite', {
+      listen: true,
+      env: {
+        PUBLIC_URL,
+        OIDC_ISSUER: idp.issuer,
+        OIDC_CLIENT_ID: idp.clientId,
+        OIDC_CLIENT_SECRET: idp.clientSecret,
+        OIDC_ALLOWED_EMAIL_DOMAINS: 'example.com, Shop.Example.org',
+      },
+    })
+  })
+  after(async () => {
+    await t.stop()
+    await idp.stop()
+  })
+
+  const signInAs = async (user: string) => {
+    const browser = new TestBrowser({ [PUBLIC_URL]: t.url })
+    const login = new URL(`${PUBLIC_URL}/auth/login`)
+    const callback = await browser.signInAtProvider(login, user, (url) => url.href.startsWith(REDIRECT_URI))
+    const response = await browser.request(callback)
+    return { response, session: browser.cookie(login, 'cs_session') }
+  }
+  const accounts = () => t.service.ctx.storage.db.selectFrom('accounts').select('subject').execute()
+
+  it('signs in an account whose verified address is at an allowed domain, in any case', async () => {
+    for (const user of ['alice', 'carol']) {
+      const { response, session } = await signInAs(user)
+      assert.equal(response.status, 303, `${user}: ${response.body}`)
+      assert.ok(session)
+    }
+  })
+
+  it('refuses anyone else of the issuer, with a 403 and no account: another domain, a subdomain, an unverified or no address', async () => {
+    for (const user of ['eve', 'sub', 'mallory', 'nobody']) {
+      const { response, session } = await signInAs(user)
+      assert.equal(response.status, 403, user)
+      assert.match(JSON.parse(response.body).error, /^This account may not sign in to this service/)
+      assert.equal(session, undefined)
+    }
+    assert.deepEqual((await accounts()).map((row) => row.subject).sort(), ['alice', 'carol'])
+  })
+})

@@ -263,6 +263,36 @@ forEachDatabase('project endpoints', (dialect) => {
       method === 'GET' ? client.get(path, options) : method === 'POST' ? client.post(path, {}, options) : client.delete(path, options)
     const keyStillWorks = async () => assert.equal((await callApi('GET', '/payloads', project.apiKey)).status, 200)
 
+    it('caps the projects of an account (PROJECTS_PER_ACCOUNT): one sign-in cannot bring any number of Free months', async () => {
+      const capped = await startTestService(dialect, { listen: true, env: { PROJECTS_PER_ACCOUNT: '3' } })
+      try {
+        const mallory = await signedIn(capped, 'mallory')
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => mallory.post('/api/v1/projects', { name: `Free ${i}` })))
+        assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 201, 201, 409, 409, 409, 409, 409, 409, 409])
+        const refused = answers.find((answer) => answer.status === 409)
+        assert.equal(refused?.body.error, "An account can have at most 3 projects; ask the service's operator for more")
+        assert.equal((await mallory.get('/api/v1/projects')).body.projects.length, 3)
+        const other = await signedIn(capped, 'trent')
+        assert.equal((await other.post('/api/v1/projects', { name: 'Shop' })).status, 201, "another account's count is its own")
+      } finally {
+        await capped.stop()
+      }
+    })
+
+    it('caps the active keys of a project at 20, however many creations race; a revoked key frees its place', async () => {
+      const { id } = await createProject(bob, 'Keyed')
+      const answers = await Promise.all(Array.from({ length: 30 }, () => bob.post(`/api/v1/projects/${id}/keys`, {})))
+      assert.equal(answers.filter((answer) => answer.status === 201).length, 19, 'the Default key and 19 more')
+      const refused = answers.filter((answer) => answer.status === 409)
+      assert.equal(refused.length, 11)
+      assert.equal(refused[0]?.body.error, 'A project can have at most 20 active keys; revoke one before adding another')
+      const keys = (await bob.get(`/api/v1/projects/${id}/keys`)).body.keys
+      assert.equal(keys.length, 20)
+      assert.equal((await bob.delete(`/api/v1/projects/${id}/keys/${keys[0].id}`)).status, 200)
+      assert.equal((await bob.post(`/api/v1/projects/${id}/keys`, {})).status, 201)
+      assert.equal((await bob.post(`/api/v1/projects/${id}/keys`, {})).status, 409)
+    })
+
     it('every session endpoint is 401 without a session, with a forged one, or with an API key instead', async () => {
       const routes = [['GET', '/api/v1/session'], ['GET', '/api/v1/projects'], ['POST', '/api/v1/projects'], ...projectRoutes()]
       const anonymous = dashboardClient(t, undefined)
