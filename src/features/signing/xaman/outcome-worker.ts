@@ -18,10 +18,11 @@ export const XAMAN_CHECK_INTERVAL_MS = 2000
 const LEASE_MS = 60_000
 /**
  * Requests claimed at once, and looked at together: a batch takes as long as its slowest look, within its lease, where
- * 50 looks in turn could take minutes when Xaman is slow. Claimed longest-waiting first, so that every open request
- * has its turn however many newer ones there are.
+ * 50 looks in turn could take minutes when Xaman is slow. Fewer than the PostgreSQL pool's 10 connections, so that the
+ * looks never hold every connection the instance's requests need. Claimed longest-waiting first, so that every open
+ * request has its turn however many newer ones there are.
  */
-const BATCH_SIZE = 16
+const BATCH_SIZE = 8
 
 export interface XamanOutcomesDeps extends SigningDeps {
   dialect: Dialect
