@@ -61,8 +61,9 @@ export function startPeriodicTask(name: string, intervalMs: number, run: () => P
 /**
  * Looks at each item of a claimed batch, `together` at a time (one by default: in turn). One item's own failure is
  * logged with `describe(item)`, and the batch goes on: that item's lease lapses and a later run looks at it again, and
- * the items after it are not held up behind it. A database away or at one of its limits ends the batch (the task's run
- * fails, and is logged once): the items after it would fail the same way, and no further look begins.
+ * the items after it are not held up behind it. A database away or at one of its limits ends the batch: no further
+ * look begins, the looks under way are waited for (the run is over only when none is left, so that runs never overlap
+ * and a stop closes nothing under a look), and the run then fails with that error, logged once by the task.
  */
 export async function lookAtEach<T>(
   items: readonly T[],
@@ -72,23 +73,23 @@ export async function lookAtEach<T>(
   together = 1,
 ): Promise<void> {
   let next = 0
-  let ended = false
+  let unavailable: { error: unknown } | undefined
   const lookInTurn = async () => {
-    while (!ended && next < items.length) {
+    while (unavailable === undefined && next < items.length) {
       const item = items[next++] as T
       try {
         await look(item)
       } catch (error) {
-        if (isUnavailableError(error)) {
-          ended = true
-          throw error
+        if (isUnavailableError(error)) unavailable ??= { error }
+        else {
+          logger.error(
+            { ...describe(item), err: error },
+            'a look at one claimed item failed; the others go on, and its lease lets a later run retry it',
+          )
         }
-        logger.error(
-          { ...describe(item), err: error },
-          'a look at one claimed item failed; the others go on, and its lease lets a later run retry it',
-        )
       }
     }
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(together, items.length)) }, lookInTurn))
+  if (unavailable !== undefined) throw unavailable.error
 }

@@ -214,14 +214,20 @@ describe('lookAtEach', () => {
     assert.equal(looks.maxActive(), 3)
   })
 
-  it('begins no further look once the database is away, and fails the run', async () => {
+  it('begins no further look once the database is away, and fails the run only when the looks under way have ended', async () => {
     const looks = heldLooks()
-    const done = lookAtEach([-1, 2, 3, 4], looks.look, logger, () => ({}), 2)
+    let settled = false
+    const done = lookAtEach([-1, 2, 3, 4], looks.look, logger, () => ({}), 2).finally(() => {
+      settled = true
+    })
+    done.catch(() => {})
     await sleep(SETTLE_MS)
     looks.held[0]?.()
-    await assert.rejects(done, /database away/)
-    looks.held[1]?.()
     await sleep(SETTLE_MS)
+    assert.equal(settled, false, 'a look is still under way: a stop now would close the database under it')
+    assert.equal(looks.held.length, 2, 'no look began after the failure')
+    looks.held[1]?.()
+    await assert.rejects(done, /database away/)
     assert.equal(looks.held.length, 2, 'the items after the failure were not looked at')
   })
 })
