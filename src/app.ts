@@ -242,9 +242,15 @@ function answerRouterError(error: FastifyError, request: FastifyRequest, reply: 
  * Node's 16 KB, a request that took too long to arrive), answered in the service's error shape too, rather than in
  * Fastify's own; the connection is closed after it, as Node does.
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(error: Error & { code?: string }, socket: Socket & { _httpMessage?: { headersSent?: boolean } }): void {
   // A connection the client reset has nothing left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
+  // Garbage after a request whose answer is under way (a live stream's): an answer written now would land inside that
+  // one's body. Node's own handler holds back the same way; the connection is closed.
+  if (socket._httpMessage?.headersSent === true) {
+    socket.destroy(error)
+    return
+  }
   const [status, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, 'The request headers are larger than 16 KB']

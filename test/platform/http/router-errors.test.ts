@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { createPayload } from '../../support/payloads.js'
 import { startTestService, type TestService } from '../../support/service.js'
 
 describe('what is refused before any route runs', () => {
@@ -73,6 +74,25 @@ describe('what is refused before any route runs', () => {
       assert.match(response.head, /\r\nx-content-type-options: nosniff\r\n/i)
     })
   }
+
+  it("writes nothing into a live stream's body when garbage follows its request on the same connection: it closes it", async () => {
+    const { apiKey } = await t.createProject('pro')
+    const uuid = await createPayload(t, apiKey)
+    const { hostname, port } = new URL(t.url)
+    const socket = connect(Number(port), hostname)
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write(`GET /api/v1/sign/${uuid}/events HTTP/1.1\r\nHost: x\r\n\r\n`)
+    let text = ''
+    socket.on('data', (chunk) => {
+      text += chunk
+    })
+    while (!text.includes('\r\n\r\n')) await new Promise((resolve) => setTimeout(resolve, 10))
+    socket.write('GARBAGE NOT HTTP\r\n\r\n')
+    await new Promise((resolve) => socket.once('close', resolve))
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/)
+    assert.match(text, /content-type: text\/event-stream/i)
+    assert.doesNotMatch(text, /HTTP\/1\.1 400|not valid HTTP/, 'no second answer inside the stream')
+  })
 
   it('still serves the next connection after them', async () => {
     assert.equal((await fetch(`${t.url}/healthz`)).status, 200)
