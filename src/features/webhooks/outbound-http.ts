@@ -5,7 +5,7 @@ import { lookup as dnsLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import { isIP, type LookupFunction, type SocketConstructorOpts } from 'node:net'
-import { describeForbiddenAddress, NOT_PUBLIC } from './target-address.js'
+import { A_PUBLIC_ADDRESS, describeForbiddenAddress } from './target-address.js'
 import { webhookHost } from './url-policy.js'
 
 export const USER_AGENT = 'Countersign-Webhooks/1'
@@ -37,11 +37,9 @@ class ForbiddenTargetError extends Error {
  */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, '')
-    for (const { address } of addresses) {
-      if (describeForbiddenAddress(address) !== undefined) {
-        return callback(new ForbiddenTargetError(`${hostname}: it resolves to ${NOT_PUBLIC}`), '')
-      }
+    // A name that does not resolve is said the same way as one that resolves to a forbidden address (url-policy.ts).
+    if (error || addresses.length === 0 || addresses.some(({ address }) => describeForbiddenAddress(address) !== undefined)) {
+      return callback(new ForbiddenTargetError(`${hostname}: it does not resolve to ${A_PUBLIC_ADDRESS}`), '')
     }
     const [first] = addresses
     if (options.all || first === undefined) return callback(null, addresses)

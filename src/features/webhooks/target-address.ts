@@ -7,8 +7,11 @@ type Subnet = readonly [network: string, prefix: number, family: Family]
 
 const EMBEDS_IPV4 = 'an IPv6 address that embeds an IPv4 address'
 
-/** What a refusal says of a name's forbidden address: not which address, nor its kind (url-policy.ts says why). */
-export const NOT_PUBLIC = 'an address that is not public'
+/**
+ * What a refusal of a name says: that it does not resolve to a public address, whether it resolves to a forbidden one
+ * or to none; never which address, nor its kind (url-policy.ts says why).
+ */
+export const A_PUBLIC_ADDRESS = 'a public address'
 
 // Order matters: the first match names the address in messages, so the narrow metadata entries come first.
 const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: readonly Subnet[]]> = [

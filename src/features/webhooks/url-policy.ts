@@ -3,7 +3,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
 import { unprocessable } from '../../platform/errors.js'
-import { describeForbiddenAddress, NOT_PUBLIC } from './target-address.js'
+import { A_PUBLIC_ADDRESS, describeForbiddenAddress } from './target-address.js'
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048
 
@@ -34,16 +34,22 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   if (parsed.port === '0') refuse('url must not use port 0, on which no receiver can listen')
 
   const host = webhookHost(parsed)
-  // A host that does not resolve is refused even where private targets are allowed: it could never be delivered to.
-  const addresses = isIP(host) === 0 ? await resolve(host, options.lookup ?? lookupAll) : [host]
-  if (options.allowPrivateTargets) return parsed
-  for (const address of addresses) {
-    const forbidden = describeForbiddenAddress(address)
-    if (forbidden === undefined) continue
-    // What a name resolves to here is this service's DNS's to know, not the caller's: naming the address (or its kind)
-    // would let anyone with an API key map the names of the service's private network, one registration at a time.
-    if (isIP(host) === 0) refuse(`url host ${host} resolves to ${NOT_PUBLIC}; webhook targets must be public${PRIVATE_TARGETS_HINT}`)
-    refuse(`url is ${forbidden} (${address}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
+  if (isIP(host) !== 0) {
+    const forbidden = options.allowPrivateTargets ? undefined : describeForbiddenAddress(host)
+    if (forbidden !== undefined) refuse(`url is ${forbidden} (${host}); webhook targets must be public${PRIVATE_TARGETS_HINT}`)
+    return parsed
+  }
+  const addresses = await (options.lookup ?? lookupAll)(host).catch((): string[] => [])
+  // What a name resolves to here is this service's DNS's to know, not the caller's. A name that does not resolve and a
+  // name that resolves to a private address get the same answer: naming the address or its kind, or telling the two
+  // apart, would let anyone with an API key map the names of the service's private network one registration at a time.
+  if (addresses.length === 0 || (!options.allowPrivateTargets && addresses.some((address) => describeForbiddenAddress(address)))) {
+    // A host that does not resolve is refused even where private targets are allowed: it could never be delivered to.
+    refuse(
+      options.allowPrivateTargets
+        ? `url host ${host} does not resolve to any address; webhook targets must have a DNS name or address that resolves`
+        : `url host ${host} does not resolve to ${A_PUBLIC_ADDRESS}; webhook targets must have a public DNS name or address${PRIVATE_TARGETS_HINT}`,
+    )
   }
   return parsed
 }
@@ -56,17 +62,6 @@ export function webhookHost(url: URL): string {
 async function lookupAll(host: string): Promise<string[]> {
   const results = await dnsLookup(host, { all: true })
   return results.map((result) => result.address)
-}
-
-async function resolve(host: string, lookup: (host: string) => Promise<string[]>): Promise<string[]> {
-  let addresses: string[]
-  try {
-    addresses = await lookup(host)
-  } catch {
-    return refuse(`url host ${host} could not be resolved; webhook targets must have a public DNS name or address`)
-  }
-  if (addresses.length === 0) refuse(`url host ${host} has no addresses; webhook targets must have a public DNS name or address`)
-  return addresses
 }
 
 function refuse(message: string): never {

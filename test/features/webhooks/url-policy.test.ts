@@ -114,9 +114,26 @@ describe('assertWebhookUrl', () => {
       const message = await refusal(assertWebhookUrl('https://db.internal/', { allowPrivateTargets: false, lookup: resolvesTo(address) }))
       assert.equal(
         message,
-        `url host db.internal resolves to an address that is not public; webhook targets must be public${PRIVATE_TARGETS_HINT}`,
+        `url host db.internal does not resolve to a public address; webhook targets must have a public DNS name or address${PRIVATE_TARGETS_HINT}`,
       )
     }
+  })
+
+  it('answers a name that does not resolve, or resolves to none, as one that resolves to a private address: which names exist stays unsaid', async () => {
+    const failing = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND db.internal'), { code: 'ENOTFOUND' })
+    }
+    const answers = await Promise.all(
+      [resolvesTo('10.0.0.5'), failing, resolvesTo()].map((lookup) =>
+        refusal(assertWebhookUrl('https://db.internal/', { allowPrivateTargets: false, lookup })),
+      ),
+    )
+    assert.deepEqual(
+      answers,
+      Array(3).fill(
+        `url host db.internal does not resolve to a public address; webhook targets must have a public DNS name or address${PRIVATE_TARGETS_HINT}`,
+      ),
+    )
   })
 
   it('refuses a host resolving to one public and one private address', async () => {
@@ -125,7 +142,7 @@ describe('assertWebhookUrl', () => {
     )
     assert.equal(
       message,
-      `url host rebind.example.com resolves to an address that is not public; webhook targets must be public${PRIVATE_TARGETS_HINT}`,
+      `url host rebind.example.com does not resolve to a public address; webhook targets must have a public DNS name or address${PRIVATE_TARGETS_HINT}`,
     )
   })
 
@@ -161,21 +178,7 @@ describe('assertWebhookUrl', () => {
   it('refuses localhost through the system resolver', async () => {
     assert.match(
       await refusal(assertWebhookUrl('http://localhost:8080/', { allowPrivateTargets: false })),
-      /^url host localhost resolves to an address that is not public/,
-    )
-  })
-
-  it('refuses a host that does not resolve', async () => {
-    const failing = async () => {
-      throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' })
-    }
-    assert.match(
-      await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: false, lookup: failing })),
-      /could not be resolved/,
-    )
-    assert.match(
-      await refusal(assertWebhookUrl('https://empty.example/', { allowPrivateTargets: false, lookup: resolvesTo() })),
-      /has no addresses/,
+      /^url host localhost does not resolve to a public address/,
     )
   })
 
@@ -194,9 +197,16 @@ describe('assertWebhookUrl', () => {
     }
     assert.match(
       await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: true, lookup: failing })),
-      /could not be resolved/,
+      /^url host nowhere.invalid does not resolve to any address/,
     )
-    assert.match(await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: true })), /could not be resolved/)
+    assert.match(
+      await refusal(assertWebhookUrl('https://nowhere.invalid/', { allowPrivateTargets: true })),
+      /does not resolve to any address/,
+    )
+    assert.match(
+      await refusal(assertWebhookUrl('https://empty.example/', { allowPrivateTargets: true, lookup: resolvesTo() })),
+      /does not resolve to any address/,
+    )
   })
 
   it('refuses other schemes and what is not an absolute URL', async () => {
