@@ -23,7 +23,10 @@ export interface Config {
         allowedEmailDomains: readonly string[] | undefined
       }
     | undefined
-  /** PROJECTS_PER_ACCOUNT: the projects an account may create in the dashboard (the command line's are not counted against it). */
+  /**
+   * PROJECTS_PER_ACCOUNT: the most projects an account may have when it creates one in the dashboard; those the
+   * command line made for the local admin count, though the command line itself is not held to it.
+   */
   projectsPerAccount: number
   /** NODE_ENV=production: SESSION_SECRET is required, and the one-time sign-in link is never printed. */
   production: boolean

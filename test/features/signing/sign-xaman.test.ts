@@ -285,6 +285,8 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     for (const [answer, said] of [
       [JSON.stringify({ uuid: randomUUID(), ...links('x'), padding: 'a'.repeat(MAX_XAMAN_ANSWER_BYTES) }), /with more than 262144 bytes/],
       [JSON.stringify({ uuid: earlier.xamanUuid, ...links(earlier.xamanUuid) }), /a sign request it had given before/],
+      [JSON.stringify({ uuid: earlier.xamanUuid.toUpperCase(), ...links(earlier.xamanUuid) }), /a sign request it had given before/],
+      [JSON.stringify({ uuid: randomUUID(), next: { always: 'https://user:pw@xumm.app/sign/x' }, refs: links('x').refs }), /lacks uuid/],
       [JSON.stringify({ uuid: 'not-a-uuid/../..', ...links('x') }), /its uuid is not a UUID/],
       [JSON.stringify({ uuid: randomUUID(), next: { always: 'javascript:alert(1)' }, refs: links('x').refs }), /lacks uuid, next.always/],
     ] as const) {

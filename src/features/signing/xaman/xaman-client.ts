@@ -81,7 +81,9 @@ export function createXamanClient(options: XamanClientOptions): XamanClient {
       parsed = JSON.parse(text)
     } catch (error) {
       if (error instanceof XamanUnavailableError) throw error
-      throw new XamanUnavailableError(`Xaman answered ${response.status} with a body that is not JSON`)
+      if (error instanceof SyntaxError) throw new XamanUnavailableError(`Xaman answered ${response.status} with a body that is not JSON`)
+      // The time limit, or the connection, ended while the body was on its way.
+      throw new XamanUnavailableError(`Xaman's answer (${response.status}) was cut off: ${(error as Error).message}`, { cause: error })
     }
     if (!response.ok) {
       // Xaman's error shape: {error: {reference, code}}; the code and status are what an operator can look up.
@@ -99,12 +101,14 @@ export function createXamanClient(options: XamanClientOptions): XamanClient {
       const created = await call('POST', 'payload', body)
       const next = asObject(created.next)
       const refs = asObject(created.refs)
-      if (typeof created.uuid !== 'string' || !isHttpsUrl(next.always) || !isHttpsUrl(refs.qr_png)) {
+      const deepLink = httpsUrl(next.always)
+      const qrUrl = httpsUrl(refs.qr_png)
+      if (typeof created.uuid !== 'string' || deepLink === undefined || qrUrl === undefined) {
         throw new XamanUnavailableError('Xaman created the sign request but its answer lacks uuid, next.always or refs.qr_png')
       }
-      // The uuid is kept as the request's key and read back in a path; the links go to the signing page as they are.
+      // The uuid is kept as the request's key (in one case, so that the same uuid is one key) and read back in a path.
       if (!UUID.test(created.uuid)) throw new XamanUnavailableError('Xaman created the sign request but its uuid is not a UUID')
-      return { uuid: created.uuid, deepLink: next.always, qrUrl: refs.qr_png }
+      return { uuid: created.uuid.toLowerCase(), deepLink, qrUrl }
     },
 
     async getSignRequest(uuid) {
@@ -127,9 +131,10 @@ function asObject(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {}
 }
 
-/** An https URL: what Xaman's links are, and all the signing page takes from it for a link or an image. */
-function isHttpsUrl(value: unknown): value is string {
-  return typeof value === 'string' && URL.parse(value)?.protocol === 'https:'
+/** An https URL, as the URL parser writes it: what Xaman's links are, and all the signing page takes for a link or an image. */
+function httpsUrl(value: unknown): string | undefined {
+  const url = typeof value === 'string' ? URL.parse(value) : null
+  return url?.protocol === 'https:' && url.username === '' && url.password === '' ? url.href : undefined
 }
 
 /** The body as UTF-8, or null when it is longer than `maxBytes` (the rest is not read). */
