@@ -38,6 +38,12 @@ export function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
+/** A row that a unique index or primary key refused, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = errorCode(error)
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
+}
+
 /** A database at one of its limits (LIMIT_CODES): unavailable, and for an operator to look at. */
 export function isLimitError(error: unknown): boolean {
   const code = errorCode(error)

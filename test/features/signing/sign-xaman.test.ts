@@ -262,6 +262,28 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.match(capped.json().error, /already has 5 Xaman sign requests/)
   })
 
+  it("caps them exactly when a visitor races 30 starts of one payload's Xaman request (each costs the operator's quota)", async () => {
+    const uuid = await create({ type: 'connect' })
+    const made = xaman.created.length
+    const answers = await Promise.all(Array.from({ length: 30 }, () => startXaman(uuid)))
+    assert.equal(answers.filter((answer) => answer.statusCode === 200).length, 5)
+    assert.equal(answers.filter((answer) => answer.statusCode === 429).length, 25)
+    assert.equal(xaman.created.length - made, 5, 'Xaman was asked five times')
+    assert.equal(await xamanRequestsOf(uuid), 5)
+  })
+
+  it('a start that Xaman fails frees its place among the five', async () => {
+    const uuid = await create({ type: 'connect' })
+    xaman.setDown(true)
+    try {
+      for (let i = 0; i < 6; i++) assert.equal((await startXaman(uuid)).statusCode, 502)
+    } finally {
+      xaman.setDown(false)
+    }
+    assert.equal(await xamanRequestsOf(uuid), 0)
+    for (let i = 0; i < 5; i++) assert.equal((await startXaman(uuid)).statusCode, 200)
+  })
+
   it('Xaman unreachable: 502 on creating, and the page still reads the request', async () => {
     const { uuid } = await started({ type: 'connect' })
     xaman.setDown(true)

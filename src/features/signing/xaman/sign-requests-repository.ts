@@ -1,5 +1,10 @@
 // The Xaman sign requests created for payloads, until their outcome has been applied.
-import type { DbOrTx, Dialect } from '../../../platform/db/database.js'
+import { randomUUID } from 'node:crypto'
+import type { Db, DbOrTx, Dialect } from '../../../platform/db/database.js'
+import { isUniqueViolation } from '../../../platform/db/unavailable.js'
+
+/** The key of a place reserved before Xaman gives the request its uuid; no Xaman uuid starts so. */
+const RESERVED_PREFIX = 'reserved:'
 
 /** A Xaman request claimed by the worker: its lease is its own until it settles or releases it. */
 export interface ClaimedXamanRequest {
@@ -9,21 +14,60 @@ export interface ClaimedXamanRequest {
 }
 
 export const xamanSignRequestsRepository = {
-  /** False when the Xaman uuid is taken already (Xaman gave it before): nothing is written then. */
-  async insert(db: DbOrTx, request: { xamanUuid: string; payloadUuid: string; createdAtMs: number }): Promise<boolean> {
-    const result = await db
-      .insertInto('xaman_sign_requests')
-      .values({
-        xaman_uuid: request.xamanUuid,
-        payload_uuid: request.payloadUuid,
-        created_at: request.createdAtMs,
-        settled_at: null,
-        next_check_at: request.createdAtMs,
-        lease_expires_at: null,
-      })
-      .onConflict((conflict) => conflict.column('xaman_uuid').doNothing())
-      .executeTakeFirst()
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
+  /**
+   * Reserves a place for one more Xaman request of the payload, before Xaman is asked, unless it has `max` already
+   * (reserved places count): a row under a placeholder key, settled so that the worker passes it by, until fill gives
+   * it Xaman's uuid. Concurrent reservations for one payload take turns (its row locked on PostgreSQL; SQLite has one
+   * writer), so that no more than `max` are ever made. Undefined when the payload has its `max`.
+   */
+  async reserve(db: Db, dialect: Dialect, reservation: { payloadUuid: string; nowMs: number; max: number }): Promise<string | undefined> {
+    return db.transaction().execute(async (tx) => {
+      if (dialect === 'postgres') {
+        await tx.selectFrom('payloads').select('uuid').where('uuid', '=', reservation.payloadUuid).forUpdate().execute()
+      }
+      if ((await xamanSignRequestsRepository.countForPayload(tx, reservation.payloadUuid)) >= reservation.max) return undefined
+      const placeholder = `${RESERVED_PREFIX}${randomUUID()}`
+      await tx
+        .insertInto('xaman_sign_requests')
+        .values({
+          xaman_uuid: placeholder,
+          payload_uuid: reservation.payloadUuid,
+          created_at: reservation.nowMs,
+          settled_at: reservation.nowMs,
+          next_check_at: reservation.nowMs,
+          lease_expires_at: null,
+        })
+        .execute()
+      return placeholder
+    })
+  },
+
+  /**
+   * Gives a reserved place Xaman's uuid, due for the worker's first look. False when another request has that uuid
+   * (Xaman gave it before): nothing is written then.
+   */
+  async fill(db: DbOrTx, placeholder: string, xamanUuid: string, nowMs: number): Promise<boolean> {
+    try {
+      const result = await db
+        .updateTable('xaman_sign_requests')
+        .set({ xaman_uuid: xamanUuid, created_at: nowMs, settled_at: null, next_check_at: nowMs })
+        .where('xaman_uuid', '=', placeholder)
+        .where((eb) =>
+          eb.not(
+            eb.exists(eb.selectFrom('xaman_sign_requests as taken').select('taken.xaman_uuid').where('taken.xaman_uuid', '=', xamanUuid)),
+          ),
+        )
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    } catch (error) {
+      if (isUniqueViolation(error)) return false
+      throw error
+    }
+  },
+
+  /** Frees a reserved place whose request Xaman did not make, or made with a uuid it had given before. */
+  async unreserve(db: DbOrTx, placeholder: string): Promise<void> {
+    await db.deleteFrom('xaman_sign_requests').where('xaman_uuid', '=', placeholder).execute()
   },
 
   async countForPayload(db: DbOrTx, payloadUuid: string): Promise<number> {

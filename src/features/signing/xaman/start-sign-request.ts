@@ -1,4 +1,5 @@
 // POST /api/v1/sign/{uuid}/xaman: creates the Xaman sign request; its outcome is learned by the Xaman worker.
+import type { Dialect } from '../../../platform/db/database.js'
 import { AppError, badGateway, tooManyRequests, unprocessable } from '../../../platform/errors.js'
 import { projectsRepository } from '../../projects/repository.js'
 import type { SigningDeps } from '../deps.js'
@@ -9,7 +10,7 @@ import { type CreatedXamanSignRequest, type XamanSignRequestBody, XamanUnavailab
 /** Each Xaman request costs the operator's Xaman quota; a user needs one, a few retries at most. */
 const MAX_XAMAN_REQUESTS_PER_PAYLOAD = 5
 
-export async function startXamanSignRequest(deps: SigningDeps, uuid: string): Promise<XamanStart> {
+export async function startXamanSignRequest(deps: SigningDeps & { dialect: Dialect }, uuid: string): Promise<XamanStart> {
   const xaman = deps.xaman
   if (xaman === undefined) throw new AppError(404, 'Xaman is not configured on this service')
   const payload = await deps.payloads.assertActionable(uuid)
@@ -19,7 +20,12 @@ export async function startXamanSignRequest(deps: SigningDeps, uuid: string): Pr
       'Xaman cannot answer this request',
     )
   }
-  if ((await xamanSignRequestsRepository.countForPayload(deps.db, uuid)) >= MAX_XAMAN_REQUESTS_PER_PAYLOAD) {
+  const placeholder = await xamanSignRequestsRepository.reserve(deps.db, deps.dialect, {
+    payloadUuid: uuid,
+    nowMs: deps.clock.now(),
+    max: MAX_XAMAN_REQUESTS_PER_PAYLOAD,
+  })
+  if (placeholder === undefined) {
     const secondsLeft = Math.max(1, Math.ceil((payload.expiresAtMs - deps.clock.now()) / 1000))
     throw tooManyRequests(
       `This request already has ${MAX_XAMAN_REQUESTS_PER_PAYLOAD} Xaman sign requests: scan one of those, or choose another wallet`,
@@ -44,10 +50,12 @@ export async function startXamanSignRequest(deps: SigningDeps, uuid: string): Pr
   try {
     created = await xaman.createSignRequest(body)
   } catch (error) {
+    await xamanSignRequestsRepository.unreserve(deps.db, placeholder)
     if (error instanceof XamanUnavailableError) throw badGateway(`${error.message}; try again, or choose another wallet`)
     throw error
   }
-  if (!(await xamanSignRequestsRepository.insert(deps.db, { xamanUuid: created.uuid, payloadUuid: uuid, createdAtMs: deps.clock.now() }))) {
+  if (!(await xamanSignRequestsRepository.fill(deps.db, placeholder, created.uuid, deps.clock.now()))) {
+    await xamanSignRequestsRepository.unreserve(deps.db, placeholder)
     deps.logger.warn({ uuid, xamanUuid: created.uuid }, 'Xaman answered a new sign request with the uuid of an earlier one')
     throw badGateway('Xaman answered with a sign request it had given before; try again, or choose another wallet')
   }
