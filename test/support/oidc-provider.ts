@@ -6,7 +6,8 @@ import Provider from 'oidc-provider'
 
 export interface TestUser {
   email?: string
-  email_verified?: boolean
+  /** A boolean, as the standard says; a string as some providers send it. */
+  email_verified?: boolean | 'true' | 'false'
   name?: string
 }
 

@@ -81,7 +81,7 @@ export class OidcSignIn {
     const identity = {
       issuer: idToken.iss,
       subject: idToken.sub,
-      email: emailSource.email_verified === true ? boundedString(emailSource.email, MAX_EMAIL_CHARS) : undefined,
+      email: isVerified(emailSource.email_verified) ? boundedString(emailSource.email, MAX_EMAIL_CHARS) : undefined,
       name: boundedString(idToken.name ?? userInfo?.name, MAX_NAME_CHARS),
     }
     this.assertAllowed(identity)
@@ -147,6 +147,11 @@ export class OidcSignIn {
     this.logger.warn({ err: error }, 'OpenID Connect callback failed')
     return badGateway('Sign-in failed: the sign-in provider could not be reached; try again shortly')
   }
+}
+
+/** `email_verified` as the standard gives it (true), or as some providers send it (the string "true"); nothing else. */
+function isVerified(claim: unknown): boolean {
+  return claim === true || claim === 'true'
 }
 
 function boundedString(value: unknown, maxChars: number): string | undefined {

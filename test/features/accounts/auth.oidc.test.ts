@@ -248,7 +248,9 @@ describe('dashboard sign-in with OpenID Connect limited to email domains (OIDC_A
   before(async () => {
     idp = await startIdentityProvider(REDIRECT_URI, {
       alice: { email: 'alice@Example.com', email_verified: true, name: 'Alice Example' },
-      carol: { email: 'carol@shop.example.org', email_verified: true, name: 'Carol' },
+      // As some providers send it: the claim as a string.
+      carol: { email: 'carol@shop.example.org', email_verified: 'true', name: 'Carol' },
+      dave: { email: 'dave@example.com', email_verified: 'false', name: 'Dave' },
       eve: { email: 'eve@elsewhere.example', email_verified: true, name: 'Eve' },
       mallory: { email: 'mallory@example.com', email_verified: false, name: 'Mallory' },
       sub: { email: 'sam@dev.example.com', email_verified: true, name: 'Sam' },
@@ -288,7 +290,7 @@ describe('dashboard sign-in with OpenID Connect limited to email domains (OIDC_A
   })
 
   it('refuses anyone else of the issuer, with a 403 and no account: another domain, a subdomain, an unverified or no address', async () => {
-    for (const user of ['eve', 'sub', 'mallory', 'nobody']) {
+    for (const user of ['eve', 'sub', 'mallory', 'dave', 'nobody']) {
       const { response, session } = await signInAs(user)
       assert.equal(response.status, 403, user)
       assert.match(JSON.parse(response.body).error, /^This account may not sign in to this service/)
