@@ -20,18 +20,6 @@ export async function startXamanSignRequest(deps: SigningDeps & { dialect: Diale
       'Xaman cannot answer this request',
     )
   }
-  const placeholder = await xamanSignRequestsRepository.reserve(deps.db, deps.dialect, {
-    payloadUuid: uuid,
-    nowMs: deps.clock.now(),
-    max: MAX_XAMAN_REQUESTS_PER_PAYLOAD,
-  })
-  if (placeholder === undefined) {
-    const secondsLeft = Math.max(1, Math.ceil((payload.expiresAtMs - deps.clock.now()) / 1000))
-    throw tooManyRequests(
-      `This request already has ${MAX_XAMAN_REQUESTS_PER_PAYLOAD} Xaman sign requests: scan one of those, or choose another wallet`,
-      secondsLeft,
-    )
-  }
   const project = await projectsRepository.findById(deps.db, payload.projectId)
   const signingUrl = deps.payloads.signingUrl(uuid)
   const body: XamanSignRequestBody = {
@@ -45,6 +33,19 @@ export async function startXamanSignRequest(deps: SigningDeps & { dialect: Diale
       ...(payload.signers === null ? {} : { signers: payload.signers }),
     },
     custom_meta: { instruction: payload.customInstructions ?? `${project?.name ?? 'An app'} asks you to approve this request.` },
+  }
+  // The place is reserved last, just before Xaman is asked, and given back whatever keeps Xaman from making it.
+  const placeholder = await xamanSignRequestsRepository.reserve(deps.db, deps.dialect, {
+    payloadUuid: uuid,
+    nowMs: deps.clock.now(),
+    max: MAX_XAMAN_REQUESTS_PER_PAYLOAD,
+  })
+  if (placeholder === undefined) {
+    const secondsLeft = Math.max(1, Math.ceil((payload.expiresAtMs - deps.clock.now()) / 1000))
+    throw tooManyRequests(
+      `This request already has ${MAX_XAMAN_REQUESTS_PER_PAYLOAD} Xaman sign requests: scan one of those, or choose another wallet`,
+      secondsLeft,
+    )
   }
   let created: CreatedXamanSignRequest
   try {
