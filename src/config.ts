@@ -204,7 +204,7 @@ function parseHttpUrl(name: string, value: string): URL {
 }
 
 /** Hosts on which a URL may be plain http: a provider or a double that runs on this machine, for tests. */
-export const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /**
  * The URL of a service the server sends a secret to with every call (Xaman's API secret, OIDC's client secret): https,

@@ -1,6 +1,6 @@
 // Dashboard accounts, one per identity: issuer + subject (an OpenID Connect provider's, or 'local' for the local admin).
 import type { Selectable } from 'kysely'
-import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import type { DbOrTx } from '../../platform/db/database.js'
 import type { AccountsTable } from '../../platform/db/schema.js'
 
 export interface Account {
@@ -47,12 +47,6 @@ export const accountsRepository = {
       .returningAll()
       .executeTakeFirstOrThrow()
     return toAccount(row)
-  },
-
-  /** Serialises changes under one account's caps on PostgreSQL (its row locked until the transaction ends). */
-  async lock(db: DbOrTx, dialect: Dialect, id: string): Promise<void> {
-    if (dialect !== 'postgres') return
-    await db.selectFrom('accounts').select('id').where('id', '=', id).forUpdate().execute()
   },
 
   async findById(db: DbOrTx, id: string): Promise<Account | undefined> {

@@ -10,7 +10,7 @@ import { CommitGroups } from '../../platform/db/commit-groups.js'
 import { type Db, type Dialect, groupWaitLimitMs, type Tx } from '../../platform/db/database.js'
 import { asColumns, HotQuery } from '../../platform/db/hot-query.js'
 import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
-import { errorCode } from '../../platform/db/unavailable.js'
+import { isUniqueViolation } from '../../platform/db/unavailable.js'
 import { recordKeptResponse } from '../../platform/http/idempotency.js'
 import { utcDay } from '../../platform/utc.js'
 import { monthGrants, pickShard, usageRepository } from '../projects/usage-repository.js'
@@ -68,8 +68,6 @@ class PartialInsert extends Error {}
 const MAX_GROUP = 500
 /** Groups written at once on PostgreSQL (each holds a pooled connection until its commit). */
 const POSTGRES_GROUPS_IN_FLIGHT = 3
-/** PostgreSQL's error for a row that a unique index refuses. */
-const UNIQUE_VIOLATION = '23505'
 
 export class PayloadCreations {
   private readonly groups: CommitGroups<Waiting, Accepted>
@@ -216,7 +214,7 @@ export class PayloadCreations {
       return counted?.counted === 1 ? Number(counted.month_granted) : undefined
     } catch (error) {
       // An externalId taken since the statement's snapshot: nothing was written.
-      if (errorCode(error) === UNIQUE_VIOLATION) return undefined
+      if (isUniqueViolation(error)) return undefined
       throw error
     }
   }

@@ -5,9 +5,9 @@
 import type { Clock } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db, Dialect } from '../../platform/db/database.js'
+import { lockRow } from '../../platform/db/row-lock.js'
 import { conflict, notFound, unprocessable } from '../../platform/errors.js'
 import { utcMonth } from '../../platform/utc.js'
-import { accountsRepository } from '../accounts/repository.js'
 import type { Payload } from '../payloads/model.js'
 import type { PayloadPage } from '../payloads/schemas.js'
 import { NOT_FOUND_MESSAGE as PAYLOAD_NOT_FOUND, type PayloadService } from '../payloads/service.js'
@@ -78,7 +78,7 @@ export class AccountProjects {
     const { dialect, projectsPerAccount } = this.options
     // Each Free project brings its own month of payloads: without a bound, one sign-in would bring any number of them.
     return this.options.projects.createProject({ name: validName('name', name), plan: 'free', accountId }, async (tx) => {
-      await accountsRepository.lock(tx, dialect, accountId)
+      await lockRow(tx, dialect, 'accounts', accountId)
       if ((await projectsRepository.countByAccount(tx, accountId)) >= projectsPerAccount) {
         throw conflict(`An account can have at most ${projectsPerAccount} projects; ask the service's operator for more`)
       }
@@ -110,7 +110,7 @@ export class AccountProjects {
   async createKey(accountId: string, projectId: string, name: string): Promise<CreatedApiKey> {
     const project = await this.owned(accountId, projectId)
     return this.options.projects.createApiKey(project.id, validName('name', name), async (tx) => {
-      await projectsRepository.lock(tx, this.options.dialect, project.id)
+      await lockRow(tx, this.options.dialect, 'projects', project.id)
       if ((await apiKeysRepository.countActiveForProject(tx, project.id)) >= MAX_ACTIVE_KEYS_PER_PROJECT) {
         throw conflict(`A project can have at most ${MAX_ACTIVE_KEYS_PER_PROJECT} active keys; revoke one before adding another`)
       }

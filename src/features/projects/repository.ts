@@ -1,7 +1,7 @@
 // Projects: the unit that owns payloads, keys and webhooks, and carries a plan; and what the signing page shows of
 // them (display name, website, logo).
 import type { Selectable } from 'kysely'
-import type { DbOrTx, Dialect } from '../../platform/db/database.js'
+import type { DbOrTx } from '../../platform/db/database.js'
 import type { ProjectLogosTable, ProjectsTable } from '../../platform/db/schema.js'
 import type { PlanName } from './plans.js'
 
@@ -74,15 +74,6 @@ export const projectsRepository = {
   async findById(db: DbOrTx, id: string): Promise<Project | undefined> {
     const row = await db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst()
     return row && toProject(row)
-  },
-
-  /**
-   * Serialises changes under one project's caps on PostgreSQL (the project row is locked until the transaction ends),
-   * so that concurrent creations cannot pass a cap together. SQLite has one writer already.
-   */
-  async lock(db: DbOrTx, dialect: Dialect, id: string): Promise<void> {
-    if (dialect !== 'postgres') return
-    await db.selectFrom('projects').select('id').where('id', '=', id).forUpdate().execute()
   },
 
   async countByAccount(db: DbOrTx, accountId: string): Promise<number> {

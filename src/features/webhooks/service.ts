@@ -4,11 +4,11 @@ import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
+import { lockRow } from '../../platform/db/row-lock.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
 import { PAYLOAD_EVENTS, type PayloadEvent, RESOLUTION_EVENTS } from '../payloads/model.js'
 import type { PayloadTransition } from '../payloads/transitions.js'
 import { type PlanName, planHasWebhooks } from '../projects/plans.js'
-import { projectsRepository } from '../projects/repository.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import {
   DELIVERY_NOT_FOUND_MESSAGE,
@@ -76,7 +76,7 @@ export class WebhookService {
       disabledReason: null,
     }
     await this.options.db.transaction().execute(async (tx) => {
-      await projectsRepository.lock(tx, this.options.dialect, scope.projectId)
+      await lockRow(tx, this.options.dialect, 'projects', scope.projectId)
       if ((await webhooksRepository.countForProject(tx, scope.projectId)) >= MAX_WEBHOOKS_PER_PROJECT) {
         throw conflict(`A project can have at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks; delete one before adding another`)
       }

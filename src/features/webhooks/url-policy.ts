@@ -43,7 +43,10 @@ export async function assertWebhookUrl(url: string, options: AssertWebhookUrlOpt
   // What a name resolves to here is this service's DNS's to know, not the caller's. A name that does not resolve and a
   // name that resolves to a private address get the same answer: naming the address or its kind, or telling the two
   // apart, would let anyone with an API key map the names of the service's private network one registration at a time.
-  if (addresses.length === 0 || (!options.allowPrivateTargets && addresses.some((address) => describeForbiddenAddress(address)))) {
+  if (
+    addresses.length === 0 ||
+    (!options.allowPrivateTargets && addresses.some((address) => describeForbiddenAddress(address) !== undefined))
+  ) {
     // A host that does not resolve is refused even where private targets are allowed: it could never be delivered to.
     refuse(
       options.allowPrivateTargets

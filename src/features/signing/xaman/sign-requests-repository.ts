@@ -1,6 +1,7 @@
 // The Xaman sign requests created for payloads, until their outcome has been applied.
 import { randomUUID } from 'node:crypto'
 import type { Db, DbOrTx, Dialect } from '../../../platform/db/database.js'
+import { lockRow } from '../../../platform/db/row-lock.js'
 import { isUniqueViolation } from '../../../platform/db/unavailable.js'
 
 /** The key of a place reserved before Xaman gives the request its uuid; no Xaman uuid starts so. */
@@ -22,9 +23,7 @@ export const xamanSignRequestsRepository = {
    */
   async reserve(db: Db, dialect: Dialect, reservation: { payloadUuid: string; nowMs: number; max: number }): Promise<string | undefined> {
     return db.transaction().execute(async (tx) => {
-      if (dialect === 'postgres') {
-        await tx.selectFrom('payloads').select('uuid').where('uuid', '=', reservation.payloadUuid).forUpdate().execute()
-      }
+      await lockRow(tx, dialect, 'payloads', reservation.payloadUuid)
       if ((await xamanSignRequestsRepository.countForPayload(tx, reservation.payloadUuid)) >= reservation.max) return undefined
       const placeholder = `${RESERVED_PREFIX}${randomUUID()}`
       await tx
@@ -52,14 +51,10 @@ export const xamanSignRequestsRepository = {
         .updateTable('xaman_sign_requests')
         .set({ xaman_uuid: xamanUuid, created_at: nowMs, settled_at: null, next_check_at: nowMs })
         .where('xaman_uuid', '=', placeholder)
-        .where((eb) =>
-          eb.not(
-            eb.exists(eb.selectFrom('xaman_sign_requests as taken').select('taken.xaman_uuid').where('taken.xaman_uuid', '=', xamanUuid)),
-          ),
-        )
         .executeTakeFirst()
       return Number(result.numUpdatedRows) === 1
     } catch (error) {
+      // The key is the primary key: a uuid another request has is refused by the database itself.
       if (isUniqueViolation(error)) return false
       throw error
     }
