@@ -5,7 +5,7 @@ import { encode, encodeForSigning } from 'ripple-binary-codec'
 import { sign } from 'ripple-keypairs'
 import { Wallet } from 'xrpl'
 import { XAMAN_CHECK_INTERVAL_MS } from '../../../src/features/signing/xaman/outcome-worker.js'
-import { xamanSignRequestsRepository } from '../../../src/features/signing/xaman/sign-requests-repository.js'
+import { RESERVATION_LAPSES_AFTER_MS, xamanSignRequestsRepository } from '../../../src/features/signing/xaman/sign-requests-repository.js'
 import { MAX_XAMAN_ANSWER_BYTES } from '../../../src/features/signing/xaman/xaman-client.js'
 import { startService } from '../../../src/main.js'
 import { createLogger } from '../../../src/platform/logger.js'
@@ -282,6 +282,23 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     }
     assert.equal(await xamanRequestsOf(uuid), 0)
     for (let i = 0; i < 5; i++) assert.equal((await startXaman(uuid)).statusCode, 200)
+  })
+
+  it('a place reserved by an instance that stopped while asking Xaman is taken back after a minute', async () => {
+    const uuid = await create({ type: 'connect' })
+    // Five starts that reserved their place and never came back (their instance stopped while Xaman was asked).
+    for (let i = 0; i < 5; i++) {
+      const reserved = await xamanSignRequestsRepository.reserve(t.service.ctx.storage.db, dialect, {
+        payloadUuid: uuid,
+        nowMs: t.clock.now(),
+        max: 5,
+      })
+      assert.ok(reserved)
+    }
+    assert.equal((await startXaman(uuid)).statusCode, 429, 'a start under way still holds its place')
+    t.clock.advance(RESERVATION_LAPSES_AFTER_MS)
+    assert.equal((await startXaman(uuid)).statusCode, 200)
+    assert.equal(await xamanRequestsOf(uuid), 1, 'the lapsed places are gone')
   })
 
   it('Xaman unreachable: 502 on creating, and the page still reads the request', async () => {

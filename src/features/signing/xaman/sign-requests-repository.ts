@@ -7,6 +7,12 @@ import { isUniqueViolation } from '../../../platform/db/unavailable.js'
 /** The key of a place reserved before Xaman gives the request its uuid; no Xaman uuid starts so. */
 const RESERVED_PREFIX = 'reserved:'
 
+/**
+ * A reserved place not filled or freed in this long was left by an instance that stopped while Xaman was asked (a
+ * start asks Xaman for at most 10 seconds): it no longer counts, and the next reservation removes it.
+ */
+export const RESERVATION_LAPSES_AFTER_MS = 60_000
+
 /** A Xaman request claimed by the worker: its lease is its own until it settles or releases it. */
 export interface ClaimedXamanRequest {
   xamanUuid: string
@@ -24,6 +30,12 @@ export const xamanSignRequestsRepository = {
   async reserve(db: Db, dialect: Dialect, reservation: { payloadUuid: string; nowMs: number; max: number }): Promise<string | undefined> {
     return db.transaction().execute(async (tx) => {
       await lockRow(tx, dialect, 'payloads', reservation.payloadUuid)
+      await tx
+        .deleteFrom('xaman_sign_requests')
+        .where('payload_uuid', '=', reservation.payloadUuid)
+        .where('xaman_uuid', 'like', `${RESERVED_PREFIX}%`)
+        .where('created_at', '<=', reservation.nowMs - RESERVATION_LAPSES_AFTER_MS)
+        .execute()
       if ((await xamanSignRequestsRepository.countForPayload(tx, reservation.payloadUuid)) >= reservation.max) return undefined
       const placeholder = `${RESERVED_PREFIX}${randomUUID()}`
       await tx
