@@ -44,6 +44,7 @@ import { registerHealthRoutes } from './platform/http/health.js'
 import { countsAfterIdempotencyCheck, idempotencyHooks } from './platform/http/idempotency.js'
 import { MAX_JSON_NESTING, nestsDeeperThan } from './platform/http/json-nesting.js'
 import type { Metrics } from './platform/http/metrics.js'
+import { registerPageOrigins } from './platform/http/page-origins.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { registerPageSecurityHeaders } from './platform/http/security-headers.js'
 import { sessionAuthHook } from './platform/http/session-auth.js'
@@ -83,6 +84,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
   })
+  registerPageOrigins(app, { publicUrl: ctx.config.publicUrl, signingUrl: ctx.config.signingUrl })
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
@@ -154,7 +156,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
         payloads: ctx.payloads,
         countRequest,
         limits: ctx.config.limits,
-        publicUrl: ctx.config.publicUrl,
+        signingOrigin: ctx.config.signingUrl,
         now: () => ctx.clock.now(),
       })
       await api.register(webhookRoutes, { webhooks: ctx.webhooks, scope: apiKeyScope })

@@ -183,6 +183,7 @@ async function serve(config: Config): Promise<number> {
   process.stdout.write(
     `Countersign is listening on ${service.url} (public URL ${base})\n` +
       `  API docs:  ${base}/docs\n  OpenAPI:   ${base}/api/v1/openapi.json\n  Dashboard: ${base}/dashboard\n` +
+      (config.signingUrl === base ? '' : `  Signing:   ${config.signingUrl}/sign/{uuid}\n`) +
       (service.metricsUrl ? `  Metrics:   ${service.metricsUrl}/metrics\n` : ''),
   )
   if (!config.oidc) process.stdout.write(await signInLine(config, service.ctx))

@@ -6,6 +6,11 @@ export interface Config {
   port: number
   host: string
   publicUrl: string
+  /**
+   * SIGNING_URL: the origin of the signing pages (signingUrl, the connect challenge's domain); PUBLIC_URL's unless the
+   * operator gives them a host of their own, away from the dashboard's session (docs/deployment.md).
+   */
+  signingUrl: string
   databaseUrl: string
   redisUrl: string | undefined
   /** LIVE_HEARTBEAT_MS: how often an open live stream sends a comment line, so that proxies keep it open. */
@@ -72,7 +77,8 @@ type Env = Record<string, string | undefined>
 
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort('PORT', env.PORT ?? '3000')
-  const publicUrl = parsePublicUrl(env.PUBLIC_URL ?? `http://localhost:${port}`)
+  const publicUrl = parseOrigin('PUBLIC_URL', env.PUBLIC_URL ?? `http://localhost:${port}`)
+  const signingUrl = parseSigningUrl(nonEmpty(env.SIGNING_URL), publicUrl)
   const oidcIssuer = env.OIDC_ISSUER
   const tokenAuthMethod = env.OIDC_TOKEN_AUTH_METHOD ?? 'client_secret_basic'
   if (tokenAuthMethod !== 'client_secret_basic' && tokenAuthMethod !== 'client_secret_post') {
@@ -95,6 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: env.HOST ?? '127.0.0.1',
     publicUrl,
+    signingUrl,
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/countersign.db'),
     redisUrl: nonEmpty(env.REDIS_URL),
     liveHeartbeatMs: parsePositiveInteger('LIVE_HEARTBEAT_MS', env.LIVE_HEARTBEAT_MS ?? '15000'),
@@ -219,12 +226,27 @@ export function parseSecretBearingUrl(name: string, value: string, loopbackUse: 
 }
 
 /** The origin alone: routes, the /auth cookie path and the Origin checks all assume the service sits at the root. */
-function parsePublicUrl(value: string): string {
-  const url = parseHttpUrl('PUBLIC_URL', value)
+function parseOrigin(name: string, value: string): string {
+  const url = parseHttpUrl(name, value)
   if (url.href !== `${url.origin}/`) {
-    throw new ConfigError(`PUBLIC_URL must be scheme, host and optional port only (no path, query, fragment or user), got "${value}"`)
+    throw new ConfigError(`${name} must be scheme, host and optional port only (no path, query, fragment or user), got "${value}"`)
   }
   return url.origin
+}
+
+/**
+ * The signing pages' own origin, or PUBLIC_URL's. Another origin must be another host name: browsers share cookies
+ * between the ports and schemes of one host, so the dashboard's session would reach the signing pages all the same.
+ */
+function parseSigningUrl(value: string | undefined, publicUrl: string): string {
+  if (value === undefined) return publicUrl
+  const signingUrl = parseOrigin('SIGNING_URL', value)
+  if (signingUrl !== publicUrl && new URL(signingUrl).hostname === new URL(publicUrl).hostname) {
+    throw new ConfigError(
+      `SIGNING_URL must be PUBLIC_URL or on another host name than PUBLIC_URL's (${new URL(publicUrl).hostname}): browsers share cookies between a host's ports and schemes`,
+    )
+  }
+  return signingUrl
 }
 
 /** The value is kept as given, for nodemailer; errors never repeat it, as it may hold the SMTP password. */

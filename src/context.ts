@@ -84,7 +84,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     dialect: storage.dialect,
     clock,
     events,
-    publicUrl: config.publicUrl,
+    signingOrigin: config.signingUrl,
     network: config.xrplNetwork,
     limits: config.limits,
     prepareMultisign: multisignPreparer(xrplNode, logger),

@@ -59,6 +59,25 @@ describe('loadConfig', () => {
     }
   })
 
+  it('serves the signing pages on PUBLIC_URL, or on SIGNING_URL: an origin of another host name, since a host shares its cookies between ports', () => {
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://dash.example.com' }).signingUrl, 'https://dash.example.com')
+    const separate = loadConfig({ PUBLIC_URL: 'https://dash.example.com', SIGNING_URL: 'https://Sign.Example.com/' })
+    assert.equal(separate.signingUrl, 'https://sign.example.com')
+    assert.equal(separate.publicUrl, 'https://dash.example.com')
+    assert.equal(
+      loadConfig({ PUBLIC_URL: 'https://dash.example.com', SIGNING_URL: 'https://dash.example.com:443' }).signingUrl,
+      'https://dash.example.com',
+    )
+    for (const value of ['https://dash.example.com:8443', 'http://dash.example.com']) {
+      refuses(
+        { PUBLIC_URL: 'https://dash.example.com', SIGNING_URL: value },
+        /^SIGNING_URL must be PUBLIC_URL or on another host name than PUBLIC_URL's \(dash\.example\.com\)/,
+      )
+    }
+    refuses({ SIGNING_URL: 'https://sign.example.com/pay' }, /^SIGNING_URL must be scheme, host and optional port only/)
+    refuses({ SIGNING_URL: 'sign.example.com' }, /^SIGNING_URL must be an absolute URL/)
+  })
+
   it('refuses a PUBLIC_URL or XAMAN_API_URL that is not an absolute http(s) URL, naming the variable', () => {
     refuses({ PUBLIC_URL: 'sign.example.com' }, /^PUBLIC_URL must be an absolute URL, got "sign\.example\.com"$/)
     refuses({ PUBLIC_URL: 'ftp://sign.example.com' }, /^PUBLIC_URL must be http or https$/)

@@ -30,7 +30,7 @@ export class PayloadCreator {
   private readonly warnedMonths = new Set<string>()
 
   constructor(private readonly options: PayloadServiceOptions) {
-    this.challengeDomain = new URL(options.publicUrl).host
+    this.challengeDomain = new URL(options.signingOrigin).host
     this.creations = new PayloadCreations(options.db, options.dialect, options.onCreationsWritten)
   }
 
@@ -140,7 +140,7 @@ export class PayloadCreator {
   private connectChallenge(uuid: string, issuedAtMs: number, expiresAtMs: number): string {
     return buildConnectChallenge({
       domain: this.challengeDomain,
-      signingUrl: signingUrl(this.options.publicUrl, uuid),
+      signingUrl: signingUrl(this.options.signingOrigin, uuid),
       uuid,
       nonce: newChallengeNonce(),
       issuedAtMs,

@@ -129,8 +129,8 @@ export function eventForStatus(status: ResolvedStatus): (typeof RESOLUTION_EVENT
   return `payload.${status}`
 }
 
-export function signingUrl(publicUrl: string, uuid: string): string {
-  return `${publicUrl}/sign/${uuid}`
+export function signingUrl(signingOrigin: string, uuid: string): string {
+  return `${signingOrigin}/sign/${uuid}`
 }
 
 /**

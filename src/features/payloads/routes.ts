@@ -24,7 +24,7 @@ export interface PayloadRoutesDeps {
   /** The project's request rate, counted by the GET of a payload with its poll gate in one trip to the store. */
   countRequest: RequestCounter
   limits: Record<PlanName, PlanLimits>
-  publicUrl: string
+  signingOrigin: string
   now: () => number
 }
 
@@ -47,9 +47,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
       const payload = await deps.payloads.create(
         principalOf(request),
         request.body,
-        idempotency ? (created) => idempotency.keep(201, toCreatedView(created, deps.publicUrl)) : undefined,
+        idempotency ? (created) => idempotency.keep(201, toCreatedView(created, deps.signingOrigin)) : undefined,
       )
-      return reply.code(201).send(toCreatedView(payload, deps.publicUrl))
+      return reply.code(201).send(toCreatedView(payload, deps.signingOrigin))
     },
   )
 

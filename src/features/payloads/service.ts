@@ -27,7 +27,8 @@ export interface PayloadServiceOptions {
   clock: Clock
   /** 'payload.changed' in the transaction of each state change and after its commit; 'usage.warning' in a creation's. */
   events: ServiceEvents
-  publicUrl: string
+  /** The signing pages' origin (SIGNING_URL): the base of signingUrl and the connect challenge's domain. */
+  signingOrigin: string
   network: string
   limits: Record<PlanName, PlanLimits>
   /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
@@ -220,7 +221,7 @@ export class PayloadService {
   }
 
   signingUrl(uuid: string): string {
-    return signingUrl(this.options.publicUrl, uuid)
+    return signingUrl(this.options.signingOrigin, uuid)
   }
 
   private async resolveByWallet(uuid: string, changes: TransitionChanges, notExpiredAtMs = this.options.clock.now()): Promise<Payload> {

@@ -8,12 +8,12 @@ import { isTransactionType, type Payload, type PayloadEvent, signingUrl } from '
 import type { CreatedPayload, PayloadView, SubmissionView } from './schemas.js'
 
 /** The 201 body of POST /payloads: exactly the fields of docs/interface.md §4. */
-export function toCreatedView(payload: Payload, publicUrl: string): CreatedPayload {
+export function toCreatedView(payload: Payload, signingOrigin: string): CreatedPayload {
   return {
     uuid: payload.uuid,
     type: payload.type,
     status: payload.status,
-    signingUrl: signingUrl(publicUrl, payload.uuid),
+    signingUrl: signingUrl(signingOrigin, payload.uuid),
     expiresAt: toIso(payload.expiresAtMs),
     createdAt: toIso(payload.createdAtMs),
   }

@@ -48,7 +48,7 @@ forEachDatabase('usage counters', (dialect) => {
         dialect: storage.dialect,
         clock,
         events,
-        publicUrl: 'http://countersign.test',
+        signingOrigin: 'http://countersign.test',
         network: 'testnet',
         limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
         onCreationsWritten: (way, count) => {

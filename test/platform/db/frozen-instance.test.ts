@@ -72,7 +72,7 @@ describePostgres('an instance frozen in the middle of a transaction', () => {
       dialect: other.dialect,
       clock,
       events: new ServiceEvents(),
-      publicUrl: 'http://countersign.test',
+      signingOrigin: 'http://countersign.test',
       network: 'testnet',
       limits: DEFAULT_PLAN_LIMITS,
     })
