@@ -1,7 +1,9 @@
 // Authenticates API keys with a short-lived cache: a hot key costs one hash and one map lookup, and a
 // revoked key stops working everywhere within CACHE_TTL_MS (at once in the process that revoked it). Only keys that
 // exist are cached: random unknown keys would otherwise fill the cache (failed attempts are limited per client
-// address instead, in api-key-auth.ts).
+// address instead, in api-key-auth.ts). A key that authenticated lately is looked up even while its address is
+// limited: one client behind a shared address (NAT, a cluster's egress) failing with a stale key does not shut out
+// the others, and a guesser gains nothing, as only keys that exist are remembered.
 
 import type { Clock } from '../../platform/clock.js'
 import type { Db } from '../../platform/db/database.js'
@@ -13,6 +15,8 @@ export const API_KEY_CACHE_TTL_MS = 5_000
 /** lastUsedAt is written at most this often per key, so that reads stay reads. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000
 const MAX_CACHED_KEYS = 50_000
+/** How long a key that authenticated stays exempt from its address's limit on failed authentications. */
+export const RECENTLY_VALID_MS = 10 * 60_000
 
 interface CacheEntry {
   principal: ApiKeyPrincipal | undefined
@@ -22,6 +26,8 @@ interface CacheEntry {
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>()
   private readonly lastUsedWrittenAtMs = new Map<string, number>()
+  /** Hashes of keys that authenticated, and when they last did. */
+  private readonly validAtMs = new Map<string, number>()
   /** lastUsedAt writes under way: they do not hold up the request that caused them. */
   private readonly touches = new Set<Promise<void>>()
 
@@ -33,7 +39,8 @@ export class ApiKeyAuthenticator {
 
   /**
    * The principal of a key, or a 401 for a missing, malformed, unknown or revoked key. `beforeLookup` runs before the
-   * database is asked (not for a cached key), and may refuse the request by throwing.
+   * database is asked (not for a cached key, nor for one that authenticated in the last RECENTLY_VALID_MS), and may
+   * refuse the request by throwing.
    */
   async authenticate(key: string | undefined, beforeLookup?: () => Promise<void>): Promise<ApiKeyPrincipal> {
     if (!key) throw unauthorized('Missing API key: send it as Authorization: Bearer <API key> or as the api_key query parameter')
@@ -42,7 +49,8 @@ export class ApiKeyAuthenticator {
     const nowMs = this.clock.now()
     let entry = this.cache.get(hash)
     if (!entry || nowMs - entry.fetchedAtMs >= API_KEY_CACHE_TTL_MS) {
-      await beforeLookup?.()
+      const validAtMs = this.validAtMs.get(hash)
+      if (validAtMs === undefined || nowMs - validAtMs >= RECENTLY_VALID_MS) await beforeLookup?.()
       entry = { principal: await apiKeysRepository.findPrincipalByHash(this.db, hash), fetchedAtMs: nowMs }
       if (entry.principal === undefined) this.cache.delete(hash)
       else {
@@ -53,7 +61,12 @@ export class ApiKeyAuthenticator {
     const principal = entry.principal
     // The lookup was by hash; compare again in constant time so no code path branches on a partial match.
     if (!principal || !digestsEqual(principal.keyHash, hash)) throw unauthorized('Invalid API key')
-    if (principal.revoked) throw unauthorized('API key has been revoked')
+    if (principal.revoked) {
+      this.validAtMs.delete(hash)
+      throw unauthorized('API key has been revoked')
+    }
+    if (this.validAtMs.size >= MAX_CACHED_KEYS) this.validAtMs.clear()
+    this.validAtMs.set(hash, nowMs)
     this.touch(principal.keyId, nowMs)
     return principal
   }

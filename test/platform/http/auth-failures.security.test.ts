@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { API_KEY_CACHE_TTL_MS, RECENTLY_VALID_MS } from '../../../src/features/projects/api-key-authenticator.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
 
@@ -38,6 +39,22 @@ forEachDatabase('failed authentications per client address', (dialect) => {
     t.clock.advance(61_000)
     assert.equal((await list('198.51.100.7', randomKey())).statusCode, 401)
     assert.equal((await list('198.51.100.7', apiKey)).statusCode, 200)
+  })
+
+  it('does not shut out a client whose key is in use when another behind the same address fails (shared NAT or egress)', async () => {
+    const { apiKey: unusedKey } = await t.createProject('pro')
+    assert.equal((await list('198.51.100.30', apiKey)).statusCode, 200)
+    // Another tenant's worker behind the same address keeps sending a stale key.
+    for (let i = 0; i < LIMIT; i++) assert.equal((await list('198.51.100.30', randomKey())).statusCode, 401)
+    t.clock.advance(API_KEY_CACHE_TTL_MS) // past the key cache: the database is asked again
+    assert.equal((await list('198.51.100.30', apiKey)).statusCode, 200, 'the key in use is still looked up')
+    assert.equal((await list('198.51.100.30', randomKey())).statusCode, 429, 'guesses are still refused unlooked')
+    assert.equal((await list('198.51.100.30', unusedKey)).statusCode, 429, 'a key not used lately waits like a guess')
+    // Ten minutes without use, and the key waits like any other.
+    t.clock.advance(RECENTLY_VALID_MS)
+    for (let i = 0; i < LIMIT; i++) await list('198.51.100.30', randomKey())
+    assert.equal((await list('198.51.100.30', apiKey)).statusCode, 429)
+    t.clock.advance(61_000)
   })
 
   it('counts an IPv6 client by its /64, so that rotating addresses inside it does not help', async () => {
