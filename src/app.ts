@@ -47,7 +47,7 @@ import type { Metrics } from './platform/http/metrics.js'
 import { registerPageOrigins } from './platform/http/page-origins.js'
 import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { registerPageSecurityHeaders } from './platform/http/security-headers.js'
-import { sessionAuthHook } from './platform/http/session-auth.js'
+import { sessionAuthHook, sessionCookie } from './platform/http/session-auth.js'
 import { refuseUnstorableValues } from './platform/http/unstorable-values.js'
 import { redactUrl } from './platform/logger.js'
 
@@ -99,6 +99,12 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer' },
           apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: sessionCookie(ctx.config.publicUrl).name,
+            description: "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin",
+          },
         },
       },
     },
@@ -131,6 +137,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
 
   await app.register(
     async (api) => {
+      documentSecurity(api, [{ bearer: [] }, { apiKeyQuery: [] }])
       const rate = { rateLimiter: ctx.rateLimiter, limits: ctx.config.limits, now: () => ctx.clock.now() }
       api.addHook(
         'onRequest',
@@ -168,6 +175,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
   // The wallet-facing API and the signing page: public, the payload uuid is the capability (never behind the API key).
   await app.register(
     async (wallet) => {
+      documentSecurity(wallet, [])
       wallet.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
       await wallet.register(signRoutes, { signing: ctx.signing })
       await wallet.register(signEventRoutes, { streams: liveStreams, signing: ctx.signing })
@@ -175,6 +183,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     { prefix: '/api/v1' },
   )
   await app.register(async (page) => {
+    documentSecurity(page, [])
     page.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
     await page.register(signQrRoutes, { payloads: ctx.payloads })
   })
@@ -198,6 +207,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
   })
   await app.register(
     async (dashboard) => {
+      documentSecurity(dashboard, [{ session: [] }])
       dashboard.decorateRequest('dashboardSession', null)
       dashboard.addHook(
         'onRequest',
@@ -228,6 +238,13 @@ const MAX_PARAM_LENGTH = 100
  * MAX_PARAM_LENGTH characters), answered in the service's error shape with the request's id, rather than in
  * Fastify's own, which echoed the whole path back.
  */
+/** Names, in the OpenAPI document, how every route of the plugin is authenticated (an empty list: public). */
+function documentSecurity(plugin: FastifyInstance, security: Record<string, string[]>[]): void {
+  plugin.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, security }
+  })
+}
+
 function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {

@@ -178,9 +178,23 @@ class PayloadsApi {
 
   /**
    * Resolves with the payload once it is signed, rejected or expired. Follows the live stream, reconnecting when it
-   * drops; when the stream is refused (the project's stream cap) or keeps failing, polls instead.
+   * drops; when the stream is refused (the project's stream cap) or keeps failing, polls instead. A signAndSubmit
+   * payload is signed when its transaction is submitted, before the ledger has decided: waitForOutcome waits for that.
    */
-  async waitForResolution(uuid: string, options: WaitOptions = {}): Promise<Payload> {
+  waitForResolution(uuid: string, options: WaitOptions = {}): Promise<Payload> {
+    return this.waitUntil(uuid, (payload) => payload.status !== 'pending', options)
+  }
+
+  /**
+   * Resolves with the payload once nothing about it will change: rejected or expired, or signed, and for a
+   * signAndSubmit payload its transaction's final outcome on the ledger known (`submission.outcome`: succeeded,
+   * failed or dropped). What to wait for before treating a payment as made.
+   */
+  waitForOutcome(uuid: string, options: WaitOptions = {}): Promise<Payload> {
+    return this.waitUntil(uuid, isFinal, options)
+  }
+
+  private async waitUntil(uuid: string, done: (payload: Payload) => boolean, options: WaitOptions): Promise<Payload> {
     const { signal } = options
     let failedAttempts = 0
     while (failedAttempts < STREAM_ATTEMPTS) {
@@ -196,7 +210,7 @@ class PayloadsApi {
         for await (const data of readEventStream(response, signal)) {
           heard = true
           const payload = data as Payload
-          if (payload.status !== 'pending') return payload
+          if (done(payload)) return payload
         }
       } catch (error) {
         if (signal?.aborted) throw error
@@ -212,10 +226,16 @@ class PayloadsApi {
     }
     for (;;) {
       const payload = await this.get(uuid, { signal })
-      if (payload.status !== 'pending') return payload
+      if (done(payload)) return payload
       await sleep(options.pollIntervalMs ?? 3000, signal)
     }
   }
+}
+
+/** Whether nothing about the payload will change: resolved, and a submitted transaction's outcome known. */
+function isFinal(payload: Payload): boolean {
+  if (payload.status === 'pending') return false
+  return !(payload.status === 'signed' && payload.type === 'signAndSubmit' && (payload.submission?.outcome ?? null) === null)
 }
 
 class WebhooksApi {

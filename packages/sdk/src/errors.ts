@@ -12,7 +12,7 @@ export class CountersignError extends Error {
   constructor(
     /** The HTTP status; 0 when no answer came (ConnectionError). */
     readonly status: number,
-    /** The service's message, a sentence saying what to do. */
+    /** The service's message, a sentence saying what to do; for a 422, followed by the first field that broke a rule. */
     message: string,
     /** 422: which fields broke which rule. */
     readonly details: FieldError[] | undefined = undefined,
@@ -20,6 +20,8 @@ export class CountersignError extends Error {
     readonly retryAfterSeconds: number | undefined = undefined,
     /** The whole JSON body of the answer, for fields beyond `error` and `details` (e.g. a 409's `uuid`). */
     readonly body: Record<string, unknown> | undefined = undefined,
+    /** The answer's X-Request-Id: the id of the service's log line for this request, to quote when asking for help. */
+    readonly requestId: string | undefined = undefined,
   ) {
     super(message)
   }
@@ -42,7 +44,8 @@ export class CountersignError extends Error {
       // Not the service's JSON (a proxy's page): the status says enough.
     }
     const ErrorClass = ERROR_CLASSES[response.status] ?? (response.status >= 500 ? ServerError : CountersignError)
-    return new ErrorClass(response.status, message, details, retryAfter, body)
+    const requestId = response.headers.get('x-request-id') ?? undefined
+    return new ErrorClass(response.status, withFirstDetail(message, details), details, retryAfter, body, requestId)
   }
 }
 
@@ -104,6 +107,14 @@ export class ConnectionError extends CountersignError {
     super(0, message)
     this.cause = options.cause
   }
+}
+
+/** A 422's sentence says only that validation failed: the first broken rule is what to fix, so the message names it. */
+function withFirstDetail(message: string, details: FieldError[] | undefined): string {
+  const first = details?.[0]
+  if (first === undefined || typeof first.field !== 'string' || typeof first.message !== 'string') return message
+  const more = (details?.length ?? 1) - 1
+  return `${message}: ${first.field} ${first.message}${more > 0 ? ` (and ${more} more in details)` : ''}`
 }
 
 const ERROR_CLASSES: Record<number, typeof CountersignError> = {

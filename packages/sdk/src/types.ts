@@ -123,7 +123,8 @@ export interface CreatePayloadRequest {
     /**
      * 1 to 8 classic addresses: only these accounts may resolve the payload
      *
-     * @maxItems 64
+     * @minItems 1
+     * @maxItems 8
      */
     signers?: string[]
     /**

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict'
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { Wallet } from 'xrpl'
+import { FOLLOW_INTERVAL_MS } from '../../../src/features/signing/transaction-follower.js'
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { paymentTransaction } from '../../../test/support/fixtures.js'
+import { type RippledDouble, startRippledDouble } from '../../../test/support/rippled-double.js'
 import { startTestService, type TestService } from '../../../test/support/service.js'
+import { signRequested } from '../../../test/support/wallet-signing.js'
 import { dispatchAll } from '../../../test/support/webhooks.js'
 import { createWebhookReceiver, describeDelivery } from '../examples/webhook-receiver.js'
 import { ConflictError, Countersign, CountersignError, type WebhookDelivery } from '../src/index.js'
@@ -71,6 +75,14 @@ describe('@countersign/sdk against a running service', () => {
         error.details?.map((d) => d.field),
         ['transaction'],
       )
+      // The message says what to fix, not only that validation failed; the request id finds the service's log line.
+      assert.equal(error.message, `Validation failed: transaction ${error.details?.[0]?.message}`)
+      assert.match(error.requestId ?? '', /^\S+$/)
+      const several = await pro.payloads
+        .create({ type: 'signMessage', message: 'x', options: { expiresIn: 0, colour: 'red' } as never })
+        .catch((e: unknown) => e)
+      assert.ok(several instanceof CountersignError)
+      assert.match(several.message, /^Validation failed: options\.\S+ .+ \(and 1 more in details\)$/)
       const missing = await pro.payloads.get('00000000-0000-4000-8000-000000000000').catch((e: unknown) => e)
       assert.ok(missing instanceof CountersignError)
       assert.equal(missing.status, 404)
@@ -306,6 +318,59 @@ describe('@countersign/sdk when the connection drops', () => {
       calls.filter((call) => !streams.includes(call)),
       ['POST /api/v1/payloads'],
     )
+  })
+})
+
+describe('@countersign/sdk: waitForOutcome, against a service that submits to a node', () => {
+  let t: TestService
+  let rippled: RippledDouble
+  let client: Countersign
+
+  before(async () => {
+    rippled = await startRippledDouble()
+    rippled.setValidatedLedgerIndex(1000)
+    t = await startTestService('sqlite', { listen: true, env: { XRPL_NODE_URL: rippled.url } })
+    client = new Countersign({ apiKey: (await t.createProject('pro')).apiKey, baseUrl: t.url })
+  })
+  after(async () => {
+    await t.stop()
+    await rippled.close()
+  })
+
+  it("waits past signed (submitted) to the ledger's final outcome of a signAndSubmit payment", async () => {
+    const { uuid } = await client.payloads.create({ type: 'signAndSubmit', transaction: paymentTransaction() })
+    const outcome = client.payloads.waitForOutcome(uuid)
+    let final = false
+    void outcome.then(() => {
+      final = true
+    })
+    const signed = signRequested(Wallet.generate(), paymentTransaction())
+    const approved = await fetch(`${t.url}/api/v1/sign/${uuid}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob }),
+    })
+    assert.equal(approved.status, 200)
+    // Signed means submitted: waitForResolution stops there, with no outcome yet; waitForOutcome does not.
+    const resolved = await client.payloads.waitForResolution(uuid)
+    assert.equal(resolved.status, 'signed')
+    assert.equal(resolved.submission?.outcome, null)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(final, false, 'not final while the ledger has not decided')
+
+    rippled.setTransaction(signed.hash, { validated: true, ledgerIndex: 1003, transactionResult: 'tecUNFUNDED_PAYMENT' })
+    rippled.setValidatedLedgerIndex(1003)
+    for (let i = 0; i < 3 && !final; i++) {
+      t.clock.advance(FOLLOW_INTERVAL_MS)
+      await t.service.ctx.follower.followDue()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const decided = await outcome
+    assert.equal(decided.status, 'signed')
+    assert.equal(decided.submission?.outcome, 'failed', 'a tec: signed and submitted, and no payment made')
+    assert.equal(decided.submission?.validatedResult, 'tecUNFUNDED_PAYMENT')
+    // Already final: it answers at once.
+    assert.equal((await client.payloads.waitForOutcome(uuid)).submission?.outcome, 'failed')
   })
 })
 

@@ -132,7 +132,9 @@ console.log(JSON.stringify({
       const uuid = signingUrl.split('/').pop() as string
       assert.equal(signingUrl, `${t.config.publicUrl}/sign/${uuid}`)
 
-      // The user signs the message on the signing page with a real key.
+      // The user signs the message the page shows with a real key.
+      const { message } = await (await fetch(`${t.url}/api/v1/sign/${uuid}`)).json()
+      assert.match(message, /^Sign in to Example Shop, request [0-9a-f-]{36}$/)
       const wallet = Wallet.generate()
       const approved = await fetch(`${t.url}/api/v1/sign/${uuid}/approve`, {
         method: 'POST',
@@ -140,7 +142,7 @@ console.log(JSON.stringify({
         body: JSON.stringify({
           walletAdapter: 'gemwallet',
           publicKey: wallet.publicKey,
-          signature: signText(wallet, 'Sign in to Example Shop'),
+          signature: signText(wallet, message),
         }),
       })
       assert.equal(approved.status, 200, await approved.text())
@@ -148,6 +150,8 @@ console.log(JSON.stringify({
       assert.equal(await exited, 0, stderr)
       const lines = stdout.trim().split('\n')
       assert.deepEqual(lines.slice(1).sort(), [`Payload: signed ${wallet.classicAddress}`, `Webhook: payload.signed ${uuid}`])
+      const webhooks = await fetch(`${t.url}/api/v1/webhooks`, { headers: { authorization: `Bearer ${apiKey}` } })
+      assert.deepEqual((await webhooks.json()).webhooks, [], 'the example removed its webhook')
     } finally {
       clearTimeout(timer)
       child.kill()

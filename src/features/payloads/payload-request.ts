@@ -3,14 +3,7 @@ import { isValidClassicAddress } from 'ripple-address-codec'
 import type { FieldError } from '../../platform/errors.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import { couldPassAsConnectChallenge } from '../signing/verify/connect-challenge.js'
-import {
-  DEFAULT_EXPIRES_IN_SECONDS,
-  isTransactionType,
-  MAX_ALLOWED_SIGNERS,
-  MAX_MESSAGE_BYTES,
-  MAX_METADATA_BYTES,
-  MAX_RETURN_URL_CHARS,
-} from './model.js'
+import { DEFAULT_EXPIRES_IN_SECONDS, isTransactionType, MAX_MESSAGE_BYTES, MAX_METADATA_BYTES, MAX_RETURN_URL_CHARS } from './model.js'
 import { validateRequestedTransaction } from './requested-transaction.js'
 import type { CreatePayloadRequest } from './schemas.js'
 
@@ -64,11 +57,11 @@ export function validatePayloadRequest(request: CreatePayloadRequest, plan: Plan
   return errors
 }
 
-/** options.signers: 1 to 8 distinct classic addresses, and the requested Account among them when the request names one. */
+/**
+ * options.signers: distinct classic addresses (1 to MAX_ALLOWED_SIGNERS of them, as the schema says), and the requested
+ * Account among them when the request names one.
+ */
 function validateSigners(signers: readonly string[], transaction: Record<string, unknown> | undefined): FieldError[] {
-  if (signers.length < 1 || signers.length > MAX_ALLOWED_SIGNERS) {
-    return [{ field: 'options.signers', message: `must list 1 to ${MAX_ALLOWED_SIGNERS} accounts, got ${signers.length}` }]
-  }
   const errors: FieldError[] = []
   signers.forEach((signer, index) => {
     if (!isValidClassicAddress(signer)) {

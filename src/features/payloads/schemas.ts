@@ -50,7 +50,8 @@ export const CreatePayloadBody = Type.Object(
           ),
           signers: Type.Optional(
             Type.Array(Type.String({ maxLength: 64 }), {
-              maxItems: 64,
+              minItems: 1,
+              maxItems: MAX_ALLOWED_SIGNERS,
               description: `1 to ${MAX_ALLOWED_SIGNERS} classic addresses: only these accounts may resolve the payload`,
             }),
           ),

@@ -92,6 +92,47 @@ function toFieldError(part: string, error: AjvError): FieldError {
     case 'enum':
       return { field: path || part, message: `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}` }
     default:
-      return { field: path || part, message: error.message ?? 'is invalid' }
+      return { field: path || part, message: boundMessage(error) ?? error.message ?? 'is invalid' }
+  }
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+}
+
+/** The schema's type and bounds, said as the hand-written rules say theirs (Ajv's own: "must NOT have more than 200 characters"). */
+function boundMessage(error: AjvError): string | undefined {
+  const limit = error.params.limit
+  switch (error.keyword) {
+    case 'type':
+      if (typeof error.params.type !== 'string') return undefined
+      return `must be ${error.params.type
+        .split(',')
+        .map((type) => TYPE_NAMES[type] ?? type)
+        .join(' or ')}`
+    case 'maxLength':
+      return `must be at most ${limit} characters`
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters`
+    case 'maxItems':
+      return `must list at most ${limit} items`
+    case 'minItems':
+      return `must list at least ${limit} ${limit === 1 ? 'item' : 'items'}`
+    case 'maximum':
+      return `must be at most ${limit}`
+    case 'minimum':
+      return `must be at least ${limit}`
+    case 'exclusiveMaximum':
+      return `must be less than ${limit}`
+    case 'exclusiveMinimum':
+      return `must be more than ${limit}`
+    default:
+      return undefined
   }
 }

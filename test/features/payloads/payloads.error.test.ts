@@ -515,6 +515,30 @@ forEachDatabase('payload API, bad input', (dialect) => {
       assert.equal(status, 404)
       assert.deepEqual(body, { error: 'Payload not found' })
     })
+    it("says a schema's bounds and types as sentences with the limit, not in the validator's words", async () => {
+      const bad: [object, string, string][] = [
+        [
+          { type: 'connect', options: { customInstructions: 'x'.repeat(201) } },
+          'options.customInstructions',
+          'must be at most 200 characters',
+        ],
+        [{ type: 'connect', options: { expiresIn: 0 } }, 'options.expiresIn', 'must be at least 1'],
+        [{ type: 'connect', options: { expiresIn: '60' } }, 'options.expiresIn', 'must be an integer'],
+        [{ type: 'connect', options: { signers: [] } }, 'options.signers', 'must list at least 1 item'],
+        [{ type: 'connect', options: { signers: Array.from({ length: 9 }, () => 'r') } }, 'options.signers', 'must list at most 8 items'],
+      ]
+      for (const [payload, field, message] of bad) {
+        const { status, body } = await refused({ payload })
+        assert.equal(status, 422)
+        assert.deepEqual(
+          body.details?.filter((detail: { field: string }) => detail.field === field),
+          [{ field, message }],
+        )
+      }
+      const limit = await refused({ method: 'GET', url: '/api/v1/payloads?limit=101' })
+      assert.deepEqual(limit.body.details, [{ field: 'limit', message: 'must be at most 100' }])
+    })
+
     it('list bounds: limit above 100 or below 1, a negative offset, a number not in decimal digits, unknown parameters are 422 with details', async () => {
       const bad: [string, string][] = [
         ['limit=101', 'limit'],

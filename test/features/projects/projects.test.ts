@@ -366,10 +366,10 @@ forEachDatabase('project endpoints', (dialect) => {
         ['/api/v1/projects', { name: 'x'.repeat(101) }, [{ field: 'name', message: 'must be at most 100 characters' }]],
         ['/api/v1/projects', { name: 'Line\nbreak' }, [{ field: 'name', message: 'must not contain control characters' }]],
         ['/api/v1/projects', {}, [{ field: 'name', message: 'is required' }]],
-        ['/api/v1/projects', { name: 42 }, [{ field: 'name', message: 'must be string' }]],
+        ['/api/v1/projects', { name: 42 }, [{ field: 'name', message: 'must be a string' }]],
         ['/api/v1/projects', { name: 'Shop', plan: 'pro' }, [{ field: 'plan', message: 'is not a known field' }]],
         [`/api/v1/projects/${project.id}/keys`, { name: '' }, [{ field: 'name', message: 'must not be empty' }]],
-        [`/api/v1/projects/${project.id}/keys`, { name: null }, [{ field: 'name', message: 'must be string' }]],
+        [`/api/v1/projects/${project.id}/keys`, { name: null }, [{ field: 'name', message: 'must be a string' }]],
         [`/api/v1/projects/${project.id}/keys`, { label: 'x' }, [{ field: 'label', message: 'is not a known field' }]],
       ]
       for (const [path, body, details] of cases) {
@@ -389,7 +389,7 @@ forEachDatabase('project endpoints', (dialect) => {
       assert.deepEqual(period.body.details, [{ field: 'period', message: 'must be one of 30d, 7d' }])
       const limit = await alice.get(`/api/v1/projects/${project.id}/payloads?limit=101`)
       assert.equal(limit.status, 422)
-      assert.deepEqual(limit.body.details, [{ field: 'limit', message: 'must be <= 100' }])
+      assert.deepEqual(limit.body.details, [{ field: 'limit', message: 'must be at most 100' }])
     })
   })
 })

@@ -104,6 +104,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
           ? /used this Sequence already.*do not sign again unless you mean to pay again/
           : /Nothing was applied/,
       )
+      assert.doesNotMatch(response.json().details[0].message, /\.\./, "the node's sentence ends once")
       const view = await appView(uuid)
       assert.equal(view.status, 'pending')
       assert.equal(view.submission.engineResult, null)

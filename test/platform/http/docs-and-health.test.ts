@@ -69,6 +69,27 @@ forEachDatabase('docs, health and metrics', (dialect) => {
     assert.ok(document.paths['/api/v1/payloads/{uuid}'].delete)
   })
 
+  it('says how every operation is authenticated, so that generated clients and the docs page send the key', async () => {
+    const document = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json()
+    const apiKey = [{ bearer: [] }, { apiKeyQuery: [] }]
+    const securityOf = (path: string, method: string) => document.paths[path][method].security
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, { security?: unknown }>>)) {
+      for (const [method, operation] of Object.entries(operations)) assert.ok(Array.isArray(operation.security), `${method} ${path}`)
+    }
+    assert.deepEqual(securityOf('/api/v1/payloads', 'post'), apiKey)
+    assert.deepEqual(securityOf('/api/v1/payloads/{uuid}/events', 'get'), apiKey)
+    assert.deepEqual(securityOf('/api/v1/webhooks/{id}/rotate-secret', 'post'), apiKey)
+    assert.deepEqual(securityOf('/api/v1/sign/{uuid}/approve', 'post'), [], 'the wallet API is public: the uuid is the capability')
+    assert.deepEqual(securityOf('/sign/{uuid}/qr.svg', 'get'), [])
+    assert.deepEqual(securityOf('/api/v1/projects', 'post'), [{ session: [] }])
+    assert.deepEqual(document.components.securitySchemes.session, {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'cs_session',
+      description: "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin",
+    })
+  })
+
   it('serves a docs page at /docs', async () => {
     const response = await t.inject({ method: 'GET', url: '/docs' })
     const page = response.statusCode === 302 ? await t.inject({ method: 'GET', url: response.headers.location as string }) : response

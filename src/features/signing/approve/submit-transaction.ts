@@ -101,7 +101,7 @@ export async function submitAndResolve(
         throw new AppError(422, `The XRP Ledger refused the transaction with ${result.engineResult}: ${result.engineResultMessage}`, [
           {
             field: SIGNED_FIELD,
-            message: `${result.engineResult}: ${result.engineResultMessage}. ${result.engineResult === 'tefPAST_SEQ' ? PAST_SEQUENCE_ADVICE : 'Nothing was applied; the request is still pending, sign again'}`,
+            message: `${result.engineResult}: ${asSentence(result.engineResultMessage)} ${result.engineResult === 'tefPAST_SEQ' ? PAST_SEQUENCE_ADVICE : 'Nothing was applied; the request is still pending, sign again'}`,
           },
         ])
       }
@@ -218,4 +218,10 @@ async function startFollowAfter(deps: SigningDeps, payloadUuid: string, validate
   } catch (error) {
     deps.logger.warn({ uuid: payloadUuid, err: error }, 'could not record the ledger a submission was answered at')
   }
+}
+
+/** The node's message as one sentence: rippled's end in a full stop already, others may not. */
+function asSentence(text: string): string {
+  const trimmed = text.trim()
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }
