@@ -19,7 +19,8 @@ import { payloadsRepository } from './repository.js'
 import { payloadTransitionsRepository, type TransitionChanges, type TransitionCondition } from './transitions-repository.js'
 
 export const PROOF_ALREADY_USED_MESSAGE =
-  'This signature is already used by another request: a signature or signed transaction resolves one request only'
+  'This signature is already used by another request: a signature or signed transaction resolves one request only ' +
+  '(the same words signed again by the same account give the same signature, so an application must make each message unique, with an order number or a nonce)'
 
 /** The outcome of a transaction that can never be applied. */
 export const DROPPED: FinalOutcome = { outcome: 'dropped', txHash: null, transactionResult: null, ledgerIndex: null, deliveredAmount: null }
