@@ -205,7 +205,7 @@ export interface Payload {
     [k: string]: unknown
   } | null
   /**
-   * sign, signAndSubmit: the signed transaction blob, hex
+   * sign, signAndSubmit: the signed transaction blob, hex. connect: the signed sign-in record when the wallet signed one (a Ledger device, Xaman), null when it signed the challenge text
    */
   txBlob?: string | null
   /**
@@ -216,6 +216,10 @@ export interface Payload {
    * signMessage, connect: the signature, hex
    */
   signature?: string | null
+  /**
+   * connect: the sign-in text the service issued for this payload, to check the signature against on the application's side
+   */
+  challenge?: string
   /**
    * signAndSubmit only: what happened on the ledger
    */

@@ -129,9 +129,22 @@ export const PayloadView = Type.Object(
     resolvedAt: NullableTimestamp('Set on every move out of pending, expiry included'),
     externalId: Nullable(Type.String(), 'options.externalId, null when not given'),
     metadata: Nullable(AnyObject(), 'options.metadata, null when not given'),
-    txBlob: Type.Optional(Nullable(Type.String({ description: 'sign, signAndSubmit: the signed transaction blob, hex' }))),
+    txBlob: Type.Optional(
+      Nullable(
+        Type.String({
+          description:
+            'sign, signAndSubmit: the signed transaction blob, hex. connect: the signed sign-in record when the wallet signed one (a Ledger device, Xaman), null when it signed the challenge text',
+        }),
+      ),
+    ),
     publicKey: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signing public key, hex' }))),
     signature: Type.Optional(Nullable(Type.String({ description: 'signMessage, connect: the signature, hex' }))),
+    challenge: Type.Optional(
+      Type.String({
+        description:
+          "connect: the sign-in text the service issued for this payload, to check the signature against on the application's side",
+      }),
+    ),
     submission: Type.Optional(SubmissionSchema),
     multisign: Type.Optional(MultisignViewSchema),
   },

@@ -43,6 +43,11 @@ export function toPayloadView(payload: Payload): PayloadView {
     view.publicKey = payload.publicKey
     view.signature = payload.signature
   }
+  if (payload.type === 'connect') {
+    // What the application checks the sign-in against: the text issued, and the record signed when it was not the text.
+    if (payload.challenge !== null) view.challenge = payload.challenge
+    view.txBlob = payload.txBlob
+  }
   if (payload.type === 'signAndSubmit') {
     view.submission = submissionOf(payload)
   }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { decode, encode } from 'ripple-binary-codec'
+import { decode, encode, encodeForSigning } from 'ripple-binary-codec'
+import keypairs from 'ripple-keypairs'
 import xrpl, { multisign, Wallet } from 'xrpl'
 import { BODY_LIMIT_BYTES } from '../../../src/app.js'
 import { SIGN_REQUESTS_PER_MINUTE } from '../../../src/features/signing/routes.js'
@@ -158,6 +160,12 @@ forEachDatabase('wallet-facing API', (dialect) => {
         assert.equal(view.signerAddress, wallet.classicAddress)
         assert.equal(view.publicKey, wallet.publicKey.toUpperCase())
         assert.equal(view.walletAdapter, 'developer')
+        // The application checks the sign-in on its own side, from the view alone (api.md, "Checking a connect").
+        assert.equal(view.challenge, challenge)
+        assert.equal(view.txBlob, null, 'the text itself was signed')
+        assert.ok(view.challenge.includes(`Payload ID: ${uuid}`))
+        assert.ok(keypairs.verify(Buffer.from(view.challenge, 'utf8').toString('hex'), view.signature, view.publicKey))
+        assert.equal(keypairs.deriveAddress(view.publicKey), view.signerAddress)
       })
     })
   }
@@ -173,6 +181,18 @@ forEachDatabase('wallet-facing API', (dialect) => {
     assert.equal(view.walletAdapter, 'ledger')
     assert.equal(view.publicKey, wallet.publicKey.toUpperCase())
     assert.equal(view.signature, (decode(signed.tx_blob) as { TxnSignature: string }).TxnSignature)
+    // The application's own check: the record is the account's, its signature verifies, and its memo is this challenge's hash.
+    const record = decode(view.txBlob) as {
+      Account: string
+      SigningPubKey: string
+      TxnSignature: string
+      Memos: { Memo: { MemoData: string } }[]
+    }
+    assert.equal(record.Account, view.signerAddress)
+    assert.equal(record.SigningPubKey, view.publicKey)
+    const { TxnSignature, ...unsigned } = record
+    assert.ok(keypairs.verify(encodeForSigning(unsigned), TxnSignature, record.SigningPubKey))
+    assert.equal(record.Memos[0]?.Memo.MemoData, createHash('sha256').update(view.challenge, 'utf8').digest('hex').toUpperCase())
   })
 
   describe('multisigned transactions', () => {
