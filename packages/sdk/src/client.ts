@@ -165,6 +165,20 @@ class PayloadsApi {
   }
 
   /**
+   * Every payload the filters match, newest first, page after page (`limit` a page, 100 by default) while the service
+   * says more follow. Pages are by offset: a payload created meanwhile moves the later pages by one, so one may be
+   * seen twice; deduplicate on `uuid` when that matters.
+   */
+  async *listAll(options: Omit<ListPayloadsOptions, 'offset'> & { signal?: AbortSignal } = {}): AsyncGenerator<Payload> {
+    const limit = options.limit ?? 100
+    for (let offset = 0; ; offset += limit) {
+      const page = await this.list({ ...options, limit, offset })
+      yield* page.payloads
+      if (!page.hasMore) return
+    }
+  }
+
+  /**
    * The payload's live status (GET /payloads/{uuid}/events): its current state first, then each change; ends once it is
    * signed, rejected or expired, or when the connection drops (waitForResolution reconnects; this does not).
    */

@@ -255,6 +255,10 @@ export interface PayloadList {
   payloads: Payload[]
   limit: number
   offset: number
+  /**
+   * Whether items follow this page: ask again with offset + limit
+   */
+  hasMore: boolean
 }
 export interface CreateWebhookRequest {
   /**
@@ -372,6 +376,10 @@ export interface DeliveryList {
   deliveries: Delivery[]
   limit: number
   offset: number
+  /**
+   * Whether items follow this page: ask again with offset + limit
+   */
+  hasMore: boolean
 }
 export interface RotatedSecret {
   /**

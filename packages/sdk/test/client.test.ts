@@ -113,6 +113,28 @@ describe('@countersign/sdk against a running service', () => {
     })
   })
 
+  describe('listAll', () => {
+    it("pages through a project's payloads, newest first, until the service says none follow", async () => {
+      const { apiKey } = await t.createProject('pro')
+      const client = new Countersign({ apiKey, baseUrl: t.url })
+      const created: string[] = []
+      for (let i = 0; i < 5; i++) {
+        t.clock.advance(10)
+        created.push((await client.payloads.create({ type: 'connect' })).uuid)
+      }
+      const calls: string[] = []
+      const counting = new Countersign({ apiKey, baseUrl: t.url, fetch: recordingFetch(calls) })
+      const seen: string[] = []
+      for await (const payload of counting.payloads.listAll({ limit: 2, type: 'connect' })) seen.push(payload.uuid)
+      assert.deepEqual(seen, [...created].reverse())
+      assert.equal(calls.length, 3, 'pages of 2, 2 and 1')
+      const exact: string[] = []
+      for await (const payload of counting.payloads.listAll({ limit: 5 })) exact.push(payload.uuid)
+      assert.equal(exact.length, 5)
+      assert.equal(calls.length, 4, 'a full last page says no more follow: no empty page is asked for')
+    })
+  })
+
   describe('externalId', () => {
     it('finds a payload by its externalId, and names the existing payload in the ConflictError of a second one', async () => {
       const first = await pro.payloads.create({ type: 'connect', options: { externalId: 'order-7', metadata: { cart: 3 } } })

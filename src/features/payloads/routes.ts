@@ -4,7 +4,7 @@ import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'
 import { principalOf, type RequestCounter } from '../../platform/http/api-key-auth.js'
 import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
-import { ApiKeyOnlyQuery, errorResponses, pageOf, RefTo, UuidParams } from '../../platform/http/schemas.js'
+import { ApiKeyOnlyQuery, errorResponses, pageAnswer, pageOf, RefTo, readAhead, UuidParams } from '../../platform/http/schemas.js'
 import { retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import {
@@ -127,8 +127,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
       const principal = principalOf(request)
       const { status, type, externalId } = request.query
       const page = pageOf(request.query)
-      const payloads = await deps.payloads.list(principal.projectId, { ...page, status, type, externalId })
-      return { payloads: payloads.map(toPayloadView), ...page }
+      const rows = await deps.payloads.list(principal.projectId, { ...readAhead(page), status, type, externalId })
+      const { items, ...paging } = pageAnswer(rows, page)
+      return { payloads: items.map(toPayloadView), ...paging }
     },
   )
 }

@@ -1,7 +1,7 @@
 // A project's payloads as the dashboard reads them (docs/interface.md §5), authenticated by the dashboard session:
 // the analytics of their statuses by day, the list, and one payload with what was requested.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses, pageOf } from '../../platform/http/schemas.js'
+import { errorResponses, pageAnswer, pageOf, readAhead } from '../../platform/http/schemas.js'
 import type { Payload } from '../payloads/model.js'
 import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
 import { toPayloadView } from '../payloads/view.js'
@@ -59,8 +59,9 @@ export const projectPayloadRoutes: FastifyPluginAsyncTypebox<ProjectPayloadRoute
       const { status, type, externalId, q } = request.query
       const page = pageOf(request.query)
       const search = q === undefined || q.trim() === '' ? undefined : q
-      const payloads = await projects.payloads(accountOf(request), id, { ...page, status, type, externalId, search })
-      return { payloads: payloads.map(toPayloadView), ...page }
+      const rows = await projects.payloads(accountOf(request), id, { ...readAhead(page), status, type, externalId, search })
+      const { items, ...paging } = pageAnswer(rows, page)
+      return { payloads: items.map(toPayloadView), ...paging }
     },
   )
 

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type TProperties, Type } from 'typebox'
 import { IdempotencyKeyHeaders, recordKeptResponse } from '../../platform/http/idempotency.js'
-import { errorResponses, PageQuery, pageOf, RefTo } from '../../platform/http/schemas.js'
+import { errorResponses, PageQuery, pageAnswer, pageOf, RefTo, readAhead } from '../../platform/http/schemas.js'
 import { MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from './model.js'
 import {
   CreatedWebhook,
@@ -119,8 +119,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesDeps> = async
     async (request) => {
       const { id } = request.params
       const page = pageOf(request.query)
-      const deliveries = await webhooks.listDeliveries(await scope.projectOf(request), id, page)
-      return { deliveries: deliveries.map(toDeliveryView), ...page }
+      const rows = await webhooks.listDeliveries(await scope.projectOf(request), id, readAhead(page))
+      const { items, ...paging } = pageAnswer(rows, page)
+      return { deliveries: items.map(toDeliveryView), ...paging }
     },
   )
 

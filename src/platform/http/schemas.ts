@@ -91,7 +91,21 @@ export function pageOf(query: Partial<Page>): Page {
 }
 
 /** The paging a list answered with, beside its items. */
-export const PageFields = { limit: Type.Integer(), offset: Type.Integer() }
+export const PageFields = {
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  hasMore: Type.Boolean({ description: 'Whether items follow this page: ask again with offset + limit' }),
+}
+
+/** The rows to read for a page: one more than it holds, which tells whether another page follows. */
+export function readAhead(page: Page): Page {
+  return { limit: page.limit + 1, offset: page.offset }
+}
+
+/** A page's items out of the rows read for it (readAhead), and its paging. */
+export function pageAnswer<T>(rows: readonly T[], page: Page): { items: T[]; limit: number; offset: number; hasMore: boolean } {
+  return { items: rows.slice(0, page.limit), limit: page.limit, offset: page.offset, hasMore: rows.length > page.limit }
+}
 
 export const UuidParams = Type.Object({ uuid: Type.String({ description: 'Payload UUID' }) }, { additionalProperties: false })
 

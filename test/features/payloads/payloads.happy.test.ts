@@ -131,6 +131,15 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     )
     assert.equal(page.limit, 2)
     assert.equal(page.offset, 1)
+    assert.equal(page.hasMore, true, 'two more follow')
+    assert.equal(all.hasMore, false)
+    const last = (await list('?limit=2&offset=3')).json()
+    assert.deepEqual(
+      last.payloads.map((p: { uuid: string }) => p.uuid),
+      [uuids[1], uuids[0]],
+    )
+    assert.equal(last.hasMore, false, 'the last page, exactly full')
+    assert.equal((await list('?limit=4&offset=0')).json().hasMore, true)
     const messages = (await list('?type=signMessage')).json()
     assert.equal(messages.payloads.length, 2)
     assert.equal((await list('?status=signed')).json().payloads.length, 0)

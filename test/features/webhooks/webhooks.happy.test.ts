@@ -250,8 +250,10 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
         completedAt: iso(t.clock.now()),
       },
     )
+    assert.equal(page.hasMore, true)
     const older = (await api('GET', `/webhooks/${webhook.id}/deliveries?limit=1&offset=1`, apiKey)).json()
     assert.equal(older.deliveries[0].payloadUuid, first)
+    assert.equal(older.hasMore, false)
   })
 
   it('retries a delivery on request: the same delivery id and the same bytes, as a new series of attempts', async () => {
