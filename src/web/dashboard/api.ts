@@ -79,7 +79,7 @@ export const api = {
     if (filter.status) query.set('status', filter.status)
     if (filter.type) query.set('type', filter.type)
     if (filter.q) query.set('q', filter.q)
-    return (await get<PayloadList>(`${project(id)}/payloads?${query}`)).payloads
+    return get<PayloadList>(`${project(id)}/payloads?${query}`)
   },
   payload: (id: string, uuid: string) => get<PayloadDetail>(`${project(id)}/payloads/${encodeURIComponent(uuid)}`),
   payloadDeliveries: async (id: string, uuid: string) =>

@@ -54,7 +54,7 @@ export async function overviewPage(view: HTMLElement, context: PageContext, proj
   )
 
   // A project with older payloads and none in the period still gets its (empty) charts.
-  const nothingYet = newest.length === 0
+  const nothingYet = newest.payloads.length === 0
   const body = nothingYet ? [usageCard, firstPayloadHelp(project)] : charts(project, analytics, usageCard)
   replaceChildren(
     view,

@@ -33,13 +33,11 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   const type = oneOf(query.get('type'), PAYLOAD_TYPES)
   const offset = Math.max(0, Number.parseInt(query.get('offset') ?? '0', 10) || 0)
   const q = (query.get('q') ?? '').trim().slice(0, 200) || undefined
-  // One more than a page: whether it comes back says if there is a next page.
-  const [project, found] = await Promise.all([
+  const [project, { payloads, hasMore }] = await Promise.all([
     api.project(projectId),
-    api.payloads(projectId, { limit: PAGE_SIZE + 1, offset, status, type, q }),
+    api.payloads(projectId, { limit: PAGE_SIZE, offset, status, type, q }),
   ])
   if (!context.isCurrent()) return
-  const payloads = found.slice(0, PAGE_SIZE)
 
   const urlWith = (changes: { status?: string; type?: string; q?: string; offset?: number }) => {
     const next = new URLSearchParams()
@@ -120,7 +118,7 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
     { className: 'pager', attrs: { 'aria-label': 'Pages' } },
     offset > 0 ? link(urlWith({ offset: Math.max(0, offset - PAGE_SIZE) }), '← Newer') : null,
     payloads.length > 0 ? h('span', { className: 'muted' }, `${offset + 1}–${offset + payloads.length}`) : null,
-    found.length > PAGE_SIZE ? link(urlWith({ offset: offset + PAGE_SIZE }), 'Older →') : null,
+    hasMore ? link(urlWith({ offset: offset + PAGE_SIZE }), 'Older →') : null,
   )
   replaceChildren(view, ...projectFrame(project, 'payloads', filters, content, pager))
 }
