@@ -67,6 +67,14 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     return503OnClosing: true,
+    // A whole request (headers and body, 64 KiB at most) within REQUEST_TIMEOUT_MS, checked a few times within it: a
+    // body trickled in a byte at a time had held a connection for as long as the client liked (Fastify's default, 0,
+    // turns Node's own limit off). A response, a live stream's included, is not limited by it.
+    requestTimeout: ctx.config.requestTimeoutMs,
+    http: {
+      headersTimeout: ctx.config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(100, Math.floor(ctx.config.requestTimeoutMs / 4)),
+    },
     trustProxy: ctx.config.trustProxy,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerRouterError,

@@ -16,6 +16,11 @@ export interface Config {
   /** LIVE_HEARTBEAT_MS: how often an open live stream sends a comment line, so that proxies keep it open. */
   liveHeartbeatMs: number
   /**
+   * REQUEST_TIMEOUT_MS: the time a client has to send a whole request, headers and body; past it the connection is
+   * answered 408 and closed, so that requests trickled in a byte at a time cannot hold connections open.
+   */
+  requestTimeoutMs: number
+  /**
    * allowedEmailDomains (OIDC_ALLOWED_EMAIL_DOMAINS, lower-cased): when set, only an account whose provider vouches
    * for an address at one of them signs in; unset, every account of the issuer may.
    */
@@ -105,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/countersign.db'),
     redisUrl: nonEmpty(env.REDIS_URL),
     liveHeartbeatMs: parsePositiveInteger('LIVE_HEARTBEAT_MS', env.LIVE_HEARTBEAT_MS ?? '15000'),
+    requestTimeoutMs: parsePositiveInteger('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS ?? '30000'),
     oidc: oidcIssuer
       ? {
           issuer: oidcIssuer,

@@ -98,3 +98,74 @@ describe('what is refused before any route runs', () => {
     assert.equal((await fetch(`${t.url}/healthz`)).status, 200)
   })
 })
+
+describe('requests that take too long to arrive (REQUEST_TIMEOUT_MS)', () => {
+  let t: TestService
+  before(async () => {
+    t = await startTestService('sqlite', { listen: true, env: { REQUEST_TIMEOUT_MS: '1000', LIVE_HEARTBEAT_MS: '300' } })
+  })
+  after(() => t.stop())
+
+  /** Opens a connection, writes `head`, then `drip` every 200 ms until the service closes it; what it answered, and when. */
+  const trickle = async (head: string, drip: string) => {
+    const { hostname, port } = new URL(t.url)
+    const socket = connect(Number(port), hostname)
+    await new Promise((resolve) => socket.once('connect', resolve))
+    const started = Date.now()
+    socket.write(head)
+    const dripping = setInterval(() => socket.writable && socket.write(drip), 200)
+    let text = ''
+    try {
+      for await (const chunk of socket) text += chunk
+    } catch {
+      // A reset after the answer: what was read is the answer.
+    } finally {
+      clearInterval(dripping)
+    }
+    const [answerHead = '', body = ''] = text.split('\r\n\r\n')
+    return { status: Number(answerHead.split(' ')[1]), body, ms: Date.now() - started }
+  }
+
+  it('answers a body trickled in a byte at a time with 408 and closes the connection: no key needed to hold one open', {
+    timeout: 15_000,
+  }, async () => {
+    const { apiKey } = await t.createProject('pro')
+    const uuid = await createPayload(t, apiKey)
+    const approval = `POST /api/v1/sign/${uuid}/approve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65000\r\n\r\n{`
+    const answer = await trickle(approval, ' ')
+    assert.equal(answer.status, 408)
+    assert.deepEqual(JSON.parse(answer.body), { error: 'The request took too long to arrive' })
+    assert.ok(answer.ms < 5000, `closed after ${answer.ms} ms`)
+    // Refused at once for want of a key, the rest of the body is still not waited for without end.
+    const unauthorized = await trickle(
+      'POST /api/v1/payloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65000\r\n\r\n{',
+      ' ',
+    )
+    assert.equal(unauthorized.status, 401)
+    assert.ok(unauthorized.ms < 5000, `closed after ${unauthorized.ms} ms`)
+  })
+
+  it('answers headers trickled in one at a time the same way', { timeout: 15_000 }, async () => {
+    const answer = await trickle('GET /healthz HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n')
+    assert.equal(answer.status, 408)
+    assert.ok(answer.ms < 5000, `closed after ${answer.ms} ms`)
+  })
+
+  it('does not cut a live stream, whose request arrived whole, however long its answer lasts', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const uuid = await createPayload(t, apiKey)
+    const controller = new AbortController()
+    const response = await fetch(`${t.url}/api/v1/sign/${uuid}/events`, { signal: controller.signal })
+    assert.equal(response.status, 200)
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    const started = Date.now()
+    let heartbeats = 0
+    while (Date.now() - started < 3000) {
+      const { value, done } = await reader.read()
+      assert.equal(done, false, 'the stream is still open')
+      if (new TextDecoder().decode(value).startsWith(':')) heartbeats++
+    }
+    assert.ok(heartbeats >= 5, `${heartbeats} heartbeats in 3 s`)
+    controller.abort()
+  })
+})
