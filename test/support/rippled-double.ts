@@ -48,6 +48,8 @@ export interface RippledDouble {
    * submission to its peers whatever its own result, and says so with broadcast: true, as rippled does.
    */
   setServerState(state: string): void
+  /** The network id server_info gives (1, the testnet's, until set; undefined to give none, as older nodes do). */
+  setNetworkId(networkId: number | undefined): void
   /** Makes the following submits fail as rippled does before applying, e.g. ('invalidTransaction', 'fails local checks: ...'). */
   setSubmitError(error: string, errorMessage: string): void
   /**
@@ -130,6 +132,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     engineResultMessage: ENGINE_RESULTS.tesSUCCESS!.message,
   }
   let validatedLedgerIndex = 1000
+  let networkId: number | undefined = 1
   /** The first ledger the node holds: restarted, or keeping little history, it lacks those before. */
   let historyStart = 1
   let unresponsive = false
@@ -154,6 +157,7 @@ export async function startRippledDouble(): Promise<RippledDouble> {
             build_version: '2.4.0',
             complete_ledgers: `${historyStart}-${validatedLedgerIndex}`,
             server_state: serverState,
+            ...(networkId === undefined ? {} : { network_id: networkId }),
             validated_ledger: { seq: validatedLedgerIndex, age: 1, base_fee_xrp: 0.00001, reserve_base_xrp: 1, reserve_inc_xrp: 0.2 },
           },
         }
@@ -455,6 +459,9 @@ export async function startRippledDouble(): Promise<RippledDouble> {
     },
     setServerState(state) {
       serverState = state
+    },
+    setNetworkId(id) {
+      networkId = id
     },
     stop,
     async start() {

@@ -174,6 +174,8 @@ export interface XrplNode {
   transactionStatusUsed(txBlob: string, used: { account: string; slot: SequenceSlot; notBeforeMs: number }): Promise<TransactionStatus>
   /** Fee, Sequence, LastLedgerSequence (and NetworkID where needed) for a transaction of `account`; null when the account does not exist. */
   transactionDefaults(account: string): Promise<TransactionDefaults | null>
+  /** The network's id as the node gives it (server_info's network_id), asked once; undefined when the node does not say. */
+  networkId(): Promise<number | undefined>
   close(): Promise<void>
 }
 
@@ -207,7 +209,7 @@ const SEARCHED_LEDGERS = 256
  */
 export const SETTLED_LEDGERS = 8
 /** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
-const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
+export const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
 /**
  * Whether transactionStatus's look at a transaction with LastLedgerSequence says that a settled ledger has passed it
@@ -269,6 +271,8 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
       throw unavailable(error)
     }
   }
+
+  let knownNetworkId: Promise<number | undefined> | undefined
 
   const accountInfo = async (account: string, signerLists: boolean) => {
     try {
@@ -543,6 +547,18 @@ export function createXrplNode(url: string, options: XrplNodeOptions = {}): Xrpl
     },
 
     signerList,
+
+    networkId() {
+      // A node's network does not change: asked once, and asked again only after a failed ask.
+      knownNetworkId ??= call((connected) => connected.request({ command: 'server_info' })).then(
+        (response) => response.result.info.network_id,
+        (error: unknown) => {
+          knownNetworkId = undefined
+          throw asUnavailable(error)
+        },
+      )
+      return knownNetworkId
+    },
 
     async isMasterKeyDisabled(account) {
       const response = await accountInfo(account, false)

@@ -1,7 +1,7 @@
 // Proofs used out of their context, tried as an attacker would: each test is an attack on the real service, with real
 // xrpl keys and signatures, and the rippled protocol double for what the ledger says.
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { after, afterEach, before, describe, it } from 'node:test'
 import { decode, encode } from 'ripple-binary-codec'
 import xrpl, { Wallet } from 'xrpl'
 import { buildConnectTransaction } from '../../../src/features/signing/verify/connect-challenge.js'
@@ -400,6 +400,52 @@ forEachDatabase('proofs out of their context', (dialect) => {
         signature: signText(mallory, 'Hello'),
       })
       assert.equal(refused.statusCode, 422)
+    })
+  })
+
+  describe('a transaction signed for another network', () => {
+    afterEach(() => rippled.setNetworkId(1))
+
+    it("is 422 before it is submitted: a NetworkID the node's network refuses could keep the request in doubt past its expiry", async () => {
+      for (const type of ['sign', 'signAndSubmit']) {
+        const uuid = await createPayload(t, bankKey, { type, transaction: paymentTransaction() })
+        // No LastLedgerSequence, and the id of another network: rippled answers such a submission with a tel code.
+        const { LastLedgerSequence: _none, ...fields } = WALLET_FIELDS
+        const wallet = Wallet.generate()
+        const foreign = wallet.sign({
+          ...paymentTransaction(),
+          ...fields,
+          Account: wallet.classicAddress,
+          NetworkID: 21_337,
+        } as Parameters<Wallet['sign']>[0])
+        const response = await approve(t, uuid, { walletAdapter: 'gemwallet', signedTransaction: foreign.tx_blob })
+        assert.equal(response.statusCode, 422, response.body)
+        assert.deepEqual(detailFields(response), ['signedTransaction.NetworkID'])
+        assert.match(response.json().details[0].message, /must be absent on testnet \(network 1\)/)
+        assert.equal(rippled.submitted.includes(foreign.tx_blob), false, 'never submitted')
+        assert.equal((await readPayload(t, bankKey, uuid)).status, 'pending')
+      }
+    })
+
+    it('on a network above 1024, the NetworkID must be its id, as the node gives it', async () => {
+      rippled.setNetworkId(21_338)
+      const other = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url, XRPL_NETWORK: 'xahau' } })
+      try {
+        const { apiKey } = await other.createProject('pro')
+        const wallet = Wallet.generate()
+        const uuid = await createPayload(other, apiKey, { type: 'sign', transaction: paymentTransaction() })
+        for (const networkId of [undefined, 21_337]) {
+          const signed = signRequested(wallet, paymentTransaction(), networkId === undefined ? {} : { NetworkID: networkId })
+          const response = await approve(other, uuid, { walletAdapter: 'gemwallet', signedTransaction: signed.tx_blob })
+          assert.equal(response.statusCode, 422, `${networkId}: ${response.body}`)
+          assert.match(response.json().details[0].message, /must be 21338, the id of xahau/)
+        }
+        const right = signRequested(wallet, paymentTransaction(), { NetworkID: 21_338 })
+        const accepted = await approve(other, uuid, { walletAdapter: 'gemwallet', signedTransaction: right.tx_blob })
+        assert.equal(accepted.statusCode, 200, accepted.body)
+      } finally {
+        await other.stop()
+      }
     })
   })
 
