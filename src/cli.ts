@@ -7,7 +7,7 @@ import { localSignInUrl } from './features/accounts/session-tokens.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
 import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } from './features/webhooks/rotate-server-secret.js'
-import { startService } from './main.js'
+import { StartError, startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
@@ -307,6 +307,9 @@ main(process.argv.slice(2)).then(
     } else if (error instanceof ConfigError || error instanceof SecretRotationError || error instanceof ServerSecretMismatchError) {
       process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 2
+    } else if (error instanceof StartError) {
+      process.stderr.write(`countersign: ${error.message}\n`)
+      process.exitCode = 1
     } else {
       process.stderr.write(`countersign: ${(error as Error).stack ?? String(error)}\n`)
       process.exitCode = 1

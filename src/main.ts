@@ -30,6 +30,20 @@ export interface RunningService {
   stop(): Promise<void>
 }
 
+/** A start that failed for a reason the operator fixes in the settings it names: said in a sentence, without a stack. */
+export class StartError extends Error {
+  override name = 'StartError'
+}
+
+/** Why a listen failed, for the errors that are the settings' and not the service's. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the address is in use (another process listens there)',
+  EACCES: 'not allowed (a port below 1024 needs privileges)',
+  EADDRNOTAVAIL: "the address is not one of this machine's",
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved',
+}
+
 export interface StartOptions {
   clock?: Clock
   logger?: Logger
@@ -65,38 +79,15 @@ export async function startService(config: Config, options: StartOptions = {}): 
     rateLimiter: options.rateLimiter,
   })
   const metrics = createMetrics()
-  const app = await buildApp(ctx, metrics)
-  // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
-  const workers: PeriodicTask[] =
-    options.workers === false
-      ? []
-      : [
-          startMailer(ctx),
-          startExpirySweeper(ctx),
-          startWebhookDispatcher(ctx),
-          startIdempotencyKeySweeper(ctx),
-          startTransactionFollower(ctx),
-          ...(ctx.signing.xamanEnabled ? [startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger)] : []),
-        ]
-
-  let url: string | undefined
+  const workers: PeriodicTask[] = []
+  let app: FastifyInstance | undefined
   let metricsListener: MetricsListener | undefined
-  if (options.listen !== false) {
-    await app.listen({ port: config.port, host: config.host })
-    if (config.metrics.port !== undefined)
-      metricsListener = await listenForMetrics(metrics, { ...config.metrics, port: config.metrics.port })
-    const address = app.server.address()
-    if (address && typeof address === 'object')
-      url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
-  } else {
-    await app.ready()
-  }
-
   let stopping: Promise<void> | undefined
+  // Also what a start that fails ends with: whatever it had opened is closed, so that the process exits.
   const stop = () => {
     stopping ??= (async () => {
       await Promise.all(workers.map((w) => w.stop()))
-      await app.close()
+      await app?.close()
       await metricsListener?.close()
       await ctx.xrplNode?.close()
       await ctx.rateLimiter.close()
@@ -105,5 +96,49 @@ export async function startService(config: Config, options: StartOptions = {}): 
     })()
     return stopping
   }
-  return { ctx, app, url, metricsUrl: metricsListener?.url, stop }
+
+  let url: string | undefined
+  try {
+    app = await buildApp(ctx, metrics)
+    if (options.listen !== false) {
+      await listenOn(() => app?.listen({ port: config.port, host: config.host }), 'HOST and PORT', `${config.host}:${config.port}`)
+      const metricsPort = config.metrics.port
+      if (metricsPort !== undefined) {
+        metricsListener = await listenOn(
+          () => listenForMetrics(metrics, { ...config.metrics, port: metricsPort }),
+          'METRICS_HOST and METRICS_PORT',
+          `${config.metrics.host}:${metricsPort}`,
+        )
+      }
+      const address = app.server.address()
+      if (address && typeof address === 'object')
+        url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    } else {
+      await app.ready()
+    }
+    // The workers start once the instance serves: one that cannot listen does no background work either.
+    if (options.workers !== false) {
+      // The mailer starts first: a malformed SMTP_URL fails it before any other worker runs.
+      workers.push(startMailer(ctx), startExpirySweeper(ctx), startWebhookDispatcher(ctx), startIdempotencyKeySweeper(ctx))
+      workers.push(startTransactionFollower(ctx))
+      if (ctx.signing.xamanEnabled) workers.push(startXamanOutcomeWorker(ctx.signing.xamanOutcomes, ctx.logger))
+    }
+  } catch (error) {
+    await stop().catch((closing: unknown) => logger.warn({ err: closing }, 'could not close everything after a failed start'))
+    throw error
+  }
+  // Built in the try above, which throws when it could not be.
+  return { ctx, app: app as FastifyInstance, url, metricsUrl: metricsListener?.url, stop }
+}
+
+/** A listen that fails for want of the address (in use, not allowed, not this machine's) as a start-up error naming its settings. */
+async function listenOn<T>(listen: () => Promise<T> | undefined, settings: string, address: string): Promise<T> {
+  try {
+    return (await listen()) as T
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    const why = LISTEN_ERRORS[String(code)]
+    if (why === undefined) throw error
+    throw new StartError(`cannot listen on ${address}: ${why}; check ${settings}`)
+  }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { connect } from 'node:net'
+import { type AddressInfo, connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -57,6 +57,36 @@ forEachDatabase('countersign CLI', (dialect) => {
       (await withEnv({ PORT: '4123', PUBLIC_URL: 'https://sign.shop.example' })).stdout,
       /^https:\/\/sign\.shop\.example\/auth\/local\?token=/,
     )
+  })
+
+  it('serve on an address already taken says which setting to check and exits 1, leaving nothing running', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const { port } = taken.address() as AddressInfo
+    try {
+      for (const [settings, extra] of [
+        ['HOST and PORT', { PORT: String(port) }],
+        ['METRICS_HOST and METRICS_PORT', { PORT: '0', METRICS_PORT: String(port) }],
+      ] as const) {
+        // Killed hard after 20 s: an instance left running (workers, database connections) had ignored the first SIGTERM.
+        const failed = await run(process.execPath, [...CLI, 'serve'], {
+          env: { ...env, ...extra },
+          timeout: 20_000,
+          killSignal: 'SIGKILL',
+        }).then(
+          () => assert.fail('serve started on a taken address'),
+          (error: { code: number | null; signal: string | null; stderr: string }) => error,
+        )
+        assert.equal(failed.signal, null, `${settings}: the process did not exit by itself`)
+        assert.equal(failed.code, 1)
+        assert.equal(
+          failed.stderr,
+          `countersign: cannot listen on 127.0.0.1:${port}: the address is in use (another process listens there); check ${settings}\n`,
+        )
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve))
+    }
   })
 
   it('serve finishes an in-flight request on SIGTERM, then exits 0, with nothing on standard error', async () => {
