@@ -59,11 +59,25 @@ export function connectedWithin(client: Redis, maxWaitMs: number): Promise<void>
   })
 }
 
-/** Closes after the commands under way; a client that never connected is just dropped. */
+/** How long closing waits for the commands under way before it drops the connection. */
+export const CLOSE_WAIT_MS = 2000
+
+/**
+ * Closes after the commands under way, or drops the connection after CLOSE_WAIT_MS: a Redis that took the connection
+ * and stopped answering had held a stopping instance for as long as it stayed so. A client that never connected is
+ * just dropped.
+ */
 export async function closeRedis(client: Redis): Promise<void> {
   if (client.status === 'wait' || client.status === 'end') {
     client.disconnect()
     return
   }
-  await client.quit().catch(() => client.disconnect())
+  let timer: NodeJS.Timeout | undefined
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_WAIT_MS)
+  })
+  await Promise.race([client.quit().then(() => {}), waited]).catch(() => {})
+  clearTimeout(timer)
+  // After a QUIT answered, the connection is closing already, and this does nothing more.
+  client.disconnect()
 }

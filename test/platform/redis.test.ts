@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import type { Socket } from 'node:net'
+import { once } from 'node:events'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { it } from 'node:test'
 import type { Redis } from 'ioredis'
-import { closeRedis, connectedWithin, lazyRedis } from '../../src/platform/redis.js'
+import { CLOSE_WAIT_MS, closeRedis, connectedWithin, lazyRedis } from '../../src/platform/redis.js'
 import { describeWithRedis, TEST_REDIS_URL, uniqueRedisPrefix } from '../support/redis.js'
 
 /** How many writes the client's current connection hands to the operating system from now on. */
@@ -69,4 +70,24 @@ describeWithRedis('Redis connections', () => {
       await closeRedis(client)
     }
   })
+})
+
+it('closing does not wait without end for a Redis that took the connection and stopped answering', { timeout: 10_000 }, async () => {
+  // A server that accepts connections and never answers: the client's commands and its QUIT wait forever.
+  const sockets: Socket[] = []
+  const stalled = createServer((socket) => sockets.push(socket))
+  await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve))
+  const client = lazyRedis(`redis://127.0.0.1:${(stalled.address() as AddressInfo).port}`, { maxRetriesPerRequest: null })
+  try {
+    await connectedWithin(client, 500)
+    void client.publish('events', 'payload.changed').catch(() => {})
+    const started = performance.now()
+    await closeRedis(client)
+    const tookMs = performance.now() - started
+    assert.ok(tookMs >= CLOSE_WAIT_MS - 50 && tookMs < CLOSE_WAIT_MS + 1000, `closed in ${tookMs.toFixed(0)} ms`)
+    if (client.status !== 'end') await once(client, 'end')
+  } finally {
+    for (const socket of sockets) socket.destroy()
+    await new Promise((resolve) => stalled.close(resolve))
+  }
 })
