@@ -92,6 +92,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     reply.header('x-request-id', request.id)
     reply.header('x-content-type-options', 'nosniff')
   })
+  closeConnectionsWhenClosing(app)
   registerPageOrigins(app, { publicUrl: ctx.config.publicUrl, signingUrl: ctx.config.signingUrl })
   await app.register(fastifySwagger, {
     openapi: {
@@ -246,6 +247,23 @@ const MAX_PARAM_LENGTH = 100
  * MAX_PARAM_LENGTH characters), answered in the service's error shape with the request's id, rather than in
  * Fastify's own, which echoed the whole path back.
  */
+/**
+ * Once the instance is stopping, every answer closes its connection (Connection: close): a kept-alive connection
+ * whose request was in flight when the stop began had stayed open, idle, for the keep-alive timeout (72 s), and held
+ * the stop as long, past the 30 s an orchestrator waits (deployment.md).
+ */
+function closeConnectionsWhenClosing(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close')
+    return payload
+  })
+}
+
 /** Names, in the OpenAPI document, how every route of the plugin is authenticated (an empty list: public). */
 function documentSecurity(plugin: FastifyInstance, security: Record<string, string[]>[]): void {
   plugin.addHook('onRoute', (route) => {
