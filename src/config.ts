@@ -1,4 +1,5 @@
 // Every environment variable the service reads, parsed and validated in one place.
+import { isIP } from 'node:net'
 import type { PlanLimits, PlanName } from './features/projects/plans.js'
 import { DEFAULT_PLAN_LIMITS } from './features/projects/plans.js'
 
@@ -81,7 +82,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 type Env = Record<string, string | undefined>
 
 export function loadConfig(env: Env = process.env): Config {
-  const port = parsePort('PORT', env.PORT ?? '3000')
+  const port = parsePort('PORT', nonEmpty(env.PORT) ?? '3000')
   const publicUrl = parseOrigin('PUBLIC_URL', env.PUBLIC_URL ?? `http://localhost:${port}`)
   const signingUrl = parseSigningUrl(nonEmpty(env.SIGNING_URL), publicUrl)
   const oidcIssuer = env.OIDC_ISSUER
@@ -108,7 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     signingUrl,
     databaseUrl: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:./data/countersign.db'),
-    redisUrl: nonEmpty(env.REDIS_URL),
+    redisUrl: parseRedisUrl(nonEmpty(env.REDIS_URL)),
     liveHeartbeatMs: parsePositiveInteger('LIVE_HEARTBEAT_MS', env.LIVE_HEARTBEAT_MS ?? '15000'),
     requestTimeoutMs: parsePositiveInteger('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS ?? '30000'),
     oidc: oidcIssuer
@@ -126,7 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     oldSessionSecret: parseSessionSecret('OLD_SESSION_SECRET', nonEmpty(env.OLD_SESSION_SECRET)),
     smtpUrl: parseSmtpUrl(nonEmpty(env.SMTP_URL)),
     emailFrom: env.EMAIL_FROM ?? `Countersign <no-reply@${new URL(publicUrl).hostname}>`,
-    xrplNodeUrl: nonEmpty(env.XRPL_NODE_URL),
+    xrplNodeUrl: parseXrplNodeUrl(nonEmpty(env.XRPL_NODE_URL)),
     xrplNetwork: (env.XRPL_NETWORK ?? 'testnet').toLowerCase(),
     xrplExplorerUrl: parseExplorerUrl(env.XRPL_EXPLORER_URL, (env.XRPL_NETWORK ?? 'testnet').toLowerCase()),
     metrics: {
@@ -186,10 +187,10 @@ function parseSessionSecret(name: string, value: string | undefined): string | u
   return value
 }
 
+/** Decimal digits only: Number() would take "0xa4a7", "4.2e4" or " " as another port. */
 function parsePort(name: string, value: string): number {
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ConfigError(`${name} must be an integer from 0 to 65535, got "${value}"`)
+  if (!/^\d{1,5}$/.test(value) || port > 65535) throw new ConfigError(`${name} must be an integer from 0 to 65535, got "${value}"`)
   return port
 }
 
@@ -279,9 +280,14 @@ function parseDatabaseUrl(value: string): string {
   throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://..., got "${value}"`)
 }
 
+/** The largest delay a timer takes (2^31 - 1 ms, some 24.8 days): Node runs a longer one at once, and again, every millisecond. */
+const MAX_TIMER_MS = 2_147_483_647
+
 function parsePositiveInteger(name: string, value: string): number {
   const parsed = Number(value)
-  if (!/^\d+$/.test(value) || parsed < 1) throw new ConfigError(`${name} must be a positive integer, got "${value}"`)
+  if (!/^\d+$/.test(value) || parsed < 1 || parsed > MAX_TIMER_MS) {
+    throw new ConfigError(`${name} must be an integer from 1 to ${MAX_TIMER_MS}, got "${value}"`)
+  }
   return parsed
 }
 
@@ -297,10 +303,41 @@ function parseTrustProxy(value: string | undefined): false | string {
     )
   }
   const entries = value.split(',').map((entry) => entry.trim())
-  const valid = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F.:]+(\/\d{1,3})?)$/
-  const wrong = entries.find((entry) => !valid.test(entry))
+  const wrong = entries.find((entry) => !isProxyEntry(entry))
   if (wrong !== undefined) throw new ConfigError(`TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "${wrong}"`)
   return entries.join(',')
+}
+
+/** A name proxy-addr knows, an IP address, or one with a prefix length its family allows (999.1.1.1 or /99 had crashed the start). */
+function isProxyEntry(entry: string): boolean {
+  if (entry === 'loopback' || entry === 'linklocal' || entry === 'uniquelocal') return true
+  const [address = '', prefix, ...more] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || more.length > 0) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+
+/** ioredis takes redis:// and rediss:// URLs; anything else it would read as a Unix socket's path (a typo, "redis//host", too). */
+function parseRedisUrl(value: string | undefined): string | undefined {
+  if (value === undefined || /^rediss?:\/\/[^/]/.test(value)) return value
+  throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis-host:6379')
+}
+
+/** The node is spoken to over WebSocket: ws:// or wss://, with a host. */
+function parseXrplNodeUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (url === undefined || (url.protocol !== 'ws:' && url.protocol !== 'wss:') || url.hostname === '') {
+    throw new ConfigError(
+      `XRPL_NODE_URL must be the node's WebSocket URL, ws:// or wss://, e.g. wss://s.altnet.rippletest.net:51233; got "${value}"`,
+    )
+  }
+  return value
 }
 
 function parseBoolean(name: string, value: string): boolean {

@@ -59,6 +59,30 @@ describe('loadConfig', () => {
     }
   })
 
+  it('refuses ports, timers, proxies and URLs that would have crashed the start or been read as something else', () => {
+    // Number() took these as other ports; an empty PORT is unset (3000), not a random port.
+    for (const value of ['0xa4a7', '4.2125e4', ' 3000', '-1', '65536', '3000.0']) {
+      refuses({ PORT: value }, /^PORT must be an integer from 0 to 65535, got "/)
+    }
+    assert.equal(loadConfig({ PORT: '' }).port, 3000)
+    // A timer over 2^31 - 1 ms runs at once, every millisecond: 1,829 heartbeats in 2 s.
+    refuses({ LIVE_HEARTBEAT_MS: '9999999999' }, /^LIVE_HEARTBEAT_MS must be an integer from 1 to 2147483647, got "9999999999"$/)
+    refuses({ PROJECTS_PER_ACCOUNT: '99999999999999999999999' }, /^PROJECTS_PER_ACCOUNT must be an integer from 1 to 2147483647/)
+    assert.equal(loadConfig({ LIVE_HEARTBEAT_MS: '2147483647' }).liveHeartbeatMs, 2_147_483_647)
+    // These passed the check and crashed the start with a stack trace from the proxy library.
+    for (const value of ['999.1.1.1', '1.2.3.4/99', '::1/129', '10.0.0.0/8/8', '1.2.3.4/']) {
+      refuses({ TRUST_PROXY: value }, /^TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "/)
+    }
+    assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1/128, loopback' }).trustProxy, '10.0.0.0/8,::1/128,loopback')
+    // A typo was read as a Unix socket's path, and each instance counted its own limits.
+    refuses({ REDIS_URL: 'redis//127.0.0.1:6379/6' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/)
+    assert.equal(loadConfig({ REDIS_URL: 'rediss://user:pw@redis.example:6380/2' }).redisUrl, 'rediss://user:pw@redis.example:6380/2')
+    for (const value of ['http://127.0.0.1:6006', 'garbage', 'ws://']) {
+      refuses({ XRPL_NODE_URL: value }, /^XRPL_NODE_URL must be the node's WebSocket URL, ws:\/\/ or wss:\/\//)
+    }
+    assert.equal(loadConfig({ XRPL_NODE_URL: 'wss://s.altnet.rippletest.net:51233' }).xrplNodeUrl, 'wss://s.altnet.rippletest.net:51233')
+  })
+
   it('serves the signing pages on PUBLIC_URL, or on SIGNING_URL: an origin of another host name, since a host shares its cookies between ports', () => {
     assert.equal(loadConfig({ PUBLIC_URL: 'https://dash.example.com' }).signingUrl, 'https://dash.example.com')
     const separate = loadConfig({ PUBLIC_URL: 'https://dash.example.com', SIGNING_URL: 'https://Sign.Example.com/' })
