@@ -49,7 +49,7 @@ import { ErrorBody, ValidationErrorBody } from './platform/http/schemas.js'
 import { registerPageSecurityHeaders } from './platform/http/security-headers.js'
 import { sessionAuthHook, sessionCookie } from './platform/http/session-auth.js'
 import { refuseUnstorableValues } from './platform/http/unstorable-values.js'
-import { redactUrl } from './platform/logger.js'
+import { holdsApiKeyLike, redactUrl } from './platform/logger.js'
 
 type ValidatorFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
 
@@ -64,7 +64,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+      // A client's id is kept when it is safe to log: never one shaped like an API key, which would be logged whole.
+      return typeof given === 'string' && REQUEST_ID.test(given) && !holdsApiKeyLike(given) ? given : randomUUID()
     },
     return503OnClosing: true,
     // A whole request (headers and body, 64 KiB at most) within REQUEST_TIMEOUT_MS, checked a few times within it: a

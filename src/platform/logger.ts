@@ -191,19 +191,40 @@ function hideInObject(value: Record<string, unknown>, keys: readonly string[], d
 
 /** Query parameters that carry credentials: an API key, a sign-in link's token, an OpenID Connect code. */
 const CREDENTIAL_PARAMETERS = new Set(['api_key', 'token', 'code'])
-/** A value shaped like an API key is hidden under any parameter name. */
+/** Text shaped like an API key: hidden wherever a URL carries it, and never taken as a request id. */
 const API_KEY_LIKE = /cs_[A-Za-z0-9_-]{8,}/
 
+/** Whether `text`, or what its percent-escapes stand for, holds something shaped like an API key. */
+export function holdsApiKeyLike(text: string): boolean {
+  if (API_KEY_LIKE.test(text)) return true
+  if (!text.includes('%')) return false
+  try {
+    return API_KEY_LIKE.test(decodeURIComponent(text))
+  } catch {
+    return false
+  }
+}
+
 /**
- * A request URL for logs: the path, and the query rebuilt from its decoded names and values with credentials hidden.
- * Names are compared decoded and case-insensitively, so `?api%5Fkey=` is hidden as `api_key` is.
+ * A request URL for logs: the path, its segments shaped like an API key hidden, and the query rebuilt from its decoded
+ * names and values with credentials hidden: the values of the credential parameters (names compared decoded and
+ * case-insensitively, so `?api%5Fkey=` is hidden as `api_key` is), and any name or value shaped like an API key (a key
+ * pasted into the path, or sent as a parameter's name, had been logged whole).
  */
 export function redactUrl(url: string): string {
   const queryStart = url.indexOf('?')
-  if (queryStart === -1) return url
+  const rawPath = queryStart === -1 ? url : url.slice(0, queryStart)
+  const path = holdsApiKeyLike(rawPath)
+    ? rawPath
+        .split('/')
+        .map((segment) => (holdsApiKeyLike(segment) ? '[redacted]' : segment))
+        .join('/')
+    : rawPath
+  if (queryStart === -1) return path
   const parameters = [...new URLSearchParams(url.slice(queryStart + 1))].map(([name, value]) => {
     const hidden = CREDENTIAL_PARAMETERS.has(name.toLowerCase().replace(/\[\]$/, '')) || API_KEY_LIKE.test(value)
-    return `${encodeURIComponent(name)}=${hidden ? '[redacted]' : encodeURIComponent(value)}`
+    const shownName = API_KEY_LIKE.test(name) ? '[redacted]' : encodeURIComponent(name)
+    return `${shownName}=${hidden ? '[redacted]' : encodeURIComponent(value)}`
   })
-  return parameters.length === 0 ? url.slice(0, queryStart) : `${url.slice(0, queryStart)}?${parameters.join('&')}`
+  return parameters.length === 0 ? path : `${path}?${parameters.join('&')}`
 }

@@ -218,6 +218,12 @@ forEachDatabase('logs', (dialect) => {
       for (const name of ['api%5Fkey', 'api%5fkey', '%61pi_key', 'API_KEY', 'api_key[]', 'api+key']) {
         await service.app.inject({ method: 'GET', url: `/api/v1/payloads?limit=5&${name}=${key.apiKey}` })
       }
+      // A key pasted where it does not belong: a path segment (escaped or not), a parameter's name, a request id.
+      await service.app.inject({ method: 'GET', url: `/api/v1/payloads/${key.apiKey}` })
+      await service.app.inject({ method: 'GET', url: `/x/${encodeURIComponent(key.apiKey).replace('_', '%5F')}/y` })
+      await service.app.inject({ method: 'GET', url: `/api/v1/payloads?${key.apiKey}` })
+      await service.app.inject({ method: 'GET', url: `/api/v1/payloads?api_key=x&${key.apiKey}=1` })
+      await service.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': key.apiKey } })
       for (const name of ['token', 'tok%65n', 'code', '%63ode', 'TOKEN']) {
         await service.app.inject({ method: 'GET', url: `/auth/local?${name}=${secret}` })
         await service.app.inject({ method: 'GET', url: `/auth/callback?state=x&${name}=${secret}` })
@@ -226,10 +232,12 @@ forEachDatabase('logs', (dialect) => {
       await service.stop()
     }
     const all = lines.join('')
-    assert.ok(lines.filter((l) => JSON.parse(l).msg === 'request').length >= 16)
+    assert.ok(lines.filter((l) => JSON.parse(l).msg === 'request').length >= 21)
     assert.equal(all.includes(key.apiKey.slice(3)), false, 'the API key reached the log')
     assert.equal(all.includes(secret), false, 'a sign-in token or code reached the log')
     assert.ok(all.includes('"url":"/api/v1/payloads?limit=5&api_key=[redacted]"'), 'the rest of the query is still logged')
+    assert.ok(all.includes('"url":"/api/v1/payloads/[redacted]"'), 'the rest of the path is still logged')
+    assert.ok(all.includes('"url":"/x/[redacted]/y"'))
   })
 
   it('carry a request id and never an API key', async () => {
