@@ -8,7 +8,7 @@ import { tooManyRequests } from '../../../platform/errors.js'
 import type { PayloadStatus } from '../model.js'
 import type { PayloadView } from '../schemas.js'
 import type { LiveEvents } from './live-events.js'
-import type { StreamSlots } from './stream-slots.js'
+import type { StreamSlot, StreamSlots } from './stream-slots.js'
 
 /** What a stream sends, with what it needs to know of it: whether the payload is still pending, and until when. */
 export interface StreamState {
@@ -19,13 +19,18 @@ export interface StreamState {
   awaitingOutcome?: boolean
 }
 
-export interface StreamSpec {
-  uuid: string
-  /** Open streams are capped per slot key (a project, a payload). */
-  slotKey: string
-  slotLimit: number
+/** One cap a stream counts against: at most `limit` open at once under `key` (a project, a payload). */
+export interface SlotClaim {
+  key: string
+  limit: number
   /** The 429 message when every slot is taken. */
   overLimitMessage: string
+}
+
+export interface StreamSpec {
+  uuid: string
+  /** The caps the stream counts against; it opens only with a slot under each. */
+  slots: readonly SlotClaim[]
   /** The current state, from the database; throws (404) when there is no such payload, before the stream opens. */
   read(): Promise<StreamState>
   /** The state to send for a published change; without it, every change is read again. */
@@ -64,8 +69,7 @@ export class LiveStreams {
       await spec.read()
       return reply.code(200).header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store').send()
     }
-    const slot = await slots.acquire(spec.slotKey, spec.slotLimit)
-    if (!slot) throw tooManyRequests(spec.overLimitMessage, OVER_LIMIT_RETRY_SECONDS)
+    const slot = await acquireAll(slots, spec.slots)
 
     let closed = false
     let lastSent: string | undefined
@@ -170,4 +174,25 @@ export function liveStreamsFor(app: FastifyInstance, options: LiveStreamsOptions
   const streams = new LiveStreams(options)
   app.addHook('preClose', async () => streams.closeAll())
   return streams
+}
+
+/** A slot under each claim, taken in order, as one slot; or a 429 for the first cap reached, the others given back. */
+async function acquireAll(slots: StreamSlots, claims: readonly SlotClaim[]): Promise<StreamSlot> {
+  const held: StreamSlot[] = []
+  for (const claim of claims) {
+    const slot = await slots.acquire(claim.key, claim.limit)
+    if (slot === undefined) {
+      for (const taken of held) taken.release()
+      throw tooManyRequests(claim.overLimitMessage, OVER_LIMIT_RETRY_SECONDS)
+    }
+    held.push(slot)
+  }
+  return {
+    renew: () => {
+      for (const taken of held) taken.renew()
+    },
+    release: () => {
+      for (const taken of held) taken.release()
+    },
+  }
 }

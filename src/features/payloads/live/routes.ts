@@ -65,9 +65,13 @@ export const payloadEventRoutes: FastifyPluginAsyncTypebox<PayloadEventRoutesDep
       const limit = deps.limits[principal.plan].maxLiveStreams
       return deps.streams.serve(reply, {
         uuid: uuid.toLowerCase(),
-        slotKey: `project:${principal.projectId}`,
-        slotLimit: limit,
-        overLimitMessage: `Too many live streams: the ${PLAN_LABELS[principal.plan]} plan allows ${limit} open at once per project; close one first`,
+        slots: [
+          {
+            key: `project:${principal.projectId}`,
+            limit,
+            overLimitMessage: `Too many live streams: the ${PLAN_LABELS[principal.plan]} plan allows ${limit} open at once per project; close one first`,
+          },
+        ],
         read: async () => viewState(toPayloadView(await deps.payloads.getForProject(principal.projectId, uuid))),
         fromChange: viewState,
       })
@@ -78,6 +82,7 @@ export const payloadEventRoutes: FastifyPluginAsyncTypebox<PayloadEventRoutesDep
 export interface SignEventRoutesDeps {
   streams: LiveStreams
   signing: SigningService
+  limits: Record<PlanName, PlanLimits>
 }
 
 /** The signing page's stream: each event is what GET /sign/{uuid} answers. Registered under signRequestHook (features/signing/routes.ts). */
@@ -88,7 +93,7 @@ export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = a
       schema: {
         summary: "A signing request's live status (Server-Sent Events; the signing page)",
         description:
-          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload; opening one counts ` +
+          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload, and the plan's maxLiveStreams per project (apart from the application's); opening one counts ` +
           `against the ${SIGN_REQUESTS_PER_MINUTE} requests a minute per payload of the wallet-facing API.`,
         tags: ['signing'],
         params: UuidParams,
@@ -97,11 +102,24 @@ export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = a
     },
     async (request, reply) => {
       const { uuid } = request.params
+      // The signing pages of one project count against a cap of their own, the plan's maxLiveStreams, beside the
+      // application's: uncounted, anyone with signing links had held any number open (750 on a Pro project).
+      const owner = await deps.signing.owner(uuid)
+      const projectLimit = deps.limits[owner.plan].maxLiveStreams
       return deps.streams.serve(reply, {
         uuid: uuid.toLowerCase(),
-        slotKey: `sign:${uuid.toLowerCase()}`,
-        slotLimit: SIGN_STREAMS_PER_PAYLOAD,
-        overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
+        slots: [
+          {
+            key: `sign:${uuid.toLowerCase()}`,
+            limit: SIGN_STREAMS_PER_PAYLOAD,
+            overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
+          },
+          {
+            key: `sign-project:${owner.projectId}`,
+            limit: projectLimit,
+            overLimitMessage: `Too many signing pages of this application are open at once (${projectLimit}): the page asks again instead`,
+          },
+        ],
         read: async () => signState(await deps.signing.view(uuid)),
       })
     },

@@ -179,6 +179,35 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
       await expectEnd(stream)
     })
 
+    it("caps a project's signing-page streams at its plan's maxLiveStreams, apart from the application's own", async () => {
+      // Free allows 2 here. Anyone with signing links opened any number before: 750 on a Pro project.
+      const uuids = [await create(free), await create(free)]
+      const pages = [await openSse(`${t.url}/api/v1/sign/${uuids[0]}/events`), await openSse(`${t.url}/api/v1/sign/${uuids[1]}/events`)]
+      await Promise.all(pages.map((page) => page.nextData()))
+      const refused = await fetch(`${t.url}/api/v1/sign/${uuids[0]}/events`)
+      assert.equal(refused.status, 429)
+      assert.match(((await refused.json()) as { error: string }).error, /Too many signing pages of this application are open at once \(2\)/)
+      // The application's own streams count apart: the signing pages do not shut them out.
+      const app = await payloadStream(free, uuids[0] as string)
+      assert.equal(app.response.status, 200)
+      await app.nextData()
+      app.close()
+      // Another project's pages are not affected, and a closed page gives its slot back.
+      const other = await openSse(`${t.url}/api/v1/sign/${await create(pro)}/events`)
+      assert.equal(other.response.status, 200)
+      other.close()
+      pages[0]?.close()
+      let again: SseStream | undefined
+      for (let attempt = 0; attempt < 50 && again === undefined; attempt++) {
+        const stream = await openSse(`${t.url}/api/v1/sign/${uuids[0]}/events`)
+        if (stream.response.status === 200) again = stream
+        else await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      assert.ok(again, 'a closed page gives its slot back')
+      again.close()
+      pages[1]?.close()
+    })
+
     it('answers 404 for an unknown or malformed uuid', async () => {
       assert.equal((await fetch(`${t.url}/api/v1/sign/00000000-0000-4000-8000-000000000000/events`)).status, 404)
       assert.equal((await fetch(`${t.url}/api/v1/sign/not-a-uuid/events`)).status, 404)
