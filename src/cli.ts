@@ -10,7 +10,7 @@ import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } fr
 import { StartError, startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
-import { migrateToLatest } from './platform/db/migrations.js'
+import { MigrationError, migrateToLatest } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
 import { createLogger } from './platform/logger.js'
 
@@ -307,7 +307,7 @@ main(process.argv.slice(2)).then(
     } else if (error instanceof ConfigError || error instanceof SecretRotationError || error instanceof ServerSecretMismatchError) {
       process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 2
-    } else if (error instanceof StartError) {
+    } else if (error instanceof StartError || error instanceof MigrationError) {
       process.stderr.write(`countersign: ${error.message}\n`)
       process.exitCode = 1
     } else {

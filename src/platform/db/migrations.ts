@@ -430,12 +430,51 @@ export async function migrateUpTo(storage: Pick<Storage, 'db' | 'dialect'>, name
   return migrate(storage, (migrator) => migrator.migrateTo(name))
 }
 
+/** A database this build cannot run on, said so that the operator knows which release to run. */
+export class MigrationError extends Error {
+  override name = 'MigrationError'
+}
+
+/** How often a migration that lost a race with another process on SQLite is tried again (which then finds it done). */
+const SQLITE_RACE_ATTEMPTS = 20
+
 async function migrate(
   storage: Pick<Storage, 'db' | 'dialect'>,
   run: (migrator: Migrator) => ReturnType<Migrator['migrateToLatest']>,
 ): Promise<string[]> {
+  if (await isAheadOfThisBuild(storage)) return []
   const migrator = new Migrator({ db: storage.db, provider: new InCodeMigrationProvider(storage.dialect) })
-  const { error, results } = await run(migrator)
-  if (error) throw error instanceof Error ? error : new Error(String(error))
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await run(migrator)
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+    // SQLite has no migration lock: processes migrating one file at once (instances starting together, `countersign
+    // migrate` beside them) apply the same statements, and the later one fails on what the earlier one made. Tried
+    // again, it reads the migrations done meanwhile and goes on from there; a migration that fails by itself fails the
+    // same way every time.
+    if (storage.dialect !== 'sqlite' || attempt === SQLITE_RACE_ATTEMPTS) throw error instanceof Error ? error : new Error(String(error))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/**
+ * Whether the database holds migrations a newer release made, beside all of this build's: it then runs on it as it is,
+ * since every migration is additive (docs/deployment.md), so that an older instance restarting during a rolling deploy,
+ * or a rollback, still starts. A database newer than this build yet missing some of its migrations is not one it
+ * can run on: refused, naming both.
+ */
+async function isAheadOfThisBuild(storage: Pick<Storage, 'db' | 'dialect'>): Promise<boolean> {
+  let executed: string[]
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db)
+    executed = rows.rows.map((row) => row.name)
+  } catch {
+    return false // a fresh database: no migration table yet
+  }
+  const newer = executed.filter((name) => !Object.hasOwn(migrations, name))
+  if (newer.length === 0) return false
+  const missing = Object.keys(migrations).filter((name) => !executed.includes(name))
+  if (missing.length === 0) return true
+  throw new MigrationError(
+    `The database was migrated by another release (${newer.join(', ')}) and lacks migrations of this one (${missing.join(', ')}): run the release that migrated it, or a newer one`,
+  )
 }

@@ -29,6 +29,8 @@ const LIMIT_CODES = new Set([
   '53200', // out_of_memory
   '53300', // too_many_connections: max_connections, or the role's or database's CONNECTION LIMIT, reached
   '53400', // configuration_limit_exceeded (temp_file_limit, max_locks_per_transaction)
+  '3D000', // invalid_catalog_name: the database is gone (dropped, or not yet restored)
+  '42P01', // undefined_table: the database is there without its schema (recreated empty, restored without it)
 ])
 
 /** The code an error carries: PostgreSQL's SQLSTATE, SQLite's name, a socket's error name; undefined when none. */
