@@ -104,6 +104,10 @@ export const signRoutes: FastifyPluginAsyncTypebox<SignRoutesDeps> = async (app,
         body: RejectBody,
         response: { 200: Resolution, ...errorResponses(400, 404, 409, 410, 415, 422, 429) },
       },
+      // Every field is optional: a rejection sent without a body is a rejection that says nothing more.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
     },
     async (request) => {
       const rejected = await deps.signing.reject(request.params.uuid, request.body?.walletAdapter, request.body?.signerAccount)

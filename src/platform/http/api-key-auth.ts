@@ -111,10 +111,19 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
   const fromQuery = typeof query === 'string' ? query : undefined
   if (Array.isArray(query)) throw badRequest('Send the api_key query parameter once')
   if (header === undefined) return fromQuery
+  // Node keeps the first of several Authorization headers and drops the others without a word: refused instead, as two
+  // keys in one request are.
+  if (authorizationHeaders(request.raw.rawHeaders) > 1) throw badRequest('Send one Authorization header')
   const match = BEARER.exec(header)
   if (!match) throw unauthorized('Malformed Authorization header: use "Authorization: Bearer <API key>"')
   if (fromQuery !== undefined && fromQuery !== match[1]) {
     throw badRequest('Two different API keys were sent: use the Authorization header or the api_key query parameter, not both')
   }
   return match[1]
+}
+
+function authorizationHeaders(rawHeaders: readonly string[]): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === 'authorization') count++
+  return count
 }

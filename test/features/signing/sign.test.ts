@@ -436,6 +436,13 @@ forEachDatabase('wallet-facing API', (dialect) => {
       assert.equal(response.statusCode, 200)
       assert.equal((await appView(uuid)).walletAdapter, null)
     })
+
+    it('takes no body at all: every field of a rejection is optional', async () => {
+      const uuid = await create({ type: 'connect' })
+      const response = await t.inject({ method: 'POST', url: `/api/v1/sign/${uuid}/reject` })
+      assert.equal(response.statusCode, 200, response.body)
+      assert.equal(await statusOf(uuid), 'rejected')
+    })
   })
 
   it('fills {uuid} and {txHash} of the return URL after signing', async () => {

@@ -94,6 +94,16 @@ describe('what is refused before any route runs', () => {
     assert.doesNotMatch(text, /HTTP\/1\.1 400|not valid HTTP/, 'no second answer inside the stream')
   })
 
+  it('refuses two Authorization headers, of which Node would keep the first and drop the other without a word', async () => {
+    const { apiKey } = await t.createProject('pro')
+    const { apiKey: other } = await t.createProject('pro')
+    const response = await sendRaw(
+      `GET /api/v1/payloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nAuthorization: Bearer ${other}\r\nConnection: close\r\n\r\n`,
+    )
+    assert.equal(response.status, 400, response.head)
+    assert.deepEqual(JSON.parse(response.body), { error: 'Send one Authorization header' })
+  })
+
   it('still serves the next connection after them', async () => {
     assert.equal((await fetch(`${t.url}/healthz`)).status, 200)
   })
