@@ -226,7 +226,8 @@ async function rotateSecret(config: Config, discardUnreadable: boolean): Promise
       nowMs: ctx.clock.now(),
     })
     process.stdout.write(
-      `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were).\n` +
+      `Re-sealed ${rotation.resealed} webhook secret(s) under SESSION_SECRET (${rotation.alreadyCurrent} already were), ` +
+        `and ${rotation.resealedResponses} response(s) kept with Idempotency-Keys.\n` +
         (rotation.discardedSecrets.length > 0
           ? `Discarded ${rotation.discardedSecrets.length} webhook secret(s) that opened under neither secret: those webhooks are disabled until their project rotates the secret and enables them (${rotation.discardedSecrets.join(', ')}).\n`
           : '') +

@@ -23,6 +23,8 @@ export interface SecretRotation {
   removedGenerated: boolean
   /** With discardUnreadable: the webhooks whose secret opened under neither secret, now disabled with a new one. */
   discardedSecrets: string[]
+  /** Responses kept with Idempotency-Keys (each holds what it answered, a webhook's secret included), now under the new secret. */
+  resealedResponses: number
   /** With discardUnreadable: kept responses that opened under neither secret, now a 409 that says so. */
   discardedResponses: number
   /** With discardUnreadable: secrets a webhook's rotation replaced that opened under neither, dropped. */
@@ -75,6 +77,7 @@ export async function rotateServerSecret(
       alreadyCurrent: 0,
       removedGenerated: generated !== undefined,
       discardedSecrets: [] as string[],
+      resealedResponses: 0,
       discardedResponses: 0,
       discardedPrevious: 0,
     }
@@ -120,6 +123,7 @@ export async function rotateServerSecret(
           rotation.discardedResponses++
         } else if (responseSealed !== kept.responseSealed) {
           await idempotencyKeysRepository.replaceSealedResponse(tx, { ...kept, responseSealed })
+          rotation.resealedResponses++
         }
       }
       if (page.length < RESPONSES_A_PAGE) break

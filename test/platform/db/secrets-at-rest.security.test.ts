@@ -146,7 +146,10 @@ forEachDatabase('rotating the server secret', (dialect) => {
   it('`countersign rotate-secret` re-seals under SESSION_SECRET and removes the generated one, so the database alone opens nothing', async () => {
     const rotated = await countersign(['rotate-secret'], { DATABASE_URL: database.url, SESSION_SECRET: NEW_SECRET })
     assert.equal(rotated.code, 0, rotated.stderr)
-    assert.match(rotated.stdout, /Re-sealed 1 webhook secret\(s\) under SESSION_SECRET \(0 already were\)/)
+    assert.match(
+      rotated.stdout,
+      /Re-sealed 1 webhook secret\(s\) under SESSION_SECRET \(0 already were\), and 1 response\(s\) kept with Idempotency-Keys\./,
+    )
     assert.match(rotated.stdout, /The generated secret was removed from the database/)
     const contents = await databaseContents()
     assert.deepEqual(openWithDatabaseAlone(contents), [])
@@ -179,7 +182,7 @@ forEachDatabase('rotating the server secret', (dialect) => {
       OLD_SESSION_SECRET: NEW_SECRET,
     })
     assert.equal(again.code, 0, again.stderr)
-    assert.match(again.stdout, /Re-sealed 0 webhook secret\(s\) under SESSION_SECRET \(1 already were\)/)
+    assert.match(again.stdout, /Re-sealed 0 webhook secret\(s\) under SESSION_SECRET \(1 already were\), and 0 response\(s\)/)
   })
 
   it('refuses a wrong OLD_SESSION_SECRET and changes nothing; the right one rotates on', async () => {
