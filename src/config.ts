@@ -303,6 +303,12 @@ function parseTrustProxy(value: string | undefined): false | string {
     )
   }
   const entries = value.split(',').map((entry) => entry.trim())
+  // A range of every address (0.0.0.0/0, ::/0) trusts any hop, as `true` would.
+  if (entries.some((entry) => /\/0+$/.test(entry))) {
+    throw new ConfigError(
+      `TRUST_PROXY must list the proxies in front (addresses or CIDR ranges, e.g. 10.0.0.0/8), got "${value}": a range of every address would let a client choose its own address`,
+    )
+  }
   const wrong = entries.find((entry) => !isProxyEntry(entry))
   if (wrong !== undefined) throw new ConfigError(`TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "${wrong}"`)
   return entries.join(',')
@@ -333,9 +339,8 @@ function parseXrplNodeUrl(value: string | undefined): string | undefined {
     url = undefined
   }
   if (url === undefined || (url.protocol !== 'ws:' && url.protocol !== 'wss:') || url.hostname === '') {
-    throw new ConfigError(
-      `XRPL_NODE_URL must be the node's WebSocket URL, ws:// or wss://, e.g. wss://s.altnet.rippletest.net:51233; got "${value}"`,
-    )
+    // The value is not repeated: a hosted node's URL carries its access token.
+    throw new ConfigError("XRPL_NODE_URL must be the node's WebSocket URL, ws:// or wss://, e.g. wss://s.altnet.rippletest.net:51233")
   }
   return value
 }

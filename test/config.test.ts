@@ -74,11 +74,20 @@ describe('loadConfig', () => {
       refuses({ TRUST_PROXY: value }, /^TRUST_PROXY must be a comma-separated list of addresses and CIDR ranges, got "/)
     }
     assert.equal(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1/128, loopback' }).trustProxy, '10.0.0.0/8,::1/128,loopback')
+    for (const value of ['0.0.0.0/0', '::/0', '10.0.0.0/8,0.0.0.0/00']) {
+      refuses(
+        { TRUST_PROXY: value },
+        /^TRUST_PROXY must list the proxies in front .*: a range of every address would let a client choose its own address$/,
+      )
+    }
     // A typo was read as a Unix socket's path, and each instance counted its own limits.
     refuses({ REDIS_URL: 'redis//127.0.0.1:6379/6' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/)
     assert.equal(loadConfig({ REDIS_URL: 'rediss://user:pw@redis.example:6380/2' }).redisUrl, 'rediss://user:pw@redis.example:6380/2')
-    for (const value of ['http://127.0.0.1:6006', 'garbage', 'ws://']) {
-      refuses({ XRPL_NODE_URL: value }, /^XRPL_NODE_URL must be the node's WebSocket URL, ws:\/\/ or wss:\/\//)
+    for (const value of ['http://127.0.0.1:6006', 'garbage', 'ws://', 'https://node.example/SECRET-TOKEN/']) {
+      refuses(
+        { XRPL_NODE_URL: value },
+        /^XRPL_NODE_URL must be the node's WebSocket URL, ws:\/\/ or wss:\/\/, e\.g\. wss:\/\/s\.altnet\.rippletest\.net:51233$/,
+      )
     }
     assert.equal(loadConfig({ XRPL_NODE_URL: 'wss://s.altnet.rippletest.net:51233' }).xrplNodeUrl, 'wss://s.altnet.rippletest.net:51233')
   })
