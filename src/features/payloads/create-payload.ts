@@ -7,6 +7,7 @@ import type { Tx } from '../../platform/db/database.js'
 import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
 import { AppError, conflict, unprocessable } from '../../platform/errors.js'
 import { utcMonth } from '../../platform/utc.js'
+import { knownNetworkId, networkIdProblem } from '../../platform/xrpl/network-id.js'
 import { PLAN_LABELS, type PlanName, usageWarningThreshold } from '../projects/plans.js'
 import { usageRepository } from '../projects/usage-repository.js'
 import type { PreparedMultisign } from '../signing/multisign/prepare.js'
@@ -41,6 +42,11 @@ export class PayloadCreator {
   async create(project: CreatingProject, request: CreatePayloadRequest, keep?: (payload: Payload) => KeptResponse): Promise<Payload> {
     const limits = this.options.limits[project.plan]
     const errors = validatePayloadRequest(request, project.plan, limits)
+    // A requested NetworkID another network's: no wallet may change it, and no transaction signed with it applies here.
+    const networkId = knownNetworkId(this.options.network)
+    const problem = networkId === undefined ? undefined : networkIdProblem(networkId, this.options.network, request.transaction?.NetworkID)
+    if (problem !== undefined)
+      errors.push({ field: 'transaction.NetworkID', message: `${problem}: no transaction signed with it could apply here` })
     if (errors.length > 0) throw unprocessable(errors)
 
     const multisign = request.options?.multisign === true ? await this.prepareMultisign(request.transaction ?? {}) : undefined

@@ -4,6 +4,7 @@ import { decodeLedgerData } from 'ripple-binary-codec'
 import type { AccountInfoResponse, Client, LedgerEntryRequest, ServerInfoResponse } from 'xrpl'
 import { loadOnDemand } from '../load-on-demand.js'
 import { sameTransaction } from './encode-transaction.js'
+import { MAX_NETWORK_ID_WITHOUT_FIELD } from './network-id.js'
 
 /** xrpl.js is loaded with the first node created: a service without XRPL_NODE_URL never loads it. */
 const xrpl = () => loadOnDemand<typeof import('xrpl')>('xrpl')
@@ -208,8 +209,6 @@ const SEARCHED_LEDGERS = 256
  * holds. A save takes well under a ledger's 3 to 5 seconds; 8 ledgers (some 30 seconds) leave room for a busy node.
  */
 export const SETTLED_LEDGERS = 8
-/** Networks with ids up to 1024 predate NetworkID and refuse it; those above require it. */
-export const MAX_NETWORK_ID_WITHOUT_FIELD = 1024
 
 /**
  * Whether transactionStatus's look at a transaction with LastLedgerSequence says that a settled ledger has passed it

@@ -427,6 +427,18 @@ forEachDatabase('proofs out of their context', (dialect) => {
       }
     })
 
+    it("a request that names another network's NetworkID is refused at creation: no wallet may change it, so none could sign it", async () => {
+      for (const networkId of [21_338, 1]) {
+        const response = await createAs(bankKey, { type: 'sign', transaction: { ...paymentTransaction(), NetworkID: networkId } })
+        assert.equal(response.statusCode, 422, response.body)
+        assert.deepEqual(detailFields(response), ['transaction.NetworkID'])
+        assert.match(
+          response.json().details[0].message,
+          /must be absent on testnet \(network 1\).*no transaction signed with it could apply here/,
+        )
+      }
+    })
+
     it('on a network above 1024, the NetworkID must be its id, as the node gives it', async () => {
       rippled.setNetworkId(21_338)
       const other = await startTestService(dialect, { env: { XRPL_NODE_URL: rippled.url, XRPL_NETWORK: 'xahau' } })

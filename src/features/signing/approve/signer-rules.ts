@@ -1,7 +1,7 @@
 // The rules every approval ends with, whatever its kind: the signer allowed (options.signers), its master key not
 // disabled on the ledger, and the proof used by no other payload; then the move to signed, which records the proof.
 import { unprocessable } from '../../../platform/errors.js'
-import { MAX_NETWORK_ID_WITHOUT_FIELD } from '../../../platform/xrpl/xrpl-node.js'
+import { knownNetworkId, networkIdProblem } from '../../../platform/xrpl/network-id.js'
 import type { Payload, SignedResolution } from '../../payloads/model.js'
 import { askNode, requireNode, type SigningDeps } from '../deps.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
@@ -35,40 +35,21 @@ export function assertAllowedSigner(payload: Payload, signerAddress: string): vo
   )
 }
 
-/** The ids of the networks XRPL_NETWORK names, for a service without a node to ask. */
-const NETWORK_IDS: Readonly<Record<string, number>> = { mainnet: 0, testnet: 1, devnet: 2 }
-
 /**
- * A signed transaction's NetworkID against this network's id (the node's word, else the id XRPL_NETWORK names):
- * absent on networks 0 to 1024, which refuse the field, and that id above. A transaction signed for another network
- * can never apply here. Submitted, the node refuses it with a tel code, which leaves a transaction's fate in doubt
- * (another node might take it), so that a signer could keep a request pending long after it expired, and a `sign`
- * request would resolve with a transaction that no ledger of this network takes. Unknown network, nothing checked.
+ * A signed transaction's NetworkID against this network's id (the node's word, else the id XRPL_NETWORK names): one
+ * signed for another network can never apply here. Submitted, the node refuses it with a tel code, which leaves a
+ * transaction's fate in doubt (another node might take it), so that a signer could keep a request pending long after
+ * it expired, and a `sign` request would resolve with a transaction that no ledger of this network takes. Unknown
+ * network, nothing checked. A request's own NetworkID is held to the same rule at creation (create-payload.ts).
  */
 async function assertForThisNetwork(deps: SigningDeps, transaction: Record<string, unknown>): Promise<void> {
   const node = deps.xrplNode
-  const networkId = (node === undefined ? undefined : await askNode(() => node.networkId(), deps.logger)) ?? NETWORK_IDS[deps.network]
+  const networkId = (node === undefined ? undefined : await askNode(() => node.networkId(), deps.logger)) ?? knownNetworkId(deps.network)
   if (networkId === undefined) return
-  const signed = transaction.NetworkID
-  if (networkId <= MAX_NETWORK_ID_WITHOUT_FIELD && signed !== undefined) {
+  const problem = networkIdProblem(networkId, deps.network, transaction.NetworkID)
+  if (problem !== undefined) {
     throw unprocessable(
-      [
-        {
-          field: `${SIGNED_FIELD}.NetworkID`,
-          message: `must be absent on ${deps.network} (network ${networkId}), which refuses transactions that carry one: this one could never apply here`,
-        },
-      ],
-      'The signed transaction is for another network',
-    )
-  }
-  if (networkId > MAX_NETWORK_ID_WITHOUT_FIELD && signed !== networkId) {
-    throw unprocessable(
-      [
-        {
-          field: `${SIGNED_FIELD}.NetworkID`,
-          message: `must be ${networkId}, the id of ${deps.network}: this transaction could never apply here`,
-        },
-      ],
+      [{ field: `${SIGNED_FIELD}.NetworkID`, message: `${problem}: this transaction could never apply here` }],
       'The signed transaction is for another network',
     )
   }
