@@ -188,7 +188,7 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       documentSecurity(wallet, [])
       wallet.addHook('onRequest', signRequestHook({ rateLimiter: ctx.rateLimiter, now: () => ctx.clock.now() }))
       await wallet.register(signRoutes, { signing: ctx.signing })
-      await wallet.register(signEventRoutes, { streams: liveStreams, signing: ctx.signing, limits: ctx.config.limits })
+      await wallet.register(signEventRoutes, { streams: liveStreams, signing: ctx.signing })
     },
     { prefix: '/api/v1' },
   )

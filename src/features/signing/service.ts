@@ -5,8 +5,6 @@
 import type { Dialect } from '../../platform/db/database.js'
 import type { TransactionDefaults } from '../../platform/xrpl/xrpl-node.js'
 import type { Payload } from '../payloads/model.js'
-import type { PlanName } from '../projects/plans.js'
-import { projectsRepository } from '../projects/repository.js'
 import type { Approval } from './approve/approval.js'
 import { approve, reject } from './approve/approve.js'
 import type { SigningDeps } from './deps.js'
@@ -43,13 +41,6 @@ export class SigningService {
   /** GET /api/v1/sign/{uuid}: the request, and its outcome once resolved. */
   view(uuid: string): Promise<SignView> {
     return readSignRequest(this.deps, uuid)
-  }
-
-  /** The project a request belongs to and its plan, for the caps of its public streams; 404 for no such request. */
-  async owner(uuid: string): Promise<{ projectId: string; plan: PlanName }> {
-    const payload = await this.deps.payloads.getForSigning(uuid)
-    const project = await projectsRepository.findById(this.deps.db, payload.projectId)
-    return { projectId: payload.projectId, plan: project?.plan ?? 'free' }
   }
 
   /** POST /api/v1/sign/{uuid}/approve. */

@@ -6,6 +6,7 @@ import { isUuid } from '../../../platform/crypto/ids.js'
 import { notFound } from '../../../platform/errors.js'
 import { principalOf } from '../../../platform/http/api-key-auth.js'
 import { ApiKeyOnlyQuery, errorResponses, UuidParams } from '../../../platform/http/schemas.js'
+import { clientAddressKey } from '../../../platform/ip-address.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../../projects/plans.js'
 import { SIGN_REQUESTS_PER_MINUTE } from '../../signing/routes.js'
 import type { SignView } from '../../signing/schemas.js'
@@ -17,6 +18,8 @@ import type { LiveStreams, StreamState } from './live-streams.js'
 
 /** Signing pages open on one payload at once: a few tabs or devices, not a crowd. */
 const SIGN_STREAMS_PER_PAYLOAD = 5
+/** Signing pages open at once from one client address (an IPv6 client by its /64): a household or an office, not a crowd. */
+const SIGN_STREAMS_PER_CLIENT = 20
 
 const EventStreamResponse = {
   200: {
@@ -82,7 +85,6 @@ export const payloadEventRoutes: FastifyPluginAsyncTypebox<PayloadEventRoutesDep
 export interface SignEventRoutesDeps {
   streams: LiveStreams
   signing: SigningService
-  limits: Record<PlanName, PlanLimits>
 }
 
 /** The signing page's stream: each event is what GET /sign/{uuid} answers. Registered under signRequestHook (features/signing/routes.ts). */
@@ -93,7 +95,7 @@ export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = a
       schema: {
         summary: "A signing request's live status (Server-Sent Events; the signing page)",
         description:
-          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload, and the plan's maxLiveStreams per project (apart from the application's); opening one counts ` +
+          `Public: the uuid is the capability. At most ${SIGN_STREAMS_PER_PAYLOAD} open at once per payload and ${SIGN_STREAMS_PER_CLIENT} per client address; opening one counts ` +
           `against the ${SIGN_REQUESTS_PER_MINUTE} requests a minute per payload of the wallet-facing API.`,
         tags: ['signing'],
         params: UuidParams,
@@ -102,10 +104,6 @@ export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = a
     },
     async (request, reply) => {
       const { uuid } = request.params
-      // The signing pages of one project count against a cap of their own, the plan's maxLiveStreams, beside the
-      // application's: uncounted, anyone with signing links had held any number open (750 on a Pro project).
-      const owner = await deps.signing.owner(uuid)
-      const projectLimit = deps.limits[owner.plan].maxLiveStreams
       return deps.streams.serve(reply, {
         uuid: uuid.toLowerCase(),
         slots: [
@@ -114,10 +112,13 @@ export const signEventRoutes: FastifyPluginAsyncTypebox<SignEventRoutesDeps> = a
             limit: SIGN_STREAMS_PER_PAYLOAD,
             overLimitMessage: `Too many live streams for this signing request: at most ${SIGN_STREAMS_PER_PAYLOAD} open at once`,
           },
+          // Per client address too: uncounted, anyone with signing links (or a key to make them) had held any number
+          // open (750 on one Pro project). Not per project: two links would then have been enough to shut every other
+          // user of a Free project out.
           {
-            key: `sign-project:${owner.projectId}`,
-            limit: projectLimit,
-            overLimitMessage: `Too many signing pages of this application are open at once (${projectLimit}): the page asks again instead`,
+            key: `sign-client:${clientAddressKey(request.ip)}`,
+            limit: SIGN_STREAMS_PER_CLIENT,
+            overLimitMessage: `Too many live streams from this address: at most ${SIGN_STREAMS_PER_CLIENT} signing pages open at once`,
           },
         ],
         read: async () => signState(await deps.signing.view(uuid)),

@@ -17,7 +17,8 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
   before(async () => {
     t = await startTestService(dialect, {
       listen: true,
-      env: { LIVE_HEARTBEAT_MS: String(HEARTBEAT_MS), LIMITS_FREE: JSON.stringify({ maxLiveStreams: 2 }) },
+      // TRUST_PROXY: the tests speak for clients at other addresses through X-Forwarded-For.
+      env: { LIVE_HEARTBEAT_MS: String(HEARTBEAT_MS), LIMITS_FREE: JSON.stringify({ maxLiveStreams: 2 }), TRUST_PROXY: '127.0.0.1' },
     })
     ;({ apiKey: pro } = await t.createProject('pro', 'Example Shop'))
     ;({ apiKey: free } = await t.createProject('free'))
@@ -179,33 +180,39 @@ forEachDatabase('live status (Server-Sent Events)', (dialect) => {
       await expectEnd(stream)
     })
 
-    it("caps a project's signing-page streams at its plan's maxLiveStreams, apart from the application's own", async () => {
-      // Free allows 2 here. Anyone with signing links opened any number before: 750 on a Pro project.
-      const uuids = [await create(free), await create(free)]
-      const pages = [await openSse(`${t.url}/api/v1/sign/${uuids[0]}/events`), await openSse(`${t.url}/api/v1/sign/${uuids[1]}/events`)]
-      await Promise.all(pages.map((page) => page.nextData()))
-      const refused = await fetch(`${t.url}/api/v1/sign/${uuids[0]}/events`)
+    it('caps the signing-page streams one client address holds open, and no one else is shut out by them', async () => {
+      // Anyone with signing links (or a key to make them) held any number open before: 750 on a Pro project.
+      const attacker = { 'x-forwarded-for': '198.51.100.7' }
+      const uuids = await Promise.all(Array.from({ length: 5 }, () => create(pro)))
+      const held: SseStream[] = []
+      for (const uuid of uuids.slice(0, 4)) {
+        for (let i = 0; i < 5; i++) held.push(await openSse(`${t.url}/api/v1/sign/${uuid}/events`, attacker))
+      }
+      assert.deepEqual(new Set(held.map((stream) => stream.response.status)), new Set([200]))
+      const refused = await fetch(`${t.url}/api/v1/sign/${uuids[4]}/events`, { headers: attacker })
       assert.equal(refused.status, 429)
-      assert.match(((await refused.json()) as { error: string }).error, /Too many signing pages of this application are open at once \(2\)/)
-      // The application's own streams count apart: the signing pages do not shut them out.
-      const app = await payloadStream(free, uuids[0] as string)
+      assert.match(
+        ((await refused.json()) as { error: string }).error,
+        /Too many live streams from this address: at most 20 signing pages open at once/,
+      )
+      // Another user of the same project, at another address, is not shut out; nor is the application's own stream.
+      const user = await openSse(`${t.url}/api/v1/sign/${uuids[4]}/events`, { 'x-forwarded-for': '203.0.113.9' })
+      assert.equal(user.response.status, 200)
+      const app = await payloadStream(pro, uuids[4] as string)
       assert.equal(app.response.status, 200)
-      await app.nextData()
+      user.close()
       app.close()
-      // Another project's pages are not affected, and a closed page gives its slot back.
-      const other = await openSse(`${t.url}/api/v1/sign/${await create(pro)}/events`)
-      assert.equal(other.response.status, 200)
-      other.close()
-      pages[0]?.close()
+      // A closed page gives its slot back.
+      held.pop()?.close()
       let again: SseStream | undefined
       for (let attempt = 0; attempt < 50 && again === undefined; attempt++) {
-        const stream = await openSse(`${t.url}/api/v1/sign/${uuids[0]}/events`)
+        const stream = await openSse(`${t.url}/api/v1/sign/${uuids[4]}/events`, attacker)
         if (stream.response.status === 200) again = stream
         else await new Promise((resolve) => setTimeout(resolve, 20))
       }
       assert.ok(again, 'a closed page gives its slot back')
       again.close()
-      pages[1]?.close()
+      for (const stream of held) stream.close()
     })
 
     it('answers 404 for an unknown or malformed uuid', async () => {
