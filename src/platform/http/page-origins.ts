@@ -20,10 +20,10 @@ export function registerPageOrigins(app: FastifyInstance, origins: { publicUrl: 
     if (!request.url.startsWith('/') || request.url.startsWith('//')) return
     const route = request.routeOptions.url ?? ''
     if (SIGNING_PAGE_ROUTES.has(route) && isAskedOf(request, dashboardHost)) {
-      return reply.redirect(`${origins.signingUrl}${request.url}`, 308)
+      return reply.redirect(`${origins.signingUrl}${request.url}`, 307)
     }
     if (DASHBOARD_PAGE_ROUTES.has(route) && isAskedOf(request, signingHost)) {
-      return reply.redirect(`${origins.publicUrl}${request.url}`, 308)
+      return reply.redirect(`${origins.publicUrl}${request.url}`, 307)
     }
   })
 }
