@@ -10,7 +10,7 @@ import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } fr
 import { StartError, startService } from './main.js'
 import { systemClock } from './platform/clock.js'
 import { openStorage } from './platform/db/database.js'
-import { MigrationError, migrateToLatest } from './platform/db/migrations.js'
+import { MigrationError, migrateToLatest, newerMigrations } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
 import { createLogger } from './platform/logger.js'
 
@@ -137,8 +137,13 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return serve(config)
     case 'migrate':
-      return withContext(config, async () => {
-        process.stdout.write('Database schema is up to date.\n')
+      return withContext(config, async (ctx) => {
+        const newer = await newerMigrations(ctx.storage)
+        process.stdout.write(
+          newer.length === 0
+            ? 'Database schema is up to date.\n'
+            : `Database schema is up to date, and holds migrations of a newer release (${newer.join(', ')}): this release runs on it, as every migration is additive.\n`,
+        )
       })
     case 'project create':
       return createProject(config, parsed.values as { name?: string; plan?: string; email?: string; json?: boolean })

@@ -463,13 +463,7 @@ async function migrate(
  * can run on: refused, naming both.
  */
 async function isAheadOfThisBuild(storage: Pick<Storage, 'db' | 'dialect'>): Promise<boolean> {
-  let executed: string[]
-  try {
-    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db)
-    executed = rows.rows.map((row) => row.name)
-  } catch {
-    return false // a fresh database: no migration table yet
-  }
+  const executed = await executedMigrations(storage)
   const newer = executed.filter((name) => !Object.hasOwn(migrations, name))
   if (newer.length === 0) return false
   const missing = Object.keys(migrations).filter((name) => !executed.includes(name))
@@ -477,4 +471,18 @@ async function isAheadOfThisBuild(storage: Pick<Storage, 'db' | 'dialect'>): Pro
   throw new MigrationError(
     `The database was migrated by another release (${newer.join(', ')}) and lacks migrations of this one (${missing.join(', ')}): run the release that migrated it, or a newer one`,
   )
+}
+
+/** The migrations the database holds that this build does not know: a newer release's. */
+export async function newerMigrations(storage: Pick<Storage, 'db' | 'dialect'>): Promise<string[]> {
+  return (await executedMigrations(storage)).filter((name) => !Object.hasOwn(migrations, name))
+}
+
+async function executedMigrations(storage: Pick<Storage, 'db' | 'dialect'>): Promise<string[]> {
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db)
+    return rows.rows.map((row) => row.name)
+  } catch {
+    return [] // a fresh database: no migration table yet
+  }
 }

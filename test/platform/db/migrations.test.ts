@@ -2,13 +2,18 @@
 // instance restarting during a rolling deploy), one another release migrated apart from this one, and one that
 // several processes migrate at once.
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { it } from 'node:test'
+import { promisify } from 'node:util'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
 import { MigrationError, migrateToLatest, migrateUpTo } from '../../../src/platform/db/migrations.js'
 import { createTestDatabase, describePostgres, forEachDatabase, POSTGRES_ADMIN_URL } from '../../support/databases.js'
+import { CLI } from '../../support/serve-process.js'
 import { bearer, startTestService } from '../../support/service.js'
+
+const run = promisify(execFile)
 
 const NEWER = '9999_from_a_newer_release'
 /** What a release's migration leaves in the migration table. */
@@ -24,6 +29,14 @@ forEachDatabase('migrations', (dialect) => {
       // It had failed with "corrupted migrations: previously executed migration ... is missing".
       assert.deepEqual(await migrateToLatest(storage), [])
       assert.deepEqual(await migrateToLatest(storage), [])
+      // The command says so, rather than only that the schema is up to date.
+      const { stdout } = await run(process.execPath, [...CLI, 'migrate'], {
+        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
+      })
+      assert.equal(
+        stdout,
+        `Database schema is up to date, and holds migrations of a newer release (${NEWER}): this release runs on it, as every migration is additive.\n`,
+      )
     } finally {
       await storage.close()
       await database.drop()
