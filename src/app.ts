@@ -244,11 +244,6 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
 const MAX_PARAM_LENGTH = 100
 
 /**
- * What Fastify's router refuses before any route or hook runs (a path that does not decode, a path parameter over
- * MAX_PARAM_LENGTH characters), answered in the service's error shape with the request's id, rather than in
- * Fastify's own, which echoed the whole path back.
- */
-/**
  * Once the instance is stopping, every answer closes its connection (Connection: close): a kept-alive connection
  * whose request was in flight when the stop began had stayed open, idle, for the keep-alive timeout (72 s), and held
  * the stop as long, past the 30 s an orchestrator waits (deployment.md).
@@ -272,6 +267,11 @@ function documentSecurity(plugin: FastifyInstance, security: Record<string, stri
   })
 }
 
+/**
+ * What Fastify's router refuses before any route or hook runs (a path that does not decode, a path parameter over
+ * MAX_PARAM_LENGTH characters), answered in the service's error shape with the request's id, rather than in
+ * Fastify's own, which echoed the whole path back.
+ */
 function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff')
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {

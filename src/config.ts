@@ -332,13 +332,8 @@ function parseRedisUrl(value: string | undefined): string | undefined {
 /** The node is spoken to over WebSocket: ws:// or wss://, with a host. */
 function parseXrplNodeUrl(value: string | undefined): string | undefined {
   if (value === undefined) return undefined
-  let url: URL | undefined
-  try {
-    url = new URL(value)
-  } catch {
-    url = undefined
-  }
-  if (url === undefined || (url.protocol !== 'ws:' && url.protocol !== 'wss:') || url.hostname === '') {
+  const url = URL.parse(value)
+  if (url === null || (url.protocol !== 'ws:' && url.protocol !== 'wss:') || url.hostname === '') {
     // The value is not repeated: a hosted node's URL carries its access token.
     throw new ConfigError("XRPL_NODE_URL must be the node's WebSocket URL, ws:// or wss://, e.g. wss://s.altnet.rippletest.net:51233")
   }

@@ -4,7 +4,7 @@ import { isUuid } from '../../platform/crypto/ids.js'
 import { notFound, tooManyRequests } from '../../platform/errors.js'
 import { principalOf, type RequestCounter } from '../../platform/http/api-key-auth.js'
 import { IdempotencyKeyHeaders } from '../../platform/http/idempotency.js'
-import { ApiKeyOnlyQuery, errorResponses, pageAnswer, pageOf, RefTo, readAhead, UuidParams } from '../../platform/http/schemas.js'
+import { ApiKeyOnlyQuery, errorResponses, RefTo, readPage, UuidParams } from '../../platform/http/schemas.js'
 import { retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { PLAN_LABELS, type PlanLimits, type PlanName } from '../projects/plans.js'
 import {
@@ -126,9 +126,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
     async (request) => {
       const principal = principalOf(request)
       const { status, type, externalId } = request.query
-      const page = pageOf(request.query)
-      const rows = await deps.payloads.list(principal.projectId, { ...readAhead(page), status, type, externalId })
-      const { items, ...paging } = pageAnswer(rows, page)
+      const { items, ...paging } = await readPage(request.query, (rows) =>
+        deps.payloads.list(principal.projectId, { ...rows, status, type, externalId }),
+      )
       return { payloads: items.map(toPayloadView), ...paging }
     },
   )

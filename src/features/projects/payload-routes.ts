@@ -1,7 +1,7 @@
 // A project's payloads as the dashboard reads them (docs/interface.md §5), authenticated by the dashboard session:
 // the analytics of their statuses by day, the list, and one payload with what was requested.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses, pageAnswer, pageOf, readAhead } from '../../platform/http/schemas.js'
+import { errorResponses, readPage } from '../../platform/http/schemas.js'
 import type { Payload } from '../payloads/model.js'
 import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
 import { toPayloadView } from '../payloads/view.js'
@@ -57,10 +57,10 @@ export const projectPayloadRoutes: FastifyPluginAsyncTypebox<ProjectPayloadRoute
     async (request) => {
       const { id } = request.params
       const { status, type, externalId, q } = request.query
-      const page = pageOf(request.query)
       const search = q === undefined || q.trim() === '' ? undefined : q
-      const rows = await projects.payloads(accountOf(request), id, { ...readAhead(page), status, type, externalId, search })
-      const { items, ...paging } = pageAnswer(rows, page)
+      const { items, ...paging } = await readPage(request.query, (rows) =>
+        projects.payloads(accountOf(request), id, { ...rows, status, type, externalId, search }),
+      )
       return { payloads: items.map(toPayloadView), ...paging }
     },
   )

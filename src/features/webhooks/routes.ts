@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type TProperties, Type } from 'typebox'
 import { IdempotencyKeyHeaders, recordKeptResponse } from '../../platform/http/idempotency.js'
-import { errorResponses, PageQuery, pageAnswer, pageOf, RefTo, readAhead } from '../../platform/http/schemas.js'
+import { errorResponses, PageQuery, RefTo, readPage } from '../../platform/http/schemas.js'
 import { MAX_WEBHOOKS_PER_PROJECT, toDeliveryView, toWebhookView, WEBHOOK_TEST_EVENT } from './model.js'
 import {
   CreatedWebhook,
@@ -118,9 +118,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesDeps> = async
     },
     async (request) => {
       const { id } = request.params
-      const page = pageOf(request.query)
-      const rows = await webhooks.listDeliveries(await scope.projectOf(request), id, readAhead(page))
-      const { items, ...paging } = pageAnswer(rows, page)
+      const project = await scope.projectOf(request)
+      const { items, ...paging } = await readPage(request.query, (rows) => webhooks.listDeliveries(project, id, rows))
       return { deliveries: items.map(toDeliveryView), ...paging }
     },
   )

@@ -86,7 +86,7 @@ export interface Page {
 }
 
 /** The page a list query asks for (validation has filled in the defaults; the types cannot know it). */
-export function pageOf(query: Partial<Page>): Page {
+function pageOf(query: Partial<Page>): Page {
   return { limit: query.limit ?? PAGE_DEFAULTS.limit, offset: query.offset ?? PAGE_DEFAULTS.offset }
 }
 
@@ -97,13 +97,16 @@ export const PageFields = {
   hasMore: Type.Boolean({ description: 'Whether items follow this page: ask again with offset + limit' }),
 }
 
-/** The rows to read for a page: one more than it holds, which tells whether another page follows. */
-export function readAhead(page: Page): Page {
-  return { limit: page.limit + 1, offset: page.offset }
-}
-
-/** A page's items out of the rows read for it (readAhead), and its paging. */
-export function pageAnswer<T>(rows: readonly T[], page: Page): { items: T[]; limit: number; offset: number; hasMore: boolean } {
+/**
+ * A page of a list as its route answers it: `read` is asked for one row more than the page holds, which tells whether
+ * another page follows (`hasMore`).
+ */
+export async function readPage<T>(
+  query: Partial<Page>,
+  read: (rows: Page) => Promise<readonly T[]>,
+): Promise<{ items: T[]; limit: number; offset: number; hasMore: boolean }> {
+  const page = pageOf(query)
+  const rows = await read({ limit: page.limit + 1, offset: page.offset })
   return { items: rows.slice(0, page.limit), limit: page.limit, offset: page.offset, hasMore: rows.length > page.limit }
 }
 
