@@ -166,15 +166,18 @@ class PayloadsApi {
 
   /**
    * Every payload the filters match, newest first, page after page (`limit` a page, 100 by default) while the service
-   * says more follow. Pages are by offset: a payload created meanwhile moves the later pages by one, so one may be
-   * seen twice; deduplicate on `uuid` when that matters.
+   * says more follow. Pages are by cursor (`after`, the last uuid seen): payloads created meanwhile are not among the
+   * later pages, and none is seen twice. Give `after` to resume after a payload.
    */
   async *listAll(options: Omit<ListPayloadsOptions, 'offset'> & { signal?: AbortSignal } = {}): AsyncGenerator<Payload> {
     const limit = options.limit ?? 100
-    for (let offset = 0; ; offset += limit) {
-      const page = await this.list({ ...options, limit, offset })
+    let after = options.after
+    for (;;) {
+      const page = await this.list({ ...options, limit, after })
       yield* page.payloads
-      if (!page.hasMore) return
+      const last = page.payloads.at(-1)
+      if (!page.hasMore || last === undefined) return
+      after = last.uuid
     }
   }
 

@@ -239,6 +239,10 @@ export interface ListPayloadsOptions {
    */
   offset?: number
   /**
+   * A cursor: the page starts after this payload (the last uuid of the page before), so that payloads created while a client pages neither move nor repeat items. Not with offset.
+   */
+  after?: string
+  /**
    * Only payloads in this status
    */
   status?: PayloadStatus

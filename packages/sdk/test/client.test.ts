@@ -125,12 +125,19 @@ describe('@countersign/sdk against a running service', () => {
       const calls: string[] = []
       const counting = new Countersign({ apiKey, baseUrl: t.url, fetch: recordingFetch(calls) })
       const seen: string[] = []
-      for await (const payload of counting.payloads.listAll({ limit: 2, type: 'connect' })) seen.push(payload.uuid)
-      assert.deepEqual(seen, [...created].reverse())
+      for await (const payload of counting.payloads.listAll({ limit: 2, type: 'connect' })) {
+        seen.push(payload.uuid)
+        if (seen.length === 1) {
+          t.clock.advance(10)
+          await client.payloads.create({ type: 'connect' })
+        }
+      }
+      assert.deepEqual(seen, [...created].reverse(), 'a payload created meanwhile neither repeats nor moves an item')
       assert.equal(calls.length, 3, 'pages of 2, 2 and 1')
+      assert.match(calls[1] as string, new RegExp(`after=${created[3]}`), 'the next page starts after the last uuid seen')
       const exact: string[] = []
-      for await (const payload of counting.payloads.listAll({ limit: 5 })) exact.push(payload.uuid)
-      assert.equal(exact.length, 5)
+      for await (const payload of counting.payloads.listAll({ limit: 6 })) exact.push(payload.uuid)
+      assert.equal(exact.length, 6)
       assert.equal(calls.length, 4, 'a full last page says no more follow: no empty page is asked for')
     })
   })
@@ -400,7 +407,7 @@ describe('@countersign/sdk: waitForOutcome, against a service that submits to a 
 function recordingFetch(calls: string[]): typeof fetch {
   return (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input)
-    calls.push(`${init?.method ?? 'GET'} ${url.pathname}`)
+    calls.push(`${init?.method ?? 'GET'} ${url.pathname}${url.search}`)
     return fetch(input, init)
   }
 }

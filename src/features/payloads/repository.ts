@@ -10,6 +10,15 @@ import type { PayloadPage } from './schemas.js'
 
 type PayloadRow = Selectable<PayloadsTable>
 
+/** A payload's place in the list order, where a cursor page starts. */
+export interface ListPosition {
+  createdAt: number
+  uuid: string
+}
+
+/** A page of a project's payloads, its cursor found. */
+export type PayloadListing = Omit<PayloadPage, 'after'> & { after?: ListPosition }
+
 export function rowToPayload(row: PayloadRow): Payload {
   return {
     uuid: row.uuid,
@@ -187,8 +196,21 @@ export const payloadsRepository = {
     return rows.map(rowToPayload)
   },
 
-  async listForProject(db: DbOrTx, projectId: string, page: PayloadPage): Promise<Payload[]> {
+  /** Where a payload stands in its project's list (newest first, ties by uuid); undefined when the project has no such payload. */
+  async listPosition(db: DbOrTx, projectId: string, uuid: string): Promise<ListPosition | undefined> {
+    const row = await db
+      .selectFrom('payloads')
+      .select(['created_at', 'uuid'])
+      .where('uuid', '=', uuid)
+      .where('project_id', '=', projectId)
+      .executeTakeFirst()
+    return row && { createdAt: row.created_at, uuid: row.uuid }
+  },
+
+  async listForProject(db: DbOrTx, projectId: string, page: PayloadListing): Promise<Payload[]> {
     let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
+    const { after } = page
+    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'uuid'), '<', eb.tuple(after.createdAt, after.uuid)))
     if (page.status) query = query.where('status', '=', page.status)
     if (page.type) query = query.where('type', '=', page.type)
     if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)

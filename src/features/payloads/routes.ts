@@ -125,9 +125,9 @@ export const payloadRoutes: FastifyPluginAsyncTypebox<PayloadRoutesDeps> = async
     },
     async (request) => {
       const principal = principalOf(request)
-      const { status, type, externalId } = request.query
+      const { status, type, externalId, after } = request.query
       const { items, ...paging } = await readPage(request.query, (rows) =>
-        deps.payloads.list(principal.projectId, { ...rows, status, type, externalId }),
+        deps.payloads.list(principal.projectId, { ...rows, status, type, externalId, after }),
       )
       return { payloads: items.map(toPayloadView), ...paging }
     },

@@ -154,6 +154,12 @@ export type PayloadView = Static<typeof PayloadView>
 
 const PayloadFilters = {
   ...PageQuery('Payloads'),
+  after: Type.Optional(
+    Type.String({
+      description:
+        'A cursor: the page starts after this payload (the last uuid of the page before), so that payloads created while a client pages neither move nor repeat items. Not with offset.',
+    }),
+  ),
   status: Type.Optional(StringEnum(PAYLOAD_STATUSES, { description: 'Only payloads in this status' })),
   type: Type.Optional(StringEnum(PAYLOAD_TYPES, { description: 'Only payloads of this type' })),
   externalId: Type.Optional(Type.String({ description: 'Only the payload with this externalId' })),

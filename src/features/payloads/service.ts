@@ -3,9 +3,10 @@
 // one database transaction with what must happen alongside it, is transitions.ts.
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
+import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import type { KeptResponse } from '../../platform/db/idempotency-keys-repository.js'
-import { conflict, gone, notFound } from '../../platform/errors.js'
+import { conflict, gone, notFound, unprocessable } from '../../platform/errors.js'
 import type { PlanLimits, PlanName } from '../projects/plans.js'
 import { MAX_SIGNER_ENTRIES, type MultisignState } from '../signing/multisign/model.js'
 import type { MultisignPreparer } from '../signing/multisign/prepare.js'
@@ -14,7 +15,7 @@ import type { CreationsObserver } from './creations.js'
 import { type FinalOutcome, type Payload, type SignedResolution, SUBMISSION_IN_DOUBT, signingUrl } from './model.js'
 import { payloadProofsRepository } from './proofs-repository.js'
 import { PayloadReads } from './reads.js'
-import { payloadsRepository } from './repository.js'
+import { type ListPosition, payloadsRepository } from './repository.js'
 import type { CreatePayloadRequest, PayloadPage } from './schemas.js'
 import { PayloadTransitions, PROOF_ALREADY_USED_MESSAGE } from './transitions.js'
 import { payloadTransitionsRepository, type TransitionChanges } from './transitions-repository.js'
@@ -77,8 +78,20 @@ export class PayloadService {
   }
 
   async list(projectId: string, page: PayloadPage): Promise<Payload[]> {
-    const payloads = await payloadsRepository.listForProject(this.options.db, projectId, page)
+    const payloads = await payloadsRepository.listForProject(this.options.db, projectId, {
+      ...page,
+      after: await this.cursorOf(projectId, page),
+    })
     return Promise.all(payloads.map((payload) => this.transitions.expireIfDue(payload)))
+  }
+
+  /** Where a cursor page starts: after the payload `after` names, which must be one of the project's (422 otherwise). */
+  private async cursorOf(projectId: string, page: PayloadPage): Promise<ListPosition | undefined> {
+    if (page.after === undefined) return undefined
+    if (page.offset !== 0) throw unprocessable([{ field: 'offset', message: 'must be 0 or left out when after is given' }])
+    const position = isUuid(page.after) ? await payloadsRepository.listPosition(this.options.db, projectId, page.after) : undefined
+    if (!position) throw unprocessable([{ field: 'after', message: "must be the uuid of one of this project's payloads" }])
+    return position
   }
 
   /** The payload as it is now, without expiring it (a payload whose time has passed stays as it is); undefined when there is none. */

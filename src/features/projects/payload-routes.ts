@@ -56,10 +56,10 @@ export const projectPayloadRoutes: FastifyPluginAsyncTypebox<ProjectPayloadRoute
     },
     async (request) => {
       const { id } = request.params
-      const { status, type, externalId, q } = request.query
+      const { status, type, externalId, after, q } = request.query
       const search = q === undefined || q.trim() === '' ? undefined : q
       const { items, ...paging } = await readPage(request.query, (rows) =>
-        projects.payloads(accountOf(request), id, { ...rows, status, type, externalId, search }),
+        projects.payloads(accountOf(request), id, { ...rows, status, type, externalId, after, search }),
       )
       return { payloads: items.map(toPayloadView), ...paging }
     },

@@ -144,4 +144,51 @@ forEachDatabase('payload API, happy paths', (dialect) => {
     assert.equal(messages.payloads.length, 2)
     assert.equal((await list('?status=signed')).json().payloads.length, 0)
   })
+
+  it('pages by cursor: after the last uuid of a page, payloads created meanwhile neither move nor repeat the next page', async () => {
+    const project = await t.createProject('pro')
+    const other = await t.createProject('pro')
+    const make = async (key: string) =>
+      (await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(key), payload: payloadBodies.signMessage })).json()
+        .uuid as string
+    const uuids: string[] = []
+    // Three at one millisecond: ties are ordered by uuid, and the cursor must step through them too.
+    for (let i = 0; i < 6; i++) {
+      if (i % 3 === 0) t.clock.advance(10)
+      uuids.push(await make(project.apiKey))
+    }
+    const list = async (query: string) =>
+      (await t.inject({ method: 'GET', url: `/api/v1/payloads${query}`, headers: bearer(project.apiKey) })).json()
+    const newestFirst = (await list('')).payloads.map((p: { uuid: string }) => p.uuid)
+    assert.deepEqual([...newestFirst].sort(), [...uuids].sort())
+
+    const first = await list('?limit=2')
+    t.clock.advance(10)
+    const createdMeanwhile = await make(project.apiKey)
+    const seen: string[] = first.payloads.map((p: { uuid: string }) => p.uuid)
+    let page = first
+    while (page.hasMore) {
+      page = await list(`?limit=2&after=${seen[seen.length - 1]}`)
+      assert.equal(page.offset, 0)
+      seen.push(...page.payloads.map((p: { uuid: string }) => p.uuid))
+    }
+    assert.deepEqual(seen, newestFirst, 'every payload once, in order; the one created meanwhile is not in the later pages')
+    assert.ok(!seen.includes(createdMeanwhile))
+    assert.deepEqual(
+      (await list(`?after=${createdMeanwhile}&limit=1`)).payloads.map((p: { uuid: string }) => p.uuid),
+      [newestFirst[0]],
+    )
+
+    const refused = async (query: string, field: string) => {
+      const response = await t.inject({ method: 'GET', url: `/api/v1/payloads${query}`, headers: bearer(project.apiKey) })
+      assert.equal(response.statusCode, 422, query)
+      assert.equal(response.json().details[0].field, field, query)
+      return response.json().details[0].message
+    }
+    const ofAnotherProject = await make(other.apiKey)
+    const unknown = await refused('?after=00000000-0000-4000-8000-000000000000', 'after')
+    assert.equal(await refused(`?after=${ofAnotherProject}`, 'after'), unknown, "another project's payload is as unknown")
+    assert.equal(await refused('?after=not-a-uuid', 'after'), unknown)
+    await refused(`?after=${uuids[0]}&offset=2`, 'offset')
+  })
 })
