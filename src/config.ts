@@ -81,6 +81,16 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 
 type Env = Record<string, string | undefined>
 
+/** Refuses any of `dependents` set (not empty) while `required` is unset. */
+function refuseWithout(env: Env, required: string, dependents: string[]): void {
+  if (nonEmpty(env[required]) !== undefined) return
+  const set = dependents.filter((name) => nonEmpty(env[name]) !== undefined)
+  if (set.length > 0)
+    throw new ConfigError(
+      `${set.join(', ')} ${set.length === 1 ? 'is' : 'are'} set without ${required}, which ${set.length === 1 ? 'it needs' : 'they need'}`,
+    )
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = parsePort('PORT', nonEmpty(env.PORT) ?? '3000')
   const publicUrl = parseOrigin('PUBLIC_URL', env.PUBLIC_URL ?? `http://localhost:${port}`)
@@ -93,6 +103,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (oidcIssuer && (!env.OIDC_CLIENT_ID || !env.OIDC_CLIENT_SECRET)) {
     throw new ConfigError('OIDC_ISSUER is set: OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are required too')
   }
+  // A setting that only means something beside another is refused without it, rather than ignored: a misspelt
+  // OIDC_ISSUER would otherwise leave the dashboard without the sign-in its operator configured, with no word said.
+  refuseWithout(env, 'OIDC_ISSUER', ['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_TOKEN_AUTH_METHOD', 'OIDC_ALLOWED_EMAIL_DOMAINS'])
+  refuseWithout(env, 'XAMAN_API_KEY', ['XAMAN_API_SECRET', 'XAMAN_API_URL'])
   const production = env.NODE_ENV === 'production'
   const sessionSecret = parseSessionSecret('SESSION_SECRET', nonEmpty(env.SESSION_SECRET))
   if (production && sessionSecret === undefined) {

@@ -1,9 +1,10 @@
 // Every event inside the service, with what it carries, and the one function that wires every listener.
 //
 // A payload's change, end to end:
-//   1. PayloadService moves a payload out of pending and, in the same transaction, emits 'payload.changed': the
-//      webhook service writes one delivery per subscribed webhook into the outbox (webhook_deliveries). A creation
-//      that crosses 80% of the month's limit emits 'usage.warning' in its transaction: the warning mail is written
+//   1. PayloadTransitions (which PayloadService calls) moves a payload out of pending and, in the same transaction,
+//      emits 'payload.changed': the webhook service writes one delivery per subscribed webhook into the outbox
+//      (webhook_deliveries). Once a creation that brought the month's count to 80% of its limit has committed, the
+//      warning is recorded in a transaction of its own, which emits 'usage.warning': the warning mail is written
 //      into the mail outbox (emails).
 //   2. After the commit, 'payload.changed' again: live streams hear of it (across instances through Redis), and the
 //      webhook dispatcher wakes. A retried or test delivery wakes it too ('delivery.queued').

@@ -132,6 +132,20 @@ describe('loadConfig', () => {
     }
   })
 
+  it('refuses an OIDC or Xaman setting given without the one it goes with, rather than ignoring it', () => {
+    refuses(
+      { OIDC_CLIENT_ID: 'id', OIDC_CLIENT_SECRET: 'secret' },
+      /^OIDC_CLIENT_ID, OIDC_CLIENT_SECRET are set without OIDC_ISSUER, which they need$/,
+    )
+    refuses(
+      { OIDC_ISSUER: '', OIDC_ALLOWED_EMAIL_DOMAINS: 'example.com' },
+      /^OIDC_ALLOWED_EMAIL_DOMAINS is set without OIDC_ISSUER, which it needs$/,
+    )
+    refuses({ XAMAN_API_SECRET: 'secret' }, /^XAMAN_API_SECRET is set without XAMAN_API_KEY, which it needs$/)
+    refuses({ XAMAN_API_URL: 'https://xumm.app' }, /^XAMAN_API_URL is set without XAMAN_API_KEY/)
+    assert.equal(loadConfig({ OIDC_CLIENT_ID: '', XAMAN_API_SECRET: '' }).oidc, undefined, 'empty is unset')
+  })
+
   it('takes PROJECTS_PER_ACCOUNT as a positive integer, 20 by default', () => {
     assert.equal(loadConfig({}).projectsPerAccount, 20)
     assert.equal(loadConfig({ PROJECTS_PER_ACCOUNT: '100' }).projectsPerAccount, 100)

@@ -4,19 +4,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses } from '../../platform/http/schemas.js'
 import { toIso } from '../../platform/utc.js'
 import { type AccountProjects, MAX_ACTIVE_KEYS_PER_PROJECT } from './account-projects.js'
-import type { ApiKeyRecord } from './api-keys-repository.js'
 import { DEFAULT_API_KEY_NAME } from './names.js'
-import { ApiKeyList, type ApiKeySummary, CreatedApiKey, CreateKeyBody, KeyParams, ProjectParams, RevokedApiKey } from './schemas.js'
+import { ApiKeyList, CreatedApiKey, CreateKeyBody, KeyParams, ProjectParams, RevokedApiKey } from './schemas.js'
 import { accountOf, PROJECT_TAGS, SESSION_NOTE } from './session-scope.js'
-
-const toKeySummary = (key: ApiKeyRecord): ApiKeySummary => ({
-  id: key.id,
-  name: key.name,
-  prefix: key.prefix,
-  createdAt: toIso(key.createdAtMs),
-  lastUsedAt: key.lastUsedAtMs === null ? null : toIso(key.lastUsedAtMs),
-  revokedAt: key.revokedAtMs === null ? null : toIso(key.revokedAtMs),
-})
+import { toKeySummary } from './view.js'
 
 export interface ApiKeyRoutesDeps {
   projects: AccountProjects

@@ -2,21 +2,13 @@
 // the analytics of their statuses by day, the list, and one payload with what was requested.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorResponses, readPage } from '../../platform/http/schemas.js'
-import type { Payload } from '../payloads/model.js'
 import { PayloadList, ProjectPayloadListQuery } from '../payloads/schemas.js'
 import { toPayloadView } from '../payloads/view.js'
 import type { AccountProjects } from './account-projects.js'
 import { DEFAULT_ANALYTICS_PERIOD } from './analytics.js'
 import { Analytics, AnalyticsQuery, PayloadDetail, ProjectParams, ProjectPayloadParams } from './schemas.js'
 import { accountOf, PROJECT_TAGS, SESSION_NOTE } from './session-scope.js'
-
-const toPayloadDetail = (payload: Payload): PayloadDetail => ({
-  ...toPayloadView(payload),
-  transaction: payload.transaction,
-  message: payload.message,
-  customInstructions: payload.customInstructions,
-  returnUrl: payload.returnUrl,
-})
+import { toPayloadDetail } from './view.js'
 
 export interface ProjectPayloadRoutesDeps {
   projects: AccountProjects

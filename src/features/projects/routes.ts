@@ -4,10 +4,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { errorResponses } from '../../platform/http/schemas.js'
-import { toIso } from '../../platform/utc.js'
 import type { AccountProjects } from './account-projects.js'
-import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH, websiteProofLine } from './project-branding.js'
-import type { Project } from './repository.js'
+import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH } from './project-branding.js'
 import {
   CreatedProject,
   CreateProjectBody,
@@ -16,30 +14,10 @@ import {
   ProjectList,
   ProjectParams,
   ProjectSettingsBody,
-  type ProjectSummary,
-  type ProjectWebsite,
   WebsiteCheck,
 } from './schemas.js'
 import { accountOf, PROJECT_TAGS, SESSION_NOTE } from './session-scope.js'
-
-const toProjectSummary = (project: Project): ProjectSummary => ({
-  id: project.id,
-  name: project.name,
-  displayName: project.displayName,
-  plan: project.plan,
-  createdAt: toIso(project.createdAtMs),
-})
-
-const toWebsite = (project: Project): ProjectWebsite =>
-  project.website === null
-    ? null
-    : {
-        url: project.website.url,
-        verified: project.website.verifiedAtMs !== null,
-        verifiedAt: project.website.verifiedAtMs === null ? null : toIso(project.website.verifiedAtMs),
-        proofUrl: `${project.website.url}${WEBSITE_PROOF_PATH}`,
-        proofLine: websiteProofLine(project.website.token),
-      }
+import { toProjectSummary, toWebsite } from './view.js'
 
 export interface ProjectRoutesDeps {
   projects: AccountProjects

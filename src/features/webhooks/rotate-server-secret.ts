@@ -5,13 +5,14 @@
 //
 // And the check every instance makes at start that its server secret is the one these were sealed under: under
 // another, each delivery fails and each replay of a kept response would answer 500.
+
+import { createSecretBox, type SecretBox } from '../../platform/crypto/secret-box.js'
 import type { Db, DbOrTx } from '../../platform/db/database.js'
 import { idempotencyKeysRepository } from '../../platform/db/idempotency-keys-repository.js'
 import { GENERATED_SECRET_KEY, loadServerSecret, settingsRepository } from '../../platform/db/settings-repository.js'
 import { LOST_RESPONSE_MESSAGE } from '../../platform/http/idempotency.js'
 import { webhookDeliveriesRepository } from './deliveries-repository.js'
 import { webhooksRepository } from './repository.js'
-import { createSecretBox, type SecretBox } from './secret-box.js'
 import { newWebhookSecret } from './signature.js'
 
 export interface SecretRotation {

@@ -3,6 +3,7 @@
 import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
+import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { Db, Dialect, Tx } from '../../platform/db/database.js'
 import { lockRow } from '../../platform/db/row-lock.js'
 import { conflict, forbidden, notFound, unprocessable } from '../../platform/errors.js'
@@ -26,7 +27,6 @@ import {
   type WebhookDelivery,
 } from './model.js'
 import { webhooksRepository } from './repository.js'
-import type { SecretBox } from './secret-box.js'
 import { newWebhookSecret } from './signature.js'
 import { assertWebhookUrl } from './url-policy.js'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { localSignInUrl } from '../../../src/features/accounts/session-tokens.js'
-import { TestBrowser } from '../../support/browser.js'
+import { TestBrowser } from '../../support/cookie-client.js'
 import { dashboardClient } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { startTestService, type TestService } from '../../support/service.js'

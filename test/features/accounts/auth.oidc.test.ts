@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { deriveStateKey, openState, sealState } from '../../../src/platform/crypto/signed-state.js'
-import { TestBrowser } from '../../support/browser.js'
+import { TestBrowser } from '../../support/cookie-client.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { startIdentityProvider, type TestIdentityProvider } from '../../support/oidc-provider.js'
 import { startTestService, type TestService } from '../../support/service.js'

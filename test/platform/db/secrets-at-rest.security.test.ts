@@ -14,9 +14,9 @@ import {
   SecretRotationError,
   ServerSecretMismatchError,
 } from '../../../src/features/webhooks/rotate-server-secret.js'
-import { createSecretBox } from '../../../src/features/webhooks/secret-box.js'
 import { startService } from '../../../src/main.js'
 import { ManualClock } from '../../../src/platform/clock.js'
+import { createSecretBox } from '../../../src/platform/crypto/secret-box.js'
 import { openStorage } from '../../../src/platform/db/database.js'
 import { migrateToLatest } from '../../../src/platform/db/migrations.js'
 import { LOST_RESPONSE_MESSAGE } from '../../../src/platform/http/idempotency.js'

@@ -1,6 +1,6 @@
 // The HMAC keys of webhooks' secrets, kept by the dispatcher: a secret is opened (AES-256-GCM) and its keys made once
 // an hour, not on every delivery (docs/performance.md).
-import type { SecretBox } from '../secret-box.js'
+import type { SecretBox } from '../../../platform/crypto/secret-box.js'
 import { type WebhookSigningKey, webhookSigningKey } from '../signature.js'
 
 /** Secrets kept at once: more than the webhooks one instance sends to in an hour; past it the cache starts afresh. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { SigningKeys } from '../../../../src/features/webhooks/dispatcher/signing-keys.js'
-import { createSecretBox, type SecretBox } from '../../../../src/features/webhooks/secret-box.js'
 import { newWebhookSecret, signStandardWebhook, signWebhookBody, webhookSigningKey } from '../../../../src/features/webhooks/signature.js'
+import { createSecretBox, type SecretBox } from '../../../../src/platform/crypto/secret-box.js'
 
 /** The box, counting what it is asked to open. */
 function countingBox(serverSecret = 'a-server-secret-of-enough-entropy-for-tests'): SecretBox & { opened: string[] } {

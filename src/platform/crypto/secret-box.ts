@@ -1,7 +1,8 @@
-// Webhook secrets at rest. They key an HMAC on every delivery, so they must be recoverable and cannot be
-// hashed like API keys; they are stored encrypted with a key derived from the server secret instead.
+// Secrets and responses at rest that must be read back: webhook secrets (they key an HMAC on every delivery, so they
+// cannot be hashed like API keys) and the responses kept with Idempotency-Keys. They are stored encrypted with a key
+// derived from the server secret.
 import { createCipheriv, createDecipheriv, createSecretKey, randomBytes } from 'node:crypto'
-import { deriveStateKey } from '../../platform/crypto/signed-state.js'
+import { deriveStateKey } from './signed-state.js'
 
 const VERSION = 'v1'
 const IV_BYTES = 12

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createDecipheriv, hkdfSync } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { createSecretBox } from '../../../src/features/webhooks/secret-box.js'
+import { createSecretBox } from '../../../src/platform/crypto/secret-box.js'
 
 const serverSecret = 'a-server-secret-of-enough-entropy-for-tests'
 const webhookSecret = 'whsec_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5'

@@ -1,5 +1,5 @@
-// A small stand-in for a browser in sign-in tests: real HTTP with fetch, a cookie jar per host, and
-// redirects followed one hop at a time so that a test can stop at (and tamper with) any of them.
+// A cookie client standing in for a browser in sign-in tests (the real browser is chromium.ts): real HTTP with fetch,
+// a cookie jar per host, and redirects followed one hop at a time so that a test can stop at (and tamper with) any.
 // Requests to PUBLIC_URL's origin go to where the test service really listens.
 
 export interface BrowserResponse {
