@@ -90,7 +90,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     prepareMultisign: multisignPreparer(xrplNode, logger),
     onUsageWarningError: (error) => logger.warn({ err: error }, 'could not record the monthly usage warning'),
   })
-  const projects = new ProjectService(db, clock)
+  const projects = new ProjectService(db, clock, events)
   const rateLimiter =
     options.rateLimiter ??
     (config.redisUrl ? new RedisRateLimiter({ redisUrl: config.redisUrl, clock, logger }) : new MemoryRateLimiter(clock))

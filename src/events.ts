@@ -23,6 +23,7 @@ import type { EmailOutbox, UsageWarning, WebhookDisabled, WebhookFailure } from 
 import type { LiveEvents } from './features/payloads/live/live-events.js'
 import type { PayloadTransition } from './features/payloads/transitions.js'
 import { toPayloadView } from './features/payloads/view.js'
+import type { PlanName } from './features/projects/plans.js'
 import type { TransactionFollower } from './features/signing/transaction-follower.js'
 import type { WebhookService } from './features/webhooks/service.js'
 import type { Tx } from './platform/db/database.js'
@@ -42,6 +43,8 @@ export interface TransactionEvents {
   'delivery.failed': WebhookFailure
   /** A webhook was disabled because every delivery to it failed for 5 days. */
   'webhook.disabled': WebhookDisabled
+  /** A project moved to another plan. */
+  'project.planChanged': { projectId: string; plan: PlanName }
 }
 
 /** Emitted after a commit: for what may only act on committed state (other connections, other processes). */
@@ -105,7 +108,7 @@ function listenersOf<K, L>(listeners: Map<K, L[]>, name: K): L[] {
 
 export interface EventWiring {
   events: ServiceEvents
-  webhooks: Pick<WebhookService, 'enqueueForTransitions'>
+  webhooks: Pick<WebhookService, 'enqueueForTransitions' | 'planChanged'>
   follower: Pick<TransactionFollower, 'enqueueForTransitions'>
   emails: Pick<EmailOutbox, 'enqueueUsageWarning' | 'enqueueWebhookFailure' | 'enqueueWebhookDisabled'>
   liveEvents: Pick<LiveEvents, 'publish' | 'remind'>
@@ -120,6 +123,7 @@ export function wireEvents({ events, webhooks, follower, emails, liveEvents, log
   events.onTransaction('usage.warning', (tx, warning) => emails.enqueueUsageWarning(tx, warning))
   events.onTransaction('delivery.failed', (tx, failure) => emails.enqueueWebhookFailure(tx, failure))
   events.onTransaction('webhook.disabled', (tx, notice) => emails.enqueueWebhookDisabled(tx, notice))
+  events.onTransaction('project.planChanged', (tx, change) => webhooks.planChanged(tx, change))
   // Live streams, on this instance and (through Redis) on the others.
   const published = (uuid: string, sent: Promise<void>) => {
     sent.catch((error: unknown) => logger.warn({ err: error, uuid }, 'could not publish a live event'))

@@ -44,7 +44,14 @@ export function verifyWebhook(
   // Signatures are checked over the bytes as received; the text is only parsed once they match.
   const bytes = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody
   const toleranceSeconds = options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS
-  const nowSeconds = Math.floor((options.now ?? Date.now)() / 1000)
+  const nowMs = (options.now ?? Date.now)()
+  // A NaN would turn the replay check off without a word (every comparison with it is false): the classic
+  // `Number(process.env.TOLERANCE)` with the variable unset. A mistake of the caller's, so a TypeError.
+  if (typeof toleranceSeconds !== 'number' || !Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new TypeError(`toleranceSeconds must be a finite number of seconds, 0 or more, got ${String(toleranceSeconds)}`)
+  }
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError(`now() must return milliseconds, got ${String(nowMs)}`)
+  const nowSeconds = Math.floor(nowMs / 1000)
   if (options.scheme === 'service-signature') {
     checkTimestamp(requireHeader(headers, 'x-countersign-timestamp'), nowSeconds, toleranceSeconds)
     if (!verifyWebhookSignature(bytes, headerValue(headers, 'x-service-signature'), secret)) {
@@ -98,7 +105,7 @@ function signingKey(secret: string): Buffer {
 function checkTimestamp(value: string, nowSeconds: number, toleranceSeconds: number): void {
   if (!/^\d{1,15}$/.test(value)) throw new WebhookVerificationError('invalid_timestamp', `The timestamp "${value}" is not Unix seconds`)
   const ageSeconds = nowSeconds - Number(value)
-  if (Math.abs(ageSeconds) > toleranceSeconds) {
+  if (!(Math.abs(ageSeconds) <= toleranceSeconds)) {
     throw new WebhookVerificationError(
       'timestamp_out_of_range',
       `The delivery's timestamp is ${Math.abs(ageSeconds)} s ${ageSeconds > 0 ? 'old' : 'in the future'}, more than the ${toleranceSeconds} s allowed`,

@@ -74,6 +74,15 @@ describe('verifyWebhook', () => {
     assert.throws(() => verifyWebhook(body, { ...signed(), 'webhook-timestamp': '1e9' }, secret, { now }), failure('invalid_timestamp'))
   })
 
+  it('throws a TypeError for a tolerance or a clock that is not a number, rather than dropping the replay check', () => {
+    const tenYearsOld = signed(nowSeconds - 10 * 365 * 86400)
+    for (const toleranceSeconds of [Number.NaN, Number(undefined), -1, Number.POSITIVE_INFINITY, '300' as unknown as number]) {
+      assert.throws(() => verifyWebhook(body, tenYearsOld, secret, { now, toleranceSeconds }), TypeError, String(toleranceSeconds))
+    }
+    assert.throws(() => verifyWebhook(body, tenYearsOld, secret, { now: () => Number.NaN }), TypeError)
+    assert.ok(verifyWebhook(body, signed(nowSeconds), secret, { now, toleranceSeconds: 0 }))
+  })
+
   it('refuses a changed body, id or timestamp, another secret, and a signature of another version', () => {
     const headers = signed()
     assert.throws(() => verifyWebhook(body.replace('signed', 'rejected'), headers, secret, { now }), failure('invalid_signature'))

@@ -1,5 +1,6 @@
 // Projects and their API keys: creation (a new project comes with its first key), keys, plans.
 
+import type { ServiceEvents } from '../../events.js'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/crypto/ids.js'
 import type { Db, DbOrTx, Tx } from '../../platform/db/database.js'
@@ -17,6 +18,8 @@ export class ProjectService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** 'project.planChanged' in the transaction of a plan's change. */
+    private readonly events: ServiceEvents,
   ) {}
 
   /** `first` runs in the creation's transaction before anything is written: a cap's check, which may refuse. */
@@ -54,8 +57,13 @@ export class ProjectService {
     })
   }
 
-  async setPlan(projectId: string, plan: PlanName): Promise<boolean> {
-    return projectsRepository.setPlan(this.db, projectId, plan)
+  /** Returns false when no project has that id. */
+  setPlan(projectId: string, plan: PlanName): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      if (!(await projectsRepository.setPlan(tx, projectId, plan))) return false
+      await this.events.emitInTransaction(tx, 'project.planChanged', { projectId, plan })
+      return true
+    })
   }
 
   /** A project's logo for its public URL: only the current one (the hash in the URL must match). */

@@ -287,6 +287,16 @@ export const webhookDeliveriesRepository = {
       .execute()
   },
 
+  /** Cancels the deliveries that wait for an attempt of every webhook of the project (moved to a plan without webhooks). */
+  async cancelPendingForProject(db: DbOrTx, projectId: string, nowMs: number): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'cancelled', completed_at: nowMs, lease_expires_at: null })
+      .where('webhook_id', 'in', db.selectFrom('webhooks').select('id').where('project_id', '=', projectId))
+      .where('state', '=', 'pending')
+      .execute()
+  },
+
   /** The webhook's deliveries, newest first. */
   async listForWebhook(db: DbOrTx, webhookId: string, page: { limit: number; offset: number }): Promise<WebhookDelivery[]> {
     const rows = await db

@@ -42,6 +42,12 @@ export async function fetchPublicText(
       req.destroy()
     }, options.timeoutMs)
     req.on('error', (error) => settle(fail(describeError(error))))
+    // A 101 answer with Upgrade: Node would close the socket and emit neither 'response' nor 'error'.
+    req.on('upgrade', (res, socket) => {
+      socket.destroy()
+      settle(fail(`switched protocols (HTTP ${res.statusCode}) instead of answering`, res.statusCode ?? null))
+    })
+    req.on('close', () => settle(fail('the connection closed without an answer')))
     req.on('response', (res) => {
       const statusCode = res.statusCode ?? 0
       if (statusCode >= 300 && statusCode < 400) {

@@ -86,13 +86,29 @@ function postOnce(
       return settle(failure(describeError(error)))
     }
     // The timer also covers reading the response body, so a receiver that stalls mid-body loses its socket.
+    // It settles the attempt itself: a request Node has already given up on emits nothing more when destroyed.
     const timer = setTimeout(
       () => {
         timedOut = true
+        settle(failure(timeoutMessage))
         req.destroy()
       },
       Math.max(0, timeoutMs),
     )
+
+    // A 101 answer with Upgrade: Node would close the socket and emit neither 'response' nor 'error'.
+    req.on('upgrade', (res, socket) => {
+      clearTimeout(timer)
+      socket.destroy()
+      settle(failure(`receiver switched protocols (HTTP ${res.statusCode}) instead of answering`, res.statusCode ?? null))
+    })
+    // And whatever else ends the request without either ('error' comes before 'close'; once answered, the timer still
+    // covers reading the body, and the response's 'close' clears it).
+    req.on('close', () => {
+      if (settled) return
+      clearTimeout(timer)
+      settle(failure('the receiver closed the connection without answering'))
+    })
 
     req.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer)

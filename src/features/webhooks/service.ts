@@ -187,6 +187,15 @@ export class WebhookService {
   }
 
   /**
+   * Runs inside the transaction of a project's change of plan: a project moved to a plan without webhooks has the
+   * deliveries that wait for an attempt cancelled, so that a move back does not send what was due meanwhile.
+   */
+  async planChanged(tx: Tx, change: { projectId: string; plan: PlanName }): Promise<void> {
+    if (planHasWebhooks(change.plan)) return
+    await webhookDeliveriesRepository.cancelPendingForProject(tx, change.projectId, this.options.clock.now())
+  }
+
+  /**
    * Runs inside the transaction of payloads' state changes: for each change, one delivery per webhook that receives
    * its event now, all with the same body, serialised once here; written with the read of the subscribers (repository).
    */

@@ -63,7 +63,8 @@ forEachDatabase('usage counters', (dialect) => {
     (await on.selectFrom('usage_warnings').select('payload_count').where('project_id', '=', projectId).execute()).map((warning) =>
       Number(warning.payload_count),
     )
-  const newProject = async () => (await new ProjectService(db(), clock).createProject({ name: 'Shop', plan: 'pro' })).project.id
+  const newProject = async () =>
+    (await new ProjectService(db(), clock, new ServiceEvents()).createProject({ name: 'Shop', plan: 'pro' })).project.id
 
   /** Fires `count` creations at once, spread over the instances; returns how many were created and how many refused. */
   async function createAtOnce(instances: PayloadService[], projectId: string, count: number) {
@@ -429,7 +430,7 @@ forEachDatabase('usage counters', (dialect) => {
     const storage = openStorage(older.url)
     try {
       await migrateUpTo(storage, '0011_submission_intents')
-      const { project } = await new ProjectService(storage.db, clock).createProject({ name: 'Shop', plan: 'pro' })
+      const { project } = await new ProjectService(storage.db, clock, new ServiceEvents()).createProject({ name: 'Shop', plan: 'pro' })
       // The version before: the month all granted (1,000), 799 created, every shard with quota left; its rows have no
       // month_granted, and so hold 0 once migrated.
       await storage.db.insertInto('project_usage').values({ project_id: project.id, month: MONTH, payload_count: 1000 }).execute()

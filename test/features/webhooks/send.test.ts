@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
+import net from 'node:net'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fetchPublicText } from '../../../src/features/webhooks/fetch-public-text.js'
 import { sendWebhook, type WebhookRequest } from '../../../src/features/webhooks/send.js'
 import { signWebhookBody, webhookSigningKey } from '../../../src/features/webhooks/signature.js'
 import {
@@ -194,6 +196,20 @@ describe('sendWebhook', () => {
     assert.ok(outcomes.every((outcome) => outcome.error === 'timed out after 1500 ms'))
   })
 
+  it('gives up at once on a receiver that switches protocols (101 Upgrade), which once held its attempt and a send slot for ever', {
+    timeout: 10_000,
+  }, async () => {
+    const switching = await startSwitchingReceiver()
+    const started = performance.now()
+    const result = await sendWebhook(request(switching.url, { timeoutMs: 3000 }))
+    assert.equal(result.ok, false)
+    assert.equal(result.statusCode, 101)
+    assert.equal(result.error, 'receiver switched protocols (HTTP 101) instead of answering')
+    assert.ok(performance.now() - started < 2000, 'before the time limit: nothing more will come')
+    const website = await fetchPublicText(switching.url, { timeoutMs: 3000, maxBytes: 1024, allowPrivateTargets: true })
+    assert.deepEqual(website, { ok: false, statusCode: 101, body: '', error: 'switched protocols (HTTP 101) instead of answering' })
+  })
+
   it('never throws, for a malformed URL or header', async () => {
     assert.match((await sendWebhook(request('not a url'))).error ?? '', /invalid url/)
     assert.match((await sendWebhook(request('ftp://127.0.0.1/'))).error ?? '', /not http or https/)
@@ -204,3 +220,21 @@ describe('sendWebhook', () => {
     assert.equal(receiver.requests.length, 0)
   })
 })
+
+/** A receiver that answers every request with 101 Switching Protocols and keeps the connection open. */
+async function startSwitchingReceiver(): Promise<{ url: string }> {
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n'))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  receivers.push({
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  } as WebhookReceiver)
+  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook` }
+}

@@ -333,6 +333,33 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
     )
   })
 
+  it('cancels the waiting deliveries of a project moved to Free: a move back to Pro before they fall due sends none of them', async () => {
+    const { apiKey, projectId } = await t.createProject('pro')
+    const webhook = await registerWebhook(t, apiKey, receiver.urlFor('/downgraded'))
+    const other = await t.createProject('pro')
+    const untouched = await registerWebhook(t, other.apiKey, receiver.urlFor('/untouched'))
+    await t.service.ctx.payloads.reject(await createPayload(t, apiKey), 'xaman')
+    await t.service.ctx.payloads.reject(await createPayload(t, other.apiKey), 'xaman')
+
+    assert.equal(await t.service.ctx.projects.setPlan(projectId, 'free'), true)
+    assert.equal(await t.service.ctx.projects.setPlan(projectId, 'pro'), true)
+    await dispatchAll(dispatcher)
+
+    assert.deepEqual(
+      receiver.requests.map((r) => r.path),
+      ['/untouched'],
+    )
+    assert.deepEqual(
+      (await deliveryRows(t, webhook.id)).map((r) => r.state),
+      ['cancelled'],
+    )
+    assert.deepEqual(
+      (await deliveryRows(t, untouched.id)).map((r) => r.state),
+      ['succeeded'],
+    )
+    assert.equal(await t.service.ctx.projects.setPlan('proj_none', 'free'), false)
+  })
+
   it('sends a delivery as soon as the event commits, not at the next poll', async () => {
     const { apiKey } = await t.createProject('pro')
     const webhook = await registerWebhook(t, apiKey, receiver.url)

@@ -47,7 +47,7 @@ describePostgres('an instance frozen in the middle of a transaction', () => {
     const other = open()
     // The same service, its timeout shortened so that the test does not wait 10 s.
     const frozen = open({ idleInTransactionTimeoutMs: 500 })
-    const { project } = await new ProjectService(other.db, clock).createProject({ name: 'Shop', plan: 'pro' })
+    const { project } = await new ProjectService(other.db, clock, new ServiceEvents()).createProject({ name: 'Shop', plan: 'pro' })
     const month = utcMonth(clock.now())
     // The frozen instance was granting the project a block of the month's quota: it holds the month's row, and then
     // stops (a paused process, a partition) before its commit.

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ServiceEvents } from '../../../src/events.js'
 import { ProjectService } from '../../../src/features/projects/service.js'
 import { ManualClock } from '../../../src/platform/clock.js'
 import { openStorage, type Storage } from '../../../src/platform/db/database.js'
@@ -30,7 +31,8 @@ forEachDatabase('Idempotency-Key claims', (dialect) => {
   })
 
   const newProject = async () =>
-    (await new ProjectService(storage.db, new ManualClock(NOW)).createProject({ name: 'Shop', plan: 'pro' })).project.id
+    (await new ProjectService(storage.db, new ManualClock(NOW), new ServiceEvents()).createProject({ name: 'Shop', plan: 'pro' })).project
+      .id
 
   it('claims keys that arrive together in one statement on PostgreSQL, each answered as if it were alone', async () => {
     const projectId = await newProject()
@@ -96,7 +98,9 @@ describePostgres('Idempotency-Key claims on two instances', () => {
   })
 
   it('does not deadlock two groups that claim the same keys in opposite orders', async () => {
-    const projectId = (await new ProjectService(one.db, new ManualClock(NOW)).createProject({ name: 'Shop', plan: 'pro' })).project.id
+    const projectId = (
+      await new ProjectService(one.db, new ManualClock(NOW), new ServiceEvents()).createProject({ name: 'Shop', plan: 'pro' })
+    ).project.id
     const claimOf = (key: string): IdempotencyClaim => ({
       projectId,
       key,
