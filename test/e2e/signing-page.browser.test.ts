@@ -12,7 +12,7 @@ import { FOLLOW_INTERVAL_MS } from '../../src/features/signing/transaction-follo
 import { SETTLED_LEDGERS } from '../../src/platform/xrpl/xrpl-node.js'
 import { checkAtBothWidths, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium } from '../support/chromium.js'
-import { paymentTransaction } from '../support/fixtures.js'
+import { DESTINATION, paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
 import { logoPng } from '../support/png.js'
 import { type RippledDouble, startRippledDouble } from '../support/rippled-double.js'
@@ -176,7 +176,10 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
         assert.match((await page.getByTestId('payment-amount').textContent()) ?? '', /1\.5 XRP/)
       }
       if (type === 'signMessage') assert.equal(await page.getByTestId('message').textContent(), body.message)
-      if (type === 'connect') assert.match((await page.getByTestId('challenge').textContent()) ?? '', new RegExp(`Payload ID: ${uuid}`))
+      if (type === 'connect') {
+        assert.match((await page.getByTestId('challenge').textContent()) ?? '', new RegExp(`Payload ID: ${uuid}`))
+        await page.getByText('Example Shop will learn your XRP Ledger address.').waitFor()
+      }
 
       const address = await chooseDeveloperWallet(page)
       if (type === 'sign') {
@@ -207,9 +210,47 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
         assert.equal(view.submission.engineResult, 'tesSUCCESS')
         assert.ok(rippled.submitted.includes(view.txBlob))
       }
-      if (type === 'sign') await shoot(page, 'signing-signed.png')
+      if (type === 'sign') {
+        // Countersign did not submit it: no explorer link that would find nothing, and the page says who may submit it.
+        assert.equal(
+          await page.getByTestId('not-submitted').textContent(),
+          'Countersign did not send it to the XRP Ledger: Example Shop may submit it.',
+        )
+        assert.equal(await page.getByTestId('explorer-link').count(), 0)
+        await shoot(page, 'signing-signed.png')
+      }
     })
   }
+
+  it('leads a payment with what may leave the account, and says what an account deletion or a new key does', async () => {
+    const usd = { currency: 'USD', issuer: DESTINATION, value: '0.000001' }
+    const swap = await create({ type: 'sign', transaction: { ...paymentTransaction(usd), SendMax: '1000000000', Flags: 0x00020000 } })
+    const { page } = await open(swap)
+    assert.equal(await page.getByTestId('payment-amount').textContent(), 'Up to 1,000 XRP')
+    assert.equal(
+      await page.getByTestId('payment-receives').textContent(),
+      'They receive at most 0.000001 USD, and may receive as little as any amount (a partial payment)',
+    )
+    const deletion = await create({ type: 'sign', transaction: { TransactionType: 'AccountDelete', Destination: DESTINATION } })
+    await page.goto(`${t.url}/sign/${deletion}`)
+    assert.match((await page.getByTestId('consequence').textContent()) ?? '', /^This deletes the signing account: its whole XRP balance/)
+    assert.match((await page.getByTestId('transaction-fee').textContent()) ?? '', /one owner reserve/)
+  })
+
+  it('a submitted transaction that fails on the ledger (tec) ends as a failure, in the headline and the title, not as a success', async () => {
+    const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
+    const { page } = await open(uuid)
+    await chooseDeveloperWallet(page)
+    await page.getByTestId('approve').click()
+    await outcome(page, 'signed')
+    const hash = (await page.getByTestId('tx-hash').textContent()) ?? ''
+    rippled.setTransaction(hash, { validated: true, ledgerIndex: 1006, transactionResult: 'tecUNFUNDED_PAYMENT' })
+    t.clock.advance(FOLLOW_INTERVAL_MS)
+    await page.getByTestId('final-result').filter({ hasText: 'Final result: it failed (tecUNFUNDED_PAYMENT' }).waitFor({ timeout: 30_000 })
+    assert.equal(await page.getByTestId('status').textContent(), 'The transaction failed on the XRP Ledger')
+    assert.match((await page.getByTestId('outcome').getAttribute('class')) ?? '', /\boutcome-failed\b/)
+    assert.equal(await page.title(), 'The transaction failed on the XRP Ledger · \u2068Example Shop\u2069')
+  })
 
   it('says who asks at a glance: display name, verified website, logo; the title names the project and the action', async () => {
     const uuid = await create({ type: 'sign', transaction: { ...paymentTransaction('2500000'), DestinationTag: 7 } })
@@ -580,6 +621,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('approve').click()
     await outcome(page, 'signed')
     assert.equal(await page.getByTestId('redirect-link').textContent(), 'Back to Example Shop')
+    assert.equal(await page.getByTestId('redirect-host').textContent(), `It opens ${new URL(t.url).host}.`)
     await page.waitForURL(/\/healthz\?/, { timeout: 10_000 })
     assert.equal(page.url(), `${t.url}/healthz?payload=${uuid}&tx=`)
   })

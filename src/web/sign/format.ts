@@ -45,13 +45,81 @@ export function describeAmount(amount: unknown): AmountView | null {
   if (typeof amount !== 'object' || amount === null) return null
   const { currency, issuer, value, mpt_issuance_id: mptIssuanceId } = amount as Record<string, unknown>
   if (typeof value !== 'string') return null
-  if (typeof mptIssuanceId === 'string') return { headline: `${value} (multi-purpose token)`, details: [['Token issuance', mptIssuanceId]] }
+  if (typeof mptIssuanceId === 'string') {
+    return { headline: `${groupDigits(value)} (multi-purpose token)`, details: [['Token issuance', mptIssuanceId]] }
+  }
   if (typeof currency !== 'string') return null
   const decoded = describeCurrency(currency)
   const details: AmountView['details'] = []
   if (typeof issuer === 'string') details.push(['Issuer', issuer])
   if (decoded.hex !== undefined) details.push(['Currency code (hex)', decoded.hex])
-  return { headline: `${value} ${decoded.text}`, details }
+  return { headline: `${groupDigits(value)} ${decoded.text}`, details }
+}
+
+/** "1000000.5" -> "1,000,000.5", as XRP amounts are written; a value in another form (1e-5) stays as it is. */
+function groupDigits(value: string): string {
+  const parts = /^(-?)(\d+)(\.\d+)?$/.exec(value)
+  if (parts === null) return value
+  return `${parts[1]}${(parts[2] as string).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${parts[3] ?? ''}`
+}
+
+const PARTIAL_PAYMENT = 0x00020000
+
+/** A payment as its payer reads it: at most what may leave the account, and what arrives. */
+export interface PaymentView {
+  /** The headline: the amount delivered, or "Up to ..." when more than it may be spent or less may arrive. */
+  headline: string
+  /** What arrives, when the headline is what may be spent. */
+  receives: string | null
+  /** The amount the headline names, for its issuer and code. */
+  headlineAmount: unknown
+}
+
+/**
+ * A payment's amounts in the payer's terms. A SendMax (another currency, or fees on top) makes the headline what may
+ * leave the account; a partial payment makes what arrives a range, down to DeliverMin (or any amount), which the
+ * headline must not hide: 0.000001 USD delivered for up to 1,000 XRP spent reads "Up to 1,000 XRP".
+ */
+export function describePayment(transaction: Record<string, unknown>): PaymentView {
+  const amount = describeAmount(transaction.Amount)
+  const sendMax = describeAmount(transaction.SendMax)
+  const partial = typeof transaction.Flags === 'number' && (transaction.Flags & PARTIAL_PAYMENT) !== 0
+  const delivered = amount?.headline ?? JSON.stringify(transaction.Amount ?? null)
+  if (sendMax === null && !partial) return { headline: delivered, receives: null, headlineAmount: transaction.Amount }
+  const deliverMin = describeAmount(transaction.DeliverMin)
+  const receives = partial
+    ? `They receive at most ${delivered}, and may receive as little as ${deliverMin?.headline ?? 'any amount'} (a partial payment)`
+    : `They receive ${delivered}`
+  return sendMax === null
+    ? { headline: `Up to ${delivered}`, receives, headlineAmount: transaction.Amount }
+    : { headline: `Up to ${sendMax.headline}`, receives, headlineAmount: transaction.SendMax }
+}
+
+/**
+ * What a transaction does to the signing account that a person must not miss: the account deleted, or another key
+ * given full control of it. Null for the rest.
+ */
+export function transactionConsequence(transaction: Record<string, unknown>): string | null {
+  switch (transaction.TransactionType) {
+    case 'AccountDelete':
+      return 'This deletes the signing account: its whole XRP balance, less the fee, goes to the address below, and the account can no longer be used. A deletion’s fee is one owner reserve, far more than an ordinary fee.'
+    case 'SetRegularKey':
+      return typeof transaction.RegularKey === 'string'
+        ? 'This gives the key below full control of the signing account: whoever holds that key can sign any transaction for it, and move everything it holds.'
+        : 'This removes the signing account’s regular key: afterwards only its master key or its signer list can sign for it.'
+    case 'SignerListSet':
+      return transaction.SignerQuorum === 0
+        ? 'This removes the signing account’s signer list.'
+        : `This lets the accounts listed sign for the signing account together: any of them whose weights add up to ${String(transaction.SignerQuorum)} can sign any transaction for it, and move everything it holds.`
+    case 'AccountSet':
+      if (transaction.SetFlag === 4) {
+        return 'This disables the signing account’s master key: afterwards only its regular key or signer list can sign for it. Without either, nothing can ever be signed for the account again.'
+      }
+      if (transaction.SetFlag === 6) return 'This gives up, for good, the signing account’s power to freeze the tokens it issues.'
+      return null
+    default:
+      return null
+  }
 }
 
 const FLAG_MEANINGS: Record<string, Array<[flag: number, meaning: string]>> = {

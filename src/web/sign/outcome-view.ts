@@ -21,8 +21,17 @@ const SIGNED_HEADLINES: Record<PayloadType, string> = {
   signMessage: 'The message was signed',
 }
 
+/** A submitted transaction the validated ledger applied with a failure (tec): signed and submitted, but not done. */
+export function failedOnLedger(request: SignRequest): boolean {
+  const validated = request.submission?.validatedResult ?? null
+  return request.type === 'signAndSubmit' && request.status === 'signed' && validated !== null && validated !== 'tesSUCCESS'
+}
+
+const FAILED_ON_LEDGER_HEADLINE = 'The transaction failed on the XRP Ledger'
+
 /** The headline of a request no longer pending; an expiry noticed well before expiresAt reads as a cancellation. */
 export function outcomeHeadline(request: SignRequest, expiresAtMs: number, nowMs: number): string {
+  if (failedOnLedger(request)) return FAILED_ON_LEDGER_HEADLINE
   return request.status === 'signed'
     ? SIGNED_HEADLINES[request.type]
     : request.status === 'rejected'
@@ -31,26 +40,30 @@ export function outcomeHeadline(request: SignRequest, expiresAtMs: number, nowMs
 }
 
 export class OutcomeView {
+  private readonly section: HTMLElement
+  private readonly headline: HTMLElement
   private readonly details: HTMLElement
   private readonly summary: HTMLElement
 
   /** Replaces the page in root with the outcome of request, under headline. */
   constructor(root: HTMLElement, request: SignRequest, headline: string) {
     const status = request.status
-    document.title = `${headline} · \u2068${request.project.name}\u2069`
     const redirect = request.redirectUrl === undefined ? null : httpUrl(request.redirectUrl, location.href)
+    this.headline = h('h2', { testId: 'status' }, headline)
     this.details = h('div', { className: 'outcome-details' }, ...outcomeLines(request))
     this.summary = h('div', { className: 'outcome-summary' }, renderRequest(request))
+    this.section = h(
+      'section',
+      { className: `outcome outcome-${status}`, testId: 'outcome', attrs: { 'data-status': status } },
+      this.headline,
+      this.details,
+      redirect === null ? h('p', { className: 'hint' }, 'You can close this page.') : returnControls(redirect, request.project.name),
+    )
+    this.show(request, headline)
     replaceChildren(
       root,
       renderAsker(request),
-      h(
-        'section',
-        { className: `outcome outcome-${status}`, testId: 'outcome', attrs: { 'data-status': status } },
-        h('h2', { testId: 'status' }, headline),
-        this.details,
-        redirect === null ? h('p', { className: 'hint' }, 'You can close this page.') : returnControls(redirect, request.project.name),
-      ),
+      this.section,
       h(
         'section',
         { className: 'asked', attrs: { 'aria-labelledby': 'asked-heading' } },
@@ -62,8 +75,16 @@ export class OutcomeView {
 
   /** Shows what the service has learnt of the outcome since (followOutcome in status-watch.ts). */
   update(request: SignRequest): void {
+    if (failedOnLedger(request)) this.show(request, FAILED_ON_LEDGER_HEADLINE)
     replaceChildren(this.details, ...outcomeLines(request))
     replaceChildren(this.summary, renderRequest(request))
+  }
+
+  /** The headline, in the tab's title too; a failure on the ledger is styled as one, not as the signature it followed. */
+  private show(request: SignRequest, headline: string): void {
+    this.headline.textContent = headline
+    document.title = `${headline} · \u2068${request.project.name}\u2069`
+    this.section.classList.toggle('outcome-failed', failedOnLedger(request))
   }
 }
 
@@ -91,6 +112,8 @@ function returnControls(redirect: string, projectName: string): HTMLElement {
       ),
       stay,
     ),
+    // The app chooses where it returns; the person sees where that is before it happens.
+    h('p', { className: 'hint return-host', testId: 'redirect-host' }, 'It opens ', h('code', {}, new URL(redirect).host), '.'),
   )
 }
 
@@ -127,7 +150,16 @@ function outcomeLines(request: SignRequest): Child[] {
             { className: 'fact-note', testId: 'signed-otherwise' },
             'The ledger holds the same transaction signed otherwise (your wallet submitted its own copy): this is its hash.',
           ),
+        request.type === 'sign' &&
+          h(
+            'p',
+            { className: 'fact-note', testId: 'not-submitted' },
+            'Countersign did not send it to the XRP Ledger: ',
+            isolated(request.project.name),
+            ' may submit it.',
+          ),
         explorer !== null &&
+          request.type !== 'sign' &&
           h(
             'a',
             { className: 'explorer', testId: 'explorer-link', attrs: { href: explorer, rel: 'noreferrer noopener', target: '_blank' } },

@@ -34,6 +34,9 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
   })
   switch (status) {
     case 422:
+      // The ledger refused what the wallet signed as asked: its one detail says why and what to do, once.
+      if (message.startsWith(LEDGER_REFUSAL))
+        return problem('The XRP Ledger refused this transaction', fullStop(details[0]?.message ?? message))
       return problem('The wallet returned something other than what was asked', message, true)
     case 502:
       // The service's message says what could not be reached, never which setting is missing (the log says that).
@@ -55,6 +58,9 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
 }
 
 const IN_DOUBT_TITLE = 'Your transaction may already be on its way'
+
+/** How the service's 422 begins when the XRP Ledger refused a submission (features/signing/approve/submit-transaction.ts). */
+const LEDGER_REFUSAL = 'The XRP Ledger '
 
 /**
  * A request the page learns is in doubt without having been refused (opened again, or submitted from another device):
@@ -79,6 +85,11 @@ export function messageOf(error: unknown): string {
 /** A message as a sentence: a capital first letter and a full stop. */
 function sentence(text: string): string {
   const trimmed = text.trim()
-  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
-  return /[.!?]$/.test(capital) ? capital : `${capital}.`
+  return fullStop(trimmed.charAt(0).toUpperCase() + trimmed.slice(1))
+}
+
+/** A message ending in a full stop (one that begins with the ledger's result code keeps its case). */
+function fullStop(text: string): string {
+  const trimmed = text.trim()
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }

@@ -36,7 +36,7 @@ function renderAsked(request: SignRequest): Child[] {
   switch (request.type) {
     case 'connect':
       return [
-        h('p', { className: 'lead' }, 'This site will learn your XRP Ledger address.'),
+        h('p', { className: 'lead' }, isolated(request.project.name), ' will learn your XRP Ledger address.'),
         h('p', {}, 'Your wallet signs this text to prove the address is yours. Nothing is sent to the ledger.'),
         // Shown whole: a few short lines, which the person should read before signing.
         h('pre', { className: 'signed-text whole', testId: 'challenge' }, request.challenge ?? ''),

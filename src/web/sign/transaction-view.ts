@@ -5,24 +5,54 @@ import { copyButton, grouped } from '../shared/copy.js'
 import { type Child, h, isolated } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
 import { deceptionWarning } from './deception-warning.js'
-import { AMOUNT_FIELDS, describeAmount, describeFlags, dropsToXrp, fieldLabel, HEX_TEXT_FIELDS, hexToText, networkName } from './format.js'
+import {
+  AMOUNT_FIELDS,
+  describeAmount,
+  describeFlags,
+  describePayment,
+  dropsToXrp,
+  fieldLabel,
+  HEX_TEXT_FIELDS,
+  hexToText,
+  networkName,
+  transactionConsequence,
+} from './format.js'
 
 /** Fields the summary shows; the other fields follow, smaller. */
 const SUMMARY_FIELDS = new Set(['TransactionType', 'Account', 'Fee'])
 const PAYMENT_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'Amount', 'Destination', 'DestinationTag'])
+
+/** The address a transaction that hands over the account names: in the summary, with a copy button, not among the rest. */
+const HANDED_TO: Record<string, { field: string; label: string }> = {
+  AccountDelete: { field: 'Destination', label: 'Balance goes to' },
+  SetRegularKey: { field: 'RegularKey', label: 'Key given control' },
+}
 
 /** A transaction: its summary, then its other fields. */
 export function renderTransaction(request: SignRequest): HTMLElement {
   const transaction = request.transaction ?? {}
   const type = transaction.TransactionType
   const isPayment = type === 'Payment'
-  const summarized = isPayment ? PAYMENT_SUMMARY_FIELDS : SUMMARY_FIELDS
+  const handedTo = HANDED_TO[String(type)]
+  const summarized = isPayment
+    ? PAYMENT_SUMMARY_FIELDS
+    : handedTo === undefined
+      ? SUMMARY_FIELDS
+      : new Set([...SUMMARY_FIELDS, handedTo.field])
   const rest = Object.entries(transaction).filter(([name, value]) => !summarized.has(name) && !(name === 'SigningPubKey' && value === ''))
+  const consequence = transactionConsequence(transaction)
   return h(
     'div',
     { className: 'transaction', testId: 'transaction' },
     isPayment ? renderPaymentHeadline(transaction) : h('h2', {}, `Transaction: ${String(type)}`),
-    h('dl', { className: 'fields summary', testId: 'summary' }, ...(isPayment ? paymentRows(transaction) : []), ...summaryRows(request)),
+    consequence !== null && h('p', { className: 'warning consequence', testId: 'consequence' }, consequence),
+    h(
+      'dl',
+      { className: 'fields summary', testId: 'summary' },
+      ...(isPayment ? paymentRows(transaction) : []),
+      ...(handedTo === undefined ? [] : handedToRows(transaction, handedTo)),
+      ...summaryRows(request),
+    ),
     rest.length > 0 &&
       h(
         'dl',
@@ -36,13 +66,15 @@ export function renderTransaction(request: SignRequest): HTMLElement {
 }
 
 function renderPaymentHeadline(transaction: Record<string, unknown>): HTMLElement {
-  const amount = describeAmount(transaction.Amount)
+  const payment = describePayment(transaction)
+  const amount = describeAmount(payment.headlineAmount)
   return h(
     'div',
     { className: 'payment' },
     h('h2', {}, 'Payment'),
-    h('p', { className: 'amount', testId: 'payment-amount' }, amount?.headline ?? jsonText(transaction.Amount)),
+    h('p', { className: 'amount', testId: 'payment-amount' }, payment.headline),
     amount !== null && amount.details.length > 0 && detailsList(amount.details),
+    payment.receives !== null && h('p', { className: 'receives', testId: 'payment-receives' }, payment.receives),
   )
 }
 
@@ -58,6 +90,14 @@ function paymentRows(transaction: Record<string, unknown>): Child[] {
     ),
     h('dt', {}, 'Destination tag'),
     h('dd', { testId: 'payment-destination-tag' }, tag === undefined ? 'None' : String(tag)),
+  ]
+}
+
+function handedToRows(transaction: Record<string, unknown>, { field, label }: { field: string; label: string }): Child[] {
+  const address = transaction[field]
+  return [
+    h('dt', {}, label),
+    h('dd', {}, typeof address === 'string' ? copyableAddress(address, 'handed-to', `Copy: ${label.toLowerCase()}`) : '(none)'),
   ]
 }
 
@@ -84,7 +124,15 @@ function summaryRows(request: SignRequest): Child[] {
       h(
         'dd',
         { testId: 'transaction-fee' },
-        feeXrp === null ? h('span', { className: 'muted' }, 'Set by your wallet, usually about 0.00001 XRP') : `${feeXrp} XRP`,
+        feeXrp === null
+          ? h(
+              'span',
+              { className: 'muted' },
+              transaction.TransactionType === 'AccountDelete'
+                ? 'Set by your wallet: one owner reserve, far more than an ordinary fee'
+                : 'Set by your wallet, usually about 0.00001 XRP',
+            )
+          : `${feeXrp} XRP`,
       ),
     h('dt', {}, 'Network'),
     h('dd', {}, networkName(request.network)),

@@ -4,12 +4,14 @@ import {
   describeAmount,
   describeCurrency,
   describeFlags,
+  describePayment,
   dropsToXrp,
   expiredHeadline,
   fieldLabel,
   formatRemaining,
   hasDeceptiveCharacters,
   hexToText,
+  transactionConsequence,
 } from '../../../src/web/sign/format.js'
 
 describe('dropsToXrp', () => {
@@ -145,5 +147,52 @@ describe('expiredHeadline', () => {
     assert.equal(expiredHeadline(expiresAtMs, expiresAtMs), 'This request expired')
     assert.equal(expiredHeadline(expiresAtMs, expiresAtMs + 10_000), 'This request expired')
     assert.equal(expiredHeadline(expiresAtMs, expiresAtMs - 1_000), 'This request expired')
+  })
+})
+
+describe('describePayment', () => {
+  const usd = { currency: 'USD', issuer: 'rvYAfWj5gh67oV6fW32ZzP3Aw4Eubs59B', value: '0.000001' }
+  it('leads with what may leave the account when SendMax spends another currency, and says what arrives', () => {
+    const payment = describePayment({ TransactionType: 'Payment', Amount: usd, SendMax: '1000000000' })
+    assert.equal(payment.headline, 'Up to 1,000 XRP')
+    assert.equal(payment.receives, 'They receive 0.000001 USD')
+  })
+
+  it('says a partial payment may deliver as little as DeliverMin, or any amount', () => {
+    const partial = { TransactionType: 'Payment', Amount: { ...usd, value: '100' }, Flags: 0x00020000 }
+    assert.deepEqual(describePayment({ ...partial, DeliverMin: { ...usd, value: '0.01' } }), {
+      headline: 'Up to 100 USD',
+      receives: 'They receive at most 100 USD, and may receive as little as 0.01 USD (a partial payment)',
+      headlineAmount: partial.Amount,
+    })
+    assert.match(describePayment(partial).receives ?? '', /as little as any amount/)
+  })
+
+  it('keeps a plain payment as the amount delivered', () => {
+    assert.deepEqual(describePayment({ TransactionType: 'Payment', Amount: '2500000' }), {
+      headline: '2.5 XRP',
+      receives: null,
+      headlineAmount: '2500000',
+    })
+  })
+})
+
+describe('transactionConsequence', () => {
+  it('names what deletes the account or hands control of it to another key, and nothing for the rest', () => {
+    assert.match(transactionConsequence({ TransactionType: 'AccountDelete' }) ?? '', /deletes the signing account/)
+    assert.match(transactionConsequence({ TransactionType: 'SetRegularKey', RegularKey: 'rKey' }) ?? '', /the key below full control/)
+    assert.match(transactionConsequence({ TransactionType: 'SetRegularKey' }) ?? '', /removes the signing account’s regular key/)
+    assert.match(transactionConsequence({ TransactionType: 'SignerListSet', SignerQuorum: 2 }) ?? '', /add up to 2/)
+    assert.match(transactionConsequence({ TransactionType: 'AccountSet', SetFlag: 4 }) ?? '', /disables the signing account’s master key/)
+    assert.equal(transactionConsequence({ TransactionType: 'AccountSet', SetFlag: 1 }), null)
+    assert.equal(transactionConsequence({ TransactionType: 'Payment' }), null)
+  })
+})
+
+describe('issued amounts', () => {
+  it('group their digits as XRP amounts do', () => {
+    assert.equal(describeAmount({ currency: 'USD', issuer: 'r', value: '1000000' })?.headline, '1,000,000 USD')
+    assert.equal(describeAmount({ currency: 'USD', issuer: 'r', value: '-1234.5678' })?.headline, '-1,234.5678 USD')
+    assert.equal(describeAmount({ currency: 'USD', issuer: 'r', value: '1e-5' })?.headline, '1e-5 USD')
   })
 })

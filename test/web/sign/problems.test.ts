@@ -15,6 +15,22 @@ describe('describeFailure', () => {
     })
   })
 
+  it("explains a 422 of the ledger as its refusal, not the wallet's mistake: the reason and the advice once, as a sentence", () => {
+    const detail = 'temBAD_FEE: The fee is invalid. Nothing was applied; the request is still pending, sign again'
+    const refusal = new ApiError(422, 'The XRP Ledger refused the transaction with temBAD_FEE: The fee is invalid', [
+      { field: 'signedTransaction', message: detail },
+    ])
+    assert.deepEqual(describeFailure(refusal, 'Developer wallet'), {
+      title: 'The XRP Ledger refused this transaction',
+      message: `${detail}.`,
+      details: [],
+      kind: '422',
+      tone: 'error',
+    })
+    const held = new ApiError(422, 'The XRP Ledger already holds this very transaction, submitted elsewhere', [])
+    assert.equal(describeFailure(held, 'Ledger').message, 'The XRP Ledger already holds this very transaction, submitted elsewhere.')
+  })
+
   it("explains a 502 in the service's own words, and says the user can try again", () => {
     const problem = describeFailure(
       new ApiError(502, 'the XRP Ledger cannot be reached from this service right now; the request is still pending, try again'),
