@@ -2,12 +2,14 @@
 // signing page (text from an application is shown isolated, with a warning when it holds them).
 
 /**
- * C0 controls and DEL except tab and line breaks; every format character (Unicode category Cf: zero-width
- * characters, direction marks, embeddings, overrides and isolates, the soft hyphen, the byte-order mark, tag
- * characters); the line and paragraph separators; and the fillers that render as nothing (Hangul fillers, U+180E).
+ * Every control character (C0, DEL and the C1 range U+0080 to U+009F) except tab and line breaks; every format
+ * character (Unicode category Cf: zero-width characters, direction marks, embeddings, overrides and isolates, the soft
+ * hyphen, the byte-order mark, tag characters); every other default-ignorable code point, which a font draws as
+ * nothing (the combining grapheme joiner U+034F, variation selectors, Khmer and Mongolian fillers, Hangul fillers),
+ * but the two presentation selectors U+FE0E and U+FE0F that every emoji carries; the braille blank U+2800; and the
+ * line and paragraph separators.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are part of what this finds
-const DECEPTIVE_CHARACTER = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\p{Cf}\u2028\u2029\u115f\u1160\u180e\u3164\uffa0]/u
+const DECEPTIVE_CHARACTER = /(?![\uFE0E\uFE0F])[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2028\u2029\u2800](?<![\t\n\r])/u
 
 /** True when text holds characters that hide or reorder what is shown (zero-width, direction overrides, controls). */
 export function hasDeceptiveCharacters(text: string): boolean {

@@ -71,9 +71,13 @@ export class ApiKeyAuthenticator {
     return principal
   }
 
-  /** Forgets cached keys so that a revocation or plan change is seen by the next request in this process. */
-  invalidate(): void {
-    this.cache.clear()
+  /**
+   * Forgets one key (by its hash) so that its revocation is seen by the next request in this process. Only that key:
+   * clearing the whole cache let any account, revoking a key again and again, send every project's requests to the
+   * database.
+   */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash)
   }
 
   private touch(keyId: string, nowMs: number): void {

@@ -89,14 +89,37 @@ export const apiKeysRepository = {
     return row && toRecord(row)
   },
 
-  /** Revokes a key once; a second revocation keeps the first time. */
-  async revoke(db: DbOrTx, projectId: string, keyId: string, nowMs: number): Promise<void> {
-    await db
+  /** Revokes a key once (a second revocation keeps the first time); the key's hash when this call revoked it. */
+  async revoke(db: DbOrTx, projectId: string, keyId: string, nowMs: number): Promise<string | undefined> {
+    const row = await db
       .updateTable('api_keys')
       .set({ revoked_at: nowMs })
       .where('project_id', '=', projectId)
       .where('id', '=', keyId)
       .where('revoked_at', 'is', null)
+      .returning('key_hash')
+      .executeTakeFirst()
+    return row?.key_hash
+  },
+
+  /** Deletes the project's revoked keys but the `keep` revoked last, so that revoking keys in a loop grows nothing. */
+  async pruneRevoked(db: DbOrTx, projectId: string, keep: number): Promise<void> {
+    await db
+      .deleteFrom('api_keys')
+      .where('project_id', '=', projectId)
+      .where('revoked_at', 'is not', null)
+      .where(
+        'id',
+        'not in',
+        db
+          .selectFrom('api_keys')
+          .select('id')
+          .where('project_id', '=', projectId)
+          .where('revoked_at', 'is not', null)
+          .orderBy('revoked_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(keep),
+      )
       .execute()
   },
 

@@ -6,8 +6,8 @@ import type { FieldError } from '../../platform/errors.js'
 export const MAX_NAME_CHARS = 100
 export const DEFAULT_API_KEY_NAME = 'API key'
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this rejects
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+/** C0, DEL and the C1 controls (U+0080 to U+009F, NEXT LINE U+0085 among them). */
+const CONTROL_CHARACTER = /\p{Cc}/u
 
 /** The trimmed name, or the error for `field`. Characters are counted as code points, as JSON Schema counts them. */
 export function normalizeName(field: string, value: string): { name: string } | { error: FieldError } {

@@ -17,6 +17,13 @@ const DECEPTIVE_NAMES: [name: string, codePoint: string][] = [
   ['Shop\u2028two', 'U+2028'],
   ['Shop\u{E0041}', 'U+E0041'],
   ['Shop\u3164', 'U+3164'],
+  // Default-ignorable code points outside Cf, which a font draws as nothing, and the braille blank (from a review).
+  ['Example\u034FShop', 'U+034F'],
+  ['Example\uFE00Shop', 'U+FE00'],
+  ['Example\u{E0100}Shop', 'U+E0100'],
+  ['Example\u17B4Shop', 'U+17B4'],
+  ['Example\u180BShop', 'U+180B'],
+  ['Example\u2800Shop', 'U+2800'],
 ]
 
 forEachDatabase('names with invisible or direction-changing characters', (dialect) => {
@@ -61,8 +68,14 @@ forEachDatabase('names with invisible or direction-changing characters', (dialec
     }
   })
 
+  it('refuses a C1 control character (U+0085, NEXT LINE) as a control character', async () => {
+    const response = await post('/api/v1/projects', { name: 'Example\u0085Shop' })
+    assert.equal(response.statusCode, 422)
+    assert.deepEqual(response.json().details, [{ field: 'name', message: 'must not contain control characters' }])
+  })
+
   it('still takes names in any script, with accents and emoji', async () => {
-    for (const name of ['Zoë & Co', 'متجر', 'שלום', '日本の店', 'Café ☕']) {
+    for (const name of ['Zoë & Co', 'متجر', 'שלום', '日本の店', 'Café ☕', 'Love \u2764\uFE0F', 'Text \u2764\uFE0E']) {
       assert.equal((await post('/api/v1/projects', { name })).statusCode, 201, name)
     }
   })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { KEPT_REVOKED_KEYS } from '../../../src/features/projects/account-projects.js'
 import { type DashboardClient, dashboardClient, signedIn } from '../../support/dashboard.js'
 import { forEachDatabase } from '../../support/databases.js'
 import { payloadBodies } from '../../support/fixtures.js'
@@ -166,6 +167,39 @@ forEachDatabase('project endpoints', (dialect) => {
       const elsewhere = await alice.delete(`/api/v1/projects/${other.id}/keys/${spare.id}`)
       assert.equal(elsewhere.status, 404)
       assert.equal((await callApi('GET', '/payloads', spare.apiKey)).status, 200)
+    })
+
+    it('keeps the 50 keys revoked last: a loop of creations and revocations grows the key list no further', async () => {
+      const project = await createProject(alice, 'Churn')
+      const revoked: string[] = []
+      for (let i = 0; i < KEPT_REVOKED_KEYS + 5; i++) {
+        t.clock.advance(10)
+        const key = (await alice.post(`/api/v1/projects/${project.id}/keys`, { name: `Churn ${i}` })).body
+        assert.equal((await alice.delete(`/api/v1/projects/${project.id}/keys/${key.id}`)).status, 200)
+        revoked.push(key.id)
+      }
+      const keys = (await alice.get(`/api/v1/projects/${project.id}/keys`)).body.keys as { id: string; revokedAt: string | null }[]
+      assert.equal(keys.filter((k) => k.revokedAt === null).length, 1, 'the project key, still active')
+      assert.deepEqual(
+        keys.filter((k) => k.revokedAt !== null).map((k) => k.id),
+        revoked.slice(5),
+        'the 50 revoked last, oldest first',
+      )
+      const rows = await t.service.ctx.storage.db.selectFrom('api_keys').select('id').where('project_id', '=', project.id).execute()
+      assert.equal(rows.length, KEPT_REVOKED_KEYS + 1)
+    })
+
+    it("revoking a key forgets that key alone: another project's keys stay in this process's cache", async () => {
+      const busy = await createProject(alice, 'Busy')
+      const other = await createProject(alice, 'Other churn')
+      assert.equal((await callApi('GET', '/payloads', busy.apiKey)).status, 200)
+      // The busy project's key row is gone: only the cache can still answer for it within its 5 s.
+      await t.service.ctx.storage.db.updateTable('api_keys').set({ key_hash: 'gone' }).where('project_id', '=', busy.id).execute()
+      const spare = (await alice.post(`/api/v1/projects/${other.id}/keys`, { name: 'Spare' })).body
+      assert.equal((await alice.delete(`/api/v1/projects/${other.id}/keys/${spare.id}`)).status, 200)
+      assert.equal((await alice.delete(`/api/v1/projects/${other.id}/keys/${spare.id}`)).status, 200, 'again: changes nothing')
+      assert.equal((await callApi('GET', '/payloads', busy.apiKey)).status, 200, 'answered from the cache, not looked up again')
+      assert.equal((await callApi('GET', '/payloads', spare.apiKey)).status, 401)
     })
 
     it('filters the dashboard list by externalId, as GET /payloads does', async () => {

@@ -120,6 +120,13 @@ describe('hasDeceptiveCharacters', () => {
     assert.equal(hasDeceptiveCharacters('invoice \u202Egnp.exe'), true)
     assert.equal(hasDeceptiveCharacters('pay\u200Bpal'), true)
     assert.equal(hasDeceptiveCharacters('bell\u0007'), true)
+    assert.equal(hasDeceptiveCharacters('next\u0085line'), true, 'a C1 control')
+    assert.equal(hasDeceptiveCharacters('Exa\u034Fmple'), true, 'a default-ignorable mark')
+    assert.equal(hasDeceptiveCharacters('blank\u2800'), true, 'the braille blank')
+  })
+
+  it('lets emoji with their presentation selector through', () => {
+    assert.equal(hasDeceptiveCharacters('Thanks \u2764\uFE0F'), false)
   })
 
   it('lets ordinary multi-line text through', () => {
