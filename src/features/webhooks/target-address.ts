@@ -72,6 +72,19 @@ const FORBIDDEN_SUBNETS: ReadonlyArray<readonly [description: string, subnets: r
     ],
   ],
   ['a benchmarking address', [['198.18.0.0', 15, 'ipv4']]],
+  // Documentation (RFC 5737, RFC 3849, RFC 9637) and IETF protocol assignments: routed nowhere on the internet, so
+  // where they lead is a network's own choice.
+  [
+    'a documentation or protocol-assignment address',
+    [
+      ['192.0.0.0', 24, 'ipv4'],
+      ['192.0.2.0', 24, 'ipv4'],
+      ['198.51.100.0', 24, 'ipv4'],
+      ['203.0.113.0', 24, 'ipv4'],
+      ['2001:db8::', 32, 'ipv6'],
+      ['3fff::', 20, 'ipv6'],
+    ],
+  ],
   // Discard-only (RFC 6666): routed nowhere by design.
   ['a discard-only address', [['100::', 64, 'ipv6']]],
   [

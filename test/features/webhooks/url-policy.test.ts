@@ -36,6 +36,12 @@ const FORBIDDEN: ReadonlyArray<readonly [address: string, description: string]> 
   ['255.255.255.255', 'a reserved or broadcast address'],
   ['198.18.0.1', 'a benchmarking address'],
   ['198.19.255.255', 'a benchmarking address'],
+  ['192.0.2.1', 'a documentation or protocol-assignment address'],
+  ['198.51.100.7', 'a documentation or protocol-assignment address'],
+  ['203.0.113.255', 'a documentation or protocol-assignment address'],
+  ['192.0.0.9', 'a documentation or protocol-assignment address'],
+  ['2001:db8::1', 'a documentation or protocol-assignment address'],
+  ['3fff:fff::1', 'a documentation or protocol-assignment address'],
   // IPv6 forms that carry an IPv4 address a gateway or the host may connect to.
   ['::127.0.0.1', 'an IPv6 address that embeds an IPv4 address'],
   ['::7f00:1', 'an IPv6 address that embeds an IPv4 address'],
@@ -57,7 +63,18 @@ const FORBIDDEN: ReadonlyArray<readonly [address: string, description: string]> 
   ['100::ffff:ffff:ffff:ffff', 'a discard-only address'],
 ]
 
-const PUBLIC = ['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '100.63.255.255', '100.128.0.1', '198.17.255.255', '198.20.0.1']
+const PUBLIC = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '172.15.255.255',
+  '172.32.0.1',
+  '100.63.255.255',
+  '100.128.0.1',
+  '198.17.255.255',
+  '198.20.0.1',
+  '192.0.3.1',
+  '203.0.114.1',
+]
 const PUBLIC_V6 = ['2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2606:4700::5efe:808:808', '2003::1', '64:ff9c::1']
 
 /** The 422 message on field url that `promise` is refused with. */
