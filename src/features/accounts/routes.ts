@@ -6,7 +6,9 @@ import { deriveStateKey, openState, sealState } from '../../platform/crypto/sign
 import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
 import { cookieAttributes, readCookie } from '../../platform/http/cookies.js'
 import { errorResponses } from '../../platform/http/schemas.js'
+import { registerPageSecurityHeaders } from '../../platform/http/security-headers.js'
 import { assertSameOrigin, sessionCookie as sessionCookieFor, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
+import { renderSignInLinkProblemHtml } from '../../web/dashboard/sign-in-link-html.js'
 import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
 import { LocalSignInQuery, SessionView, SignInMethods } from './schemas.js'
 import type { AccountService } from './service.js'
@@ -95,19 +97,24 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     return signIn(request, reply, account.id)
   })
 
-  app.get('/auth/local', { schema: { hide: true, querystring: LocalSignInQuery } }, async (request, reply) => {
-    // The link is a credential: keep it out of the Referer of whatever the browser loads next.
-    reply.header('referrer-policy', 'no-referrer')
-    if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
-    const { token } = request.query
-    const accountId = await deps.sessions.redeemLoginToken(token)
-    if (!accountId) {
+  // A link is opened in a browser: the page it may answer is under the pages' security headers, as the dashboard's.
+  const localLinkRoute: FastifyPluginAsyncTypebox = async (page) => {
+    await registerPageSecurityHeaders(page)
+    page.get('/auth/local', { schema: { hide: true, querystring: LocalSignInQuery } }, async (request, reply) => {
+      // The link is a credential: keep it out of the Referer of whatever the browser loads next.
+      reply.header('referrer-policy', 'no-referrer')
+      if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
+      const { token } = request.query
+      const accountId = await deps.sessions.redeemLoginToken(token)
+      if (accountId) return signIn(request, reply, accountId)
+      // A browser gets a page that says what to do; a client that asks for JSON (or anything) gets the error as JSON.
+      if (acceptsHtml(request)) return reply.code(401).type('text/html; charset=utf-8').send(linkProblemHtml)
       throw unauthorized(
         'This sign-in link is invalid, already used or expired (links last 15 minutes): run `countersign login-link` for a new one',
       )
-    }
-    return signIn(request, reply, accountId)
-  })
+    })
+  }
+  await app.register(localLinkRoute)
 
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
@@ -134,6 +141,13 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return { account: { id: account.id, email: account.email, name: account.name } }
     },
   )
+}
+
+const linkProblemHtml = renderSignInLinkProblemHtml({ styleHref: '/assets/dashboard.css' })
+
+/** Whether the client names HTML among what it accepts, as a browser opening a page does (a bare wildcard is not enough). */
+function acceptsHtml(request: FastifyRequest): boolean {
+  return /(^|,)\s*text\/html\s*(;|,|$)/.test(request.headers.accept ?? '')
 }
 
 function asFlow(value: unknown): OidcFlow | undefined {

@@ -57,6 +57,35 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     assert.equal((await newBrowser().request(late)).status, 401)
   })
 
+  it("answers a used link in a browser with a page saying how to get a new one, under the pages' headers; JSON to a client", async () => {
+    const link = await freshLink()
+    assert.equal((await newBrowser().request(link)).status, 303)
+    const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+    const page = await t.inject({ method: 'GET', url: `${link.pathname}${link.search}`, headers: { accept: browserAccept } })
+    assert.equal(page.statusCode, 401)
+    assert.match(String(page.headers['content-type']), /^text\/html; charset=utf-8/)
+    assert.match(page.body, /<html lang="en">/)
+    assert.match(page.body, /<title>This sign-in link does not work · Countersign<\/title>/)
+    assert.match(page.body, /<h1>This sign-in link does not work<\/h1>/)
+    assert.match(page.body, /countersign login-link/)
+    assert.match(page.body, /<link rel="stylesheet" href="\/assets\/dashboard.css">/)
+    assert.doesNotMatch(page.body, /<script|<style|style=/, 'no script, no inline style')
+    // The dashboard's own headers: its policy, no framing, nosniff, no referrer, nothing stored.
+    const dashboard = await t.inject({ method: 'GET', url: '/dashboard', headers: { accept: browserAccept } })
+    for (const name of ['content-security-policy', 'x-frame-options', 'x-content-type-options', 'cross-origin-opener-policy']) {
+      assert.ok(page.headers[name], name)
+      assert.equal(page.headers[name], dashboard.headers[name], name)
+    }
+    assert.equal(page.headers['referrer-policy'], 'no-referrer')
+    assert.equal(page.headers['cache-control'], 'no-store')
+
+    for (const accept of [undefined, 'application/json', '*/*']) {
+      const answer = await t.inject({ method: 'GET', url: `${link.pathname}?token=bogus`, headers: accept ? { accept } : {} })
+      assert.equal(answer.statusCode, 401, accept)
+      assert.match(answer.json().error, /invalid, already used or expired.*countersign login-link/, accept)
+    }
+  })
+
   it('stores only hashes of links and sessions', async () => {
     const link = await freshLink()
     const token = link.searchParams.get('token') as string
