@@ -1,6 +1,7 @@
 // The overview's charts, drawn as inline SVG with createElementNS. Each is drawn at the pixel width of its box
 // (so that text keeps its size on a phone and on a laptop) and names its numbers for screen readers.
 import type { DailyCounts } from './api.js'
+import { walletName } from './wallet-names.js'
 
 const SVG = 'http://www.w3.org/2000/svg'
 
@@ -147,14 +148,14 @@ export function walletBars(breakdown: { walletAdapter: string; count: number }[]
   const root = chartRoot(
     width,
     height,
-    `Signed payloads by wallet: ${breakdown.map((wallet) => `${wallet.walletAdapter} ${wallet.count}`).join(', ')}`,
+    `Signed payloads by wallet: ${breakdown.map((wallet) => `${walletName(wallet.walletAdapter)} ${wallet.count}`).join(', ')}`,
     'wallet-chart',
   )
   breakdown.forEach((wallet, index) => {
     const y = index * row + 4
     const barWidth = Math.max(2, (wallet.count / largest) * barSpace)
     root.append(
-      svg('text', { x: labelWidth - 8, y: y + 17, 'text-anchor': 'end', class: 'label' }, wallet.walletAdapter),
+      svg('text', { x: labelWidth - 8, y: y + 17, 'text-anchor': 'end', class: 'label' }, walletName(wallet.walletAdapter)),
       svg('rect', { x: labelWidth, y: y + 4, width: barWidth, height: row - 10, rx: 3, class: 'bar bar-wallet' }),
       svg('text', { x: labelWidth + barWidth + 6, y: y + 17, class: 'value' }, String(wallet.count)),
     )

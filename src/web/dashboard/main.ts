@@ -138,7 +138,14 @@ async function start(): Promise<void> {
     const page = pageFor(route)
     page(view, { navigate: router.navigate, isCurrent: () => current === generation })
       .catch((error: unknown) => {
-        if (current === generation) replaceChildren(view, errorMessage(error), h('p', {}, link(paths.projects(), 'Back to your projects')))
+        if (current !== generation) return
+        // Headed like every page, so that the title and a screen reader's heading list say what happened.
+        replaceChildren(
+          view,
+          h('h1', {}, 'This page could not be shown'),
+          errorMessage(error),
+          h('p', {}, link(paths.projects(), 'Back to your projects')),
+        )
       })
       .finally(() => {
         if (current !== generation) return

@@ -60,7 +60,7 @@ export function secretOnce(title: string, secret: string, testId: string): HTMLE
   return h(
     'section',
     { className: 'secret-once', testId, attrs: { role: 'status' } },
-    h('h3', {}, title),
+    h('h2', {}, title),
     h(
       'p',
       { className: 'warning' },
@@ -101,8 +101,33 @@ export function confirmInPlace(trigger: HTMLElement, question: string, confirmLa
   cancel.focus()
 }
 
-export function emptyState(title: string, ...children: Child[]): HTMLElement {
-  return h('div', { className: 'empty', testId: 'empty-state' }, h('h3', {}, title), ...children)
+/** What a list without items says instead; `level` keeps the page's headings in order (an h2 under the h1, an h3 under an h2). */
+export function emptyState(level: 'h2' | 'h3', title: string, ...children: Child[]): HTMLElement {
+  return h('div', { className: 'empty', testId: 'empty-state' }, h(level, {}, title), ...children)
+}
+
+/**
+ * Preformatted text that may be wider than its box (a command, a transaction's JSON): it scrolls sideways, so it takes
+ * keyboard focus (a keyboard user scrolls it with the arrow keys) and is a region named by `label`.
+ */
+export function scrollingPre(label: string, text: string, props: Props = {}): HTMLElement {
+  return h('pre', { ...props, attrs: { tabindex: '0', role: 'region', 'aria-label': label, ...props.attrs } }, h('code', {}, text))
+}
+
+/** Words for screen readers only, e.g. the header of a column of buttons. */
+export function visuallyHidden(text: string): HTMLElement {
+  return h('span', { className: 'visually-hidden' }, text)
+}
+
+/** A duration in words: "5 minutes", "24 hours", "3 seconds"; the largest unit that measures it whole. */
+export function formatDuration(seconds: number): string {
+  const [count, unit] =
+    seconds >= 3600 && seconds % 3600 === 0
+      ? [seconds / 3600, 'hour']
+      : seconds >= 60 && seconds % 60 === 0
+        ? [seconds / 60, 'minute']
+        : [seconds, 'second']
+  return `${count.toLocaleString()} ${unit}${count === 1 ? '' : 's'}`
 }
 
 /** The first request a developer can paste: creates a signMessage payload with their key. */
@@ -116,7 +141,7 @@ export function firstPayloadCurl(origin: string): HTMLElement {
   return h(
     'div',
     { className: 'snippet' },
-    h('pre', { testId: 'first-payload-curl' }, h('code', {}, command)),
+    scrollingPre('Command to create a first payload', command, { testId: 'first-payload-curl' }),
     copyButton(command, { className: 'button secondary', label: 'Copy command' }),
   )
 }

@@ -16,6 +16,7 @@ import {
   replaceChildren,
   secretOnce,
   submitButton,
+  visuallyHidden,
 } from '../ui.js'
 
 export async function keysPage(view: HTMLElement, context: PageContext, projectId: string): Promise<void> {
@@ -84,7 +85,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, k
       form,
       h('h2', {}, 'Keys'),
       keys.length === 0
-        ? emptyState('No keys', h('p', {}, 'Create a key above; your server sends it as `Authorization: Bearer <key>`.'))
+        ? emptyState('h3', 'No keys', h('p', {}, 'Create a key above; your server sends it as `Authorization: Bearer <key>`.'))
         : h(
             'table',
             { className: 'table', testId: 'keys' },
@@ -94,7 +95,8 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, k
               h(
                 'tr',
                 {},
-                ...['Name', 'Key', 'Created', 'Last used', 'Status', ''].map((title) => h('th', { attrs: { scope: 'col' } }, title)),
+                ...['Name', 'Key', 'Created', 'Last used', 'Status'].map((title) => h('th', { attrs: { scope: 'col' } }, title)),
+                h('th', { attrs: { scope: 'col' } }, visuallyHidden('Actions')),
               ),
             ),
             h('tbody', {}, ...rows),

@@ -144,6 +144,7 @@ function charts(project: ProjectDetail, analytics: Analytics, usageCard: HTMLEle
 
 function firstPayloadHelp(project: ProjectDetail): HTMLElement {
   return emptyState(
+    'h3',
     'No payloads yet',
     h(
       'p',

@@ -17,9 +17,11 @@ import {
   input,
   link,
   replaceChildren,
+  scrollingPre,
   select,
   submitButton,
 } from '../ui.js'
+import { walletName } from '../wallet-names.js'
 
 const PAGE_SIZE = 20
 
@@ -80,12 +82,14 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
   let content: Child
   if (payloads.length === 0 && offset === 0 && !status && !type && !q) {
     content = emptyState(
+      'h2',
       'No payloads yet',
       h('p', {}, 'Payloads appear here as soon as your server creates them. Try it with an API key of this project:'),
       firstPayloadCurl(location.origin),
     )
   } else if (payloads.length === 0) {
     content = emptyState(
+      'h2',
       'Nothing here',
       h(
         'p',
@@ -106,7 +110,9 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
         h(
           'tr',
           {},
-          ...['Payload', 'Status', 'Type', 'Wallet', 'Signer', 'Created'].map((title) => h('th', { attrs: { scope: 'col' } }, title)),
+          ...['Payload', 'External id', 'Status', 'Type', 'Wallet', 'Signer', 'Created'].map((title) =>
+            h('th', { attrs: { scope: 'col' } }, title),
+          ),
         ),
       ),
       h('tbody', {}, ...payloads.map((payload) => payloadRow(context, projectId, payload))),
@@ -126,7 +132,8 @@ export async function payloadsPage(view: HTMLElement, context: PageContext, proj
 /**
  * One payload as a row that is a link as a whole: a click anywhere on it opens the payload (a click with a modifier
  * key, or on the uuid link itself, keeps the browser's own behaviour). The uuid link is what keyboards and screen
- * readers use. On a phone the row is two short lines (sign CSS), not a card of six.
+ * readers use. On a phone the row is two short lines (see the CSS), not a card of seven, and the externalId and
+ * the signer a muted line each when there are.
  */
 function payloadRow(context: PageContext, projectId: string, payload: PayloadSummary): HTMLElement {
   const href = paths.payload(projectId, payload.uuid)
@@ -138,9 +145,18 @@ function payloadRow(context: PageContext, projectId: string, payload: PayloadSum
       { className: 'cell-uuid', attrs: { 'data-label': 'Payload' } },
       link(href, h('code', {}, payload.uuid.slice(0, 8)), { attrs: { 'aria-label': `Payload ${payload.uuid}` } }),
     ),
+    h(
+      'td',
+      { className: payload.externalId ? 'cell-external' : 'cell-external none', attrs: { 'data-label': 'External id' } },
+      payload.externalId ? h('code', { className: 'break' }, payload.externalId) : '—',
+    ),
     h('td', { className: 'cell-status', attrs: { 'data-label': 'Status' } }, statusBadge(payload.status)),
     h('td', { className: 'cell-type', attrs: { 'data-label': 'Type' } }, payload.type),
-    h('td', { className: 'cell-wallet', attrs: { 'data-label': 'Wallet' } }, payload.walletAdapter ?? '—'),
+    h(
+      'td',
+      { className: 'cell-wallet', attrs: { 'data-label': 'Wallet' } },
+      payload.walletAdapter ? walletName(payload.walletAdapter) : '—',
+    ),
     h(
       'td',
       { className: payload.signerAddress ? 'cell-signer' : 'cell-signer none', attrs: { 'data-label': 'Signer' } },
@@ -159,15 +175,36 @@ function payloadRow(context: PageContext, projectId: string, payload: PayloadSum
 }
 
 export async function payloadPage(view: HTMLElement, context: PageContext, projectId: string, uuid: string): Promise<void> {
-  const [project, payload] = await Promise.all([api.project(projectId), api.payload(projectId, uuid)])
+  const [project, payload] = await Promise.all([api.project(projectId), api.payload(projectId, uuid).catch(unlessNotFound)])
   if (!context.isCurrent()) return
+  const allPayloads = h('p', {}, link(paths.project(projectId, 'payloads'), '← All payloads'))
+  if (payload === null) {
+    // Within the project's frame: its name, its tabs, and the way back to its payloads.
+    replaceChildren(
+      view,
+      ...projectFrame(
+        project,
+        'payloads',
+        allPayloads,
+        h('h2', { testId: 'payload-not-found' }, 'Payload not found'),
+        h(
+          'p',
+          {},
+          'This project has no payload ',
+          h('code', { className: 'break' }, uuid),
+          '. Search its payloads by uuid, signer or externalId.',
+        ),
+      ),
+    )
+    return
+  }
   const deliveries = h('div', { testId: 'payload-deliveries' }, h('p', { className: 'loading' }, 'Loading deliveries…'))
   replaceChildren(
     view,
     ...projectFrame(
       project,
       'payloads',
-      h('p', {}, link(paths.project(projectId, 'payloads'), '← All payloads')),
+      allPayloads,
       h('h2', {}, 'Payload ', h('code', { className: 'break' }, payload.uuid)),
       fields(payload),
       h('h2', {}, 'Webhook deliveries'),
@@ -200,7 +237,7 @@ function fields(payload: PayloadDetail): HTMLElement {
     ['Created', formatTime(payload.createdAt)],
     ['Expires', formatTime(payload.expiresAt)],
     ['Resolved', formatTime(payload.resolvedAt)],
-    ['Wallet', payload.walletAdapter ?? '—'],
+    ['Wallet', payload.walletAdapter ? walletName(payload.walletAdapter) : '—'],
     ['Signer address', code(payload.signerAddress)],
     ['Transaction hash', code(payload.txHash)],
   ]
@@ -214,12 +251,12 @@ function fields(payload: PayloadDetail): HTMLElement {
     )
   }
   rows.push(
-    ['Transaction', payload.transaction ? h('pre', {}, h('code', {}, JSON.stringify(payload.transaction, null, 2))) : '—'],
-    ['Message', payload.message === null ? '—' : h('pre', {}, payload.message)],
+    ['Transaction', payload.transaction ? scrollingPre('Transaction JSON', JSON.stringify(payload.transaction, null, 2)) : '—'],
+    ['Message', payload.message === null ? '—' : scrollingPre('Message', payload.message)],
     ['Custom instructions', payload.customInstructions ?? '—'],
     ['Return URL', code(payload.returnUrl)],
     ['External id', code(payload.externalId)],
-    ['Metadata', payload.metadata ? h('pre', {}, h('code', {}, JSON.stringify(payload.metadata, null, 2))) : '—'],
+    ['Metadata', payload.metadata ? scrollingPre('Metadata JSON', JSON.stringify(payload.metadata, null, 2)) : '—'],
   )
   return h(
     'dl',
@@ -273,6 +310,12 @@ export const deliveryBadge = (state: string) => badge(state, DELIVERY_BADGE[stat
 export function lastAnswer(delivery: { lastStatusCode: number | null; lastError: string | null }): string {
   if (delivery.lastError) return delivery.lastStatusCode === null ? delivery.lastError : `${delivery.lastStatusCode}: ${delivery.lastError}`
   return delivery.lastStatusCode === null ? '—' : String(delivery.lastStatusCode)
+}
+
+/** No such payload (404: an unknown uuid or another project's; 422: not a uuid at all) as null; any other failure stays one. */
+function unlessNotFound(error: unknown): null {
+  if (error instanceof ApiError && (error.status === 404 || error.status === 422)) return null
+  throw error
 }
 
 function code(value: string | null): Child {

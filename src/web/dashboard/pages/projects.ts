@@ -28,6 +28,7 @@ function draw(view: HTMLElement, context: PageContext, projects: ProjectSummary[
   const list =
     projects.length === 0
       ? emptyState(
+          'h2',
           'Create your first project',
           h('p', {}, 'A project holds your API keys, payloads and webhooks. Name it after the app that will ask users to sign.'),
           h('p', {}, 'You get an API key at once; with it your server can create its first payload.'),

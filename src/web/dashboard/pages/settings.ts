@@ -2,7 +2,20 @@
 // file the site publishes) and the logo; and the plan with its limits.
 import { api, type ProjectDetail } from '../api.js'
 import { type PageContext, planBadge, projectFrame } from '../page.js'
-import { badge, button, copyButton, errorMessage, field, formatTime, h, input, onSubmit, replaceChildren, submitButton } from '../ui.js'
+import {
+  badge,
+  button,
+  copyButton,
+  errorMessage,
+  field,
+  formatDuration,
+  formatTime,
+  h,
+  input,
+  onSubmit,
+  replaceChildren,
+  submitButton,
+} from '../ui.js'
 
 /** The service's own limit (MAX_LOGO_BYTES): checked here too, so that a large file is refused before it is sent. */
 const MAX_LOGO_BYTES = 100 * 1024
@@ -165,8 +178,8 @@ function planSection(project: ProjectDetail): HTMLElement {
         [
           ['Payloads a month', limits.monthlyPayloads.toLocaleString()],
           ['Requests a minute', limits.requestsPerMinute.toLocaleString()],
-          ['Shortest poll interval', `${limits.minPollIntervalMs / 1000} s`],
-          ['Longest expiry', `${limits.maxExpiresInSeconds / 60} min`],
+          ['Shortest poll interval', formatDuration(limits.minPollIntervalMs / 1000)],
+          ['Longest expiry', formatDuration(limits.maxExpiresInSeconds)],
           ['Webhooks', project.plan === 'pro' ? 'Yes' : 'Pro only'],
         ] as const
       ).map(([label, value]) => h('div', {}, h('dt', {}, label), h('dd', {}, value))),

@@ -18,8 +18,10 @@ import {
   link,
   onSubmit,
   replaceChildren,
+  scrollingPre,
   secretOnce,
   submitButton,
+  visuallyHidden,
 } from '../ui.js'
 import { deliveryBadge, lastAnswer } from './payloads.js'
 
@@ -47,6 +49,7 @@ export async function webhooksPage(view: HTMLElement, context: PageContext, proj
 
 function needsPro(project: ProjectDetail): HTMLElement {
   return emptyState(
+    'h2',
     'Webhooks need the Pro plan',
     h('p', {}, 'On Free, your server learns the outcome of a payload by polling it or by streaming its status.'),
     h(
@@ -54,7 +57,7 @@ function needsPro(project: ProjectDetail): HTMLElement {
       {},
       'With Pro, Countersign posts a signed event to your server as soon as a payload is signed, rejected or expires. The operator of this service moves a project to Pro with:',
     ),
-    h('pre', {}, h('code', {}, `countersign project set-plan ${project.id} pro`)),
+    scrollingPre('Command to move this project to Pro', `countersign project set-plan ${project.id} pro`),
   )
 }
 
@@ -97,6 +100,7 @@ function draw(view: HTMLElement, context: PageContext, project: ProjectDetail, w
       h('h2', {}, 'Webhooks'),
       webhooks.length === 0
         ? emptyState(
+            'h3',
             'No webhooks yet',
             h('p', {}, 'Add the URL of an endpoint on your server below. Send it a test event to check that it answers 2xx.'),
           )
@@ -196,9 +200,10 @@ function deliveryLog(projectId: string, webhookId: string, deliveries: DeliveryV
         h(
           'tr',
           {},
-          ...['Event', 'State', 'Attempts', 'Last answer', 'Created', 'Next attempt', ''].map((title) =>
+          ...['Event', 'State', 'Attempts', 'Last answer', 'Created', 'Next attempt'].map((title) =>
             h('th', { attrs: { scope: 'col' } }, title),
           ),
+          h('th', { attrs: { scope: 'col' } }, visuallyHidden('Actions')),
         ),
       ),
       h(
