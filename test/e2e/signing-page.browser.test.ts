@@ -237,6 +237,18 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.match((await page.getByTestId('transaction-fee').textContent()) ?? '', /one owner reserve/)
   })
 
+  it('says a message is long, and that it scrolls, before its end is out of sight; a short one says nothing', async () => {
+    const long = `${'I agree to the terms. '.repeat(100)}END`
+    const { page } = await open(await create({ type: 'signMessage', message: long }))
+    assert.equal(
+      await page.getByTestId('message-length').textContent(),
+      'This message is long (2,203 characters): scroll inside its box to read it all before you approve.',
+    )
+    await page.goto(`${t.url}/sign/${await create({ type: 'signMessage', message: 'Short and sweet.' })}`)
+    await page.getByTestId('message').waitFor()
+    assert.equal(await page.getByTestId('message-length').count(), 0)
+  })
+
   it('a submitted transaction that fails on the ledger (tec) ends as a failure, in the headline and the title, not as a success', async () => {
     const uuid = await create({ type: 'signAndSubmit', transaction: paymentTransaction('1000000') })
     const { page } = await open(uuid)
@@ -257,6 +269,15 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     const { page } = await open(uuid)
     assert.equal(await page.getByTestId('project-name').textContent(), 'Example Shop')
     assert.match((await page.getByTestId('project-website').textContent()) ?? '', /^shop\.example\s*verified website$/)
+    // The host may break after a dot only: each label is kept on one line.
+    assert.deepEqual(await page.locator('.origin-host .host-label').allTextContents(), ['shop.', 'example'])
+    assert.equal(
+      await page
+        .locator('.origin-host .host-label')
+        .first()
+        .evaluate((e) => getComputedStyle(e).whiteSpace),
+      'nowrap',
+    )
     const logo = page.getByTestId('project-logo')
     assert.match((await logo.getAttribute('src')) ?? '', new RegExp(`^/logos/${projectId}/[0-9a-f]{64}$`))
     // decode() waits for the image to load (a busy machine may still be fetching it), and rejects if it cannot.

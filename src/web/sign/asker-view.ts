@@ -1,7 +1,7 @@
 // The top of the signing page: who asks (logo, name, verified website), for what, and on which network. Every value
 // is inserted as text, and the project's name is isolated (<bdi>).
 import type { PayloadType } from '../../features/payloads/model.js'
-import { h, isolated } from '../shared/dom.js'
+import { type Child, h, isolated } from '../shared/dom.js'
 import type { SignRequest } from './api.js'
 import { networkName } from './format.js'
 
@@ -37,7 +37,7 @@ export function renderAsker(request: SignRequest): HTMLElement {
           h(
             'p',
             { className: 'origin', testId: 'project-website' },
-            h('span', { className: 'origin-host' }, hostOf(project.website)),
+            h('span', { className: 'origin-host' }, ...hostLines(hostOf(project.website))),
             h('span', { className: 'verified' }, 'verified website'),
           ),
       ),
@@ -65,6 +65,23 @@ function hostOf(origin: string): string {
     return origin
   }
 }
+
+/**
+ * A host that may break across lines after its dots only (each label kept whole, the dot at its end): broken at a
+ * hyphen, a-very-long-name.example read as two names, the first of which a look-alike could claim. A label longer
+ * than a phone's line may still wrap, rather than push the page sideways.
+ */
+function hostLines(host: string): Child[] {
+  const labels = host.split('.')
+  return labels.flatMap((label, index) => {
+    const text = index === labels.length - 1 ? label : `${label}.`
+    const part = h('span', { className: label.length <= MAX_UNBROKEN_LABEL ? 'host-label' : undefined }, text)
+    return index === labels.length - 1 ? [part] : [part, h('wbr', {})]
+  })
+}
+
+/** Characters of a host label kept on one line: about what a phone's line holds at the header's size. */
+const MAX_UNBROKEN_LABEL = 30
 
 /** The service serves logos itself: only a path on this origin is ever loaded. */
 function sameOriginPath(path: string): string | null {

@@ -32,6 +32,16 @@ export function renderRequest(request: SignRequest): HTMLElement {
   )
 }
 
+/** Lines of the message box before it scrolls (20 rem at its line height), and characters a phone fits on a line. */
+const BOX_LINES = 13
+const PHONE_LINE_CHARS = 36
+
+/** Whether a message may not fit its box on a phone, so that its end is out of sight until scrolled to. */
+function mayOverflow(message: string): boolean {
+  const lines = message.split('\n').reduce((sum, line) => sum + Math.max(1, Math.ceil([...line].length / PHONE_LINE_CHARS)), 0)
+  return lines > BOX_LINES
+}
+
 function renderAsked(request: SignRequest): Child[] {
   switch (request.type) {
     case 'connect':
@@ -44,6 +54,12 @@ function renderAsked(request: SignRequest): Child[] {
     case 'signMessage':
       return [
         h('h2', {}, 'Message to sign'),
+        mayOverflow(request.message ?? '') &&
+          h(
+            'p',
+            { className: 'hint', testId: 'message-length' },
+            `This message is long (${[...(request.message ?? '')].length.toLocaleString('en-US')} characters): scroll inside its box to read it all before you approve.`,
+          ),
         // A long message scrolls inside its box; the box takes keyboard focus, so it scrolls without a mouse too.
         h(
           'pre',
