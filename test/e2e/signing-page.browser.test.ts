@@ -615,6 +615,12 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.getByTestId('approve').click()
     await page.getByTestId('status').filter({ hasText: 'waiting for the other signers' }).waitFor({ timeout: 10_000 })
     assert.equal(await page.getByTestId('multisign-weight').textContent(), '1 of 2 signed')
+    assert.match((await page.getByTestId('multisign-rule').textContent()) ?? '', /A rejection is one signer’s/)
+    // "Reject as" has a row of its own above the two buttons, which stay side by side (Reject had dropped below Approve).
+    const box = async (testId: string) => (await page.getByTestId(testId).boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 }
+    const [choice, approve, reject] = [await box('reject-as'), await box('approve'), await box('reject')]
+    assert.ok(choice.y + choice.height <= approve.y, 'the choice above the buttons')
+    assert.equal(Math.round(approve.y), Math.round(reject.y), 'Approve and Reject on one row')
     await shoot(page, 'signing-multisign.png')
     await page.getByTestId('dev-seed').fill(signers[1].seed as string)
     await page.getByTestId('approve').click()

@@ -27,6 +27,11 @@ export class MultisignProgress {
         h('progress', { attrs: { max: String(view.quorum), value: String(Math.min(view.weight, view.quorum)), 'aria-hidden': 'true' } }),
       ),
       h(
+        'p',
+        { className: 'hint', testId: 'multisign-rule' },
+        'Each signer answers for themself. A rejection is one signer’s: the request ends once those left can no longer reach the quorum.',
+      ),
+      h(
         'ul',
         { className: 'multisign-signers' },
         ...view.signers.map((signer) =>
