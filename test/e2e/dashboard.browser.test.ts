@@ -5,7 +5,6 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { localSignInUrl } from '../../src/features/accounts/session-tokens.js'
 import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
@@ -16,7 +15,7 @@ import { createDeveloperAdapter } from '../../src/web/sign/wallets/developer.js'
 import { createGemWalletAdapter } from '../../src/web/sign/wallets/gemwallet.js'
 import { createLedgerAdapter } from '../../src/web/sign/wallets/ledger.js'
 import { createXamanAdapter } from '../../src/web/sign/wallets/xaman.js'
-import { LAPTOP, PHONE } from '../support/axe.js'
+import { checkAtBothWidths, LAPTOP, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { cspDirectives } from '../support/csp.js'
 import { DESTINATION } from '../support/fixtures.js'
@@ -35,33 +34,6 @@ const WALLETS = ['xaman', 'crossmark', 'xaman', 'gemwallet', 'crossmark', 'xaman
 
 /** The text of an element as laid out (Playwright's innerText): what a person reads, with line breaks between blocks. */
 const shownText = (locator: Locator) => locator.innerText()
-
-/**
- * axe-core's violations of every impact (critical, serious, moderate and minor: the dashboard has none of any) and any
- * sideways overflow, at a phone's and a laptop's width, each line prefixed with the state's name and the width; a
- * full-page screenshot at each (`name`.png, `name`-desktop.png; kept in docs/screenshots with SCREENSHOTS=1).
- */
-async function checkAtBothWidths(page: Page, name: string): Promise<string[]> {
-  const before = page.viewportSize()
-  const found: string[] = []
-  for (const [size, suffix] of [
-    [PHONE, ''],
-    [LAPTOP, '-desktop'],
-  ] as const) {
-    await page.setViewportSize(size)
-    // Layout settles after a resize (media queries, charts drawn at their box's width).
-    await page.waitForTimeout(200)
-    for (const violation of (await new AxeBuilder({ page }).analyze()).violations) {
-      const where = violation.nodes.map((node) => node.target.join(' ')).join(', ')
-      found.push(`${name} at ${size.width}px: ${violation.id} (${violation.impact}): ${violation.help} at ${where}`)
-    }
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
-    if (overflow > 0) found.push(`${name} at ${size.width}px: the page is ${overflow}px wider than the screen`)
-    await screenshot(page, `${name}${suffix}.png`)
-  }
-  if (before !== null) await page.setViewportSize(before)
-  return found
-}
 
 /**
  * A preformatted box wider than its column scrolls sideways: a keyboard must reach it (tabindex 0) and scroll it, and

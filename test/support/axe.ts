@@ -6,19 +6,17 @@ import { screenshot } from './chromium.js'
 export const PHONE = { width: 390, height: 844 }
 export const LAPTOP = { width: 1280, height: 800 }
 
-/** axe-core's violations of impact serious or critical, one line each: rule, help, and where. */
-export async function seriousViolations(page: Page): Promise<string[]> {
+/** axe-core's violations of every impact (critical, serious, moderate and minor), one line each: rule, help, and where. */
+export async function axeViolations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page }).analyze()
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map(
-      (violation) =>
-        `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-    )
+  return results.violations.map(
+    (violation) =>
+      `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+  )
 }
 
 /**
- * Checks the page at both widths: axe-core's serious and critical violations and any sideways overflow (returned,
+ * Checks the page at both widths: axe-core's violations of every impact and any sideways overflow (returned,
  * prefixed with the state's name and the width), and a full-page screenshot each (`name`.png at the phone's width, `name`-desktop.png at the
  * laptop's; kept in docs/screenshots with SCREENSHOTS=1). Leaves the page at the width it had.
  */
@@ -32,7 +30,7 @@ export async function checkAtBothWidths(page: Page, name: string): Promise<strin
     await page.setViewportSize(size)
     // Layout settles after a resize (media queries, charts drawn at their box's width).
     await page.waitForTimeout(200)
-    for (const violation of await seriousViolations(page)) found.push(`${name} at ${size.width}px: ${violation}`)
+    for (const violation of await axeViolations(page)) found.push(`${name} at ${size.width}px: ${violation}`)
     // Nothing may push the page wider than the screen (a phone user would scroll sideways to find it).
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     if (overflow > 0) found.push(`${name} at ${size.width}px: the page is ${overflow}px wider than the screen`)
