@@ -45,7 +45,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
   let apiKey: string
   let projectId: string
   const opened: OpenedPage[] = []
-  /** axe-core's serious and critical findings, over every state at both widths. */
+  /** axe-core's findings of any impact, over every state at both widths. */
   const violations: string[] = []
 
   before(async () => {
