@@ -10,7 +10,7 @@ import { Wallet } from 'xrpl'
 import { projectsRepository } from '../../src/features/projects/repository.js'
 import { FOLLOW_INTERVAL_MS } from '../../src/features/signing/transaction-follower.js'
 import { SETTLED_LEDGERS } from '../../src/platform/xrpl/xrpl-node.js'
-import { checkAtBothWidths, PHONE } from '../support/axe.js'
+import { checkAtBothWidths, LAPTOP, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium } from '../support/chromium.js'
 import { DESTINATION, paymentTransaction } from '../support/fixtures.js'
 import { createPayload, readPayload } from '../support/payloads.js'
@@ -235,6 +235,28 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.goto(`${t.url}/sign/${deletion}`)
     assert.match((await page.getByTestId('consequence').textContent()) ?? '', /^This deletes the signing account: its whole XRP balance/)
     assert.match((await page.getByTestId('transaction-fee').textContent()) ?? '', /one owner reserve/)
+  })
+
+  it('on mainnet without Xaman, tells a phone that the wallets offered work on a computer only', async () => {
+    const mainnet = await startTestService('sqlite', { listen: true, env: { XRPL_NETWORK: 'mainnet' } })
+    try {
+      const project = await mainnet.createProject('pro')
+      const uuid = await createPayload(mainnet, project.apiKey, { type: 'signMessage', message: 'Hello' })
+      const context = await browser.newContext({ viewport: PHONE })
+      const page = await context.newPage()
+      await page.goto(`${mainnet.url}/sign/${uuid}`)
+      const note = page.getByTestId('computer-only')
+      await note.waitFor()
+      assert.equal(
+        await note.textContent(),
+        'These wallets work in a browser on a computer, not on a phone: open this page on a computer to approve.',
+      )
+      await page.setViewportSize(LAPTOP)
+      await note.waitFor({ state: 'hidden' })
+      await context.close()
+    } finally {
+      await mainnet.stop()
+    }
   })
 
   it('says a message is long, and that it scrolls, before its end is out of sight; a short one says nothing', async () => {

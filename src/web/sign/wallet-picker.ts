@@ -59,6 +59,8 @@ export class WalletPicker {
     // the ones that can come first and the actions stay close. On a wider screen the fold stays open, its summary hidden.
     let first = this.choices.filter((choice) => !choice.adapter.desktopOnly)
     let others = this.choices.filter((choice) => choice.adapter.desktopOnly)
+    // No wallet here works in a phone's browser (mainnet without Xaman): a phone is told to use a computer instead.
+    const computerOnly = first.length === 0 && others.length > 0
     if (first.length === 0) [first, others] = [others, []]
     const otherWallets =
       others.length > 0
@@ -80,6 +82,12 @@ export class WalletPicker {
       'section',
       { className: 'wallets', attrs: { 'aria-labelledby': 'wallets-heading' } },
       h('h2', { attrs: { id: 'wallets-heading' } }, 'Approve with'),
+      computerOnly &&
+        h(
+          'p',
+          { className: 'warning phone-only', testId: 'computer-only' },
+          'These wallets work in a browser on a computer, not on a phone: open this page on a computer to approve.',
+        ),
       this.choices.length > 0
         ? h('div', { className: 'wallet-list' }, ...first.map((choice) => choice.item))
         : h('p', { className: 'warning' }, 'No wallet this page knows can answer this kind of request.'),
