@@ -231,6 +231,8 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
       await page.getByTestId('payment-receives').textContent(),
       'They receive at most 0.000001 USD, and may receive as little as any amount (a partial payment)',
     )
+    // What arrives keeps its issuer, which tells a look-alike token apart.
+    assert.match((await page.locator('.payment .amount-details').textContent()) ?? '', new RegExp(`Issuer${DESTINATION}`))
     const deletion = await create({ type: 'sign', transaction: { TransactionType: 'AccountDelete', Destination: DESTINATION } })
     await page.goto(`${t.url}/sign/${deletion}`)
     assert.match((await page.getByTestId('consequence').textContent()) ?? '', /^This deletes the signing account: its whole XRP balance/)

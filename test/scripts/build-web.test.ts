@@ -31,6 +31,15 @@ describe('buildWeb', () => {
     assert.ok(built.firstLoad.includes('sign.js') && built.firstLoad.includes('sign.css'))
   })
 
+  it('writes no regular expression with a lookbehind, which Safari before 16.4 cannot parse (the whole script would not start)', async () => {
+    const scripts = Object.keys(built.metafile.outputs).filter((file) => file.endsWith('.js'))
+    assert.ok(scripts.length > 3)
+    for (const file of scripts) {
+      const text = await readFile(path.resolve(root, file), 'utf8')
+      assert.equal(/\(\?<[=!]/.test(text), false, `${file} holds a lookbehind`)
+    }
+  })
+
   it('keeps the first load small and free of wallet libraries and of what the page needs later', () => {
     assert.ok(built.firstLoadGzipBytes < FIRST_LOAD_BUDGET_GZIP_BYTES, `first load is ${built.firstLoadGzipBytes} bytes gzipped`)
     const firstLoad = new Set(built.firstLoad)

@@ -170,10 +170,12 @@ class PayloadsApi {
    * later pages, and none is seen twice. Give `after` to resume after a payload.
    */
   async *listAll(options: Omit<ListPayloadsOptions, 'offset'> & { signal?: AbortSignal } = {}): AsyncGenerator<Payload> {
-    const limit = options.limit ?? 100
-    let after = options.after
+    // An offset from a caller without the types would start every page after the first one wrong: it is not sent.
+    const { offset: _offset, ...filters } = options as typeof options & { offset?: number }
+    const limit = filters.limit ?? 100
+    let after = filters.after
     for (;;) {
-      const page = await this.list({ ...options, limit, after })
+      const page = await this.list({ ...filters, limit, after })
       yield* page.payloads
       const last = page.payloads.at(-1)
       if (!page.hasMore || last === undefined) return

@@ -103,6 +103,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     page.get('/auth/local', { schema: { hide: true, querystring: LocalSignInQuery } }, async (request, reply) => {
       // The link is a credential: keep it out of the Referer of whatever the browser loads next.
       reply.header('referrer-policy', 'no-referrer')
+      // The answer to a link that fails depends on Accept (a page or JSON).
+      reply.header('vary', 'Accept')
       if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
       const { token } = request.query
       const accountId = await deps.sessions.redeemLoginToken(token)

@@ -51,10 +51,10 @@ export interface AccountProjectsOptions {
  * Active keys a project may have at once: enough for every service and environment of an application and a rotation
  * of each, and a bound on what a session can create.
  */
+export const MAX_ACTIVE_KEYS_PER_PROJECT = 20
+
 /** Revoked keys a project keeps listed (with when they were last used); older ones are deleted. */
 export const KEPT_REVOKED_KEYS = 50
-
-export const MAX_ACTIVE_KEYS_PER_PROJECT = 20
 
 /** What PATCH /projects/{id} changes; an absent field is left alone, null clears. */
 export interface ProjectSettingsChange {
@@ -130,7 +130,7 @@ export class AccountProjects {
     const project = await this.owned(accountId, projectId)
     const { key, revokedHash } = await this.options.db.transaction().execute(async (tx) => {
       const revokedHash = await apiKeysRepository.revoke(tx, project.id, keyId, this.options.clock.now())
-      if (revokedHash !== undefined) await apiKeysRepository.pruneRevoked(tx, project.id, KEPT_REVOKED_KEYS)
+      if (revokedHash !== undefined) await apiKeysRepository.pruneRevoked(tx, project.id, keyId, KEPT_REVOKED_KEYS)
       return { key: await apiKeysRepository.findForProject(tx, project.id, keyId), revokedHash }
     })
     if (!key) throw notFound(API_KEY_NOT_FOUND)

@@ -102,11 +102,15 @@ export const apiKeysRepository = {
     return row?.key_hash
   },
 
-  /** Deletes the project's revoked keys but the `keep` revoked last, so that revoking keys in a loop grows nothing. */
-  async pruneRevoked(db: DbOrTx, projectId: string, keep: number): Promise<void> {
+  /**
+   * Deletes the project's revoked keys but the `keep` revoked last, so that revoking keys in a loop grows nothing;
+   * never `justRevoked` (another instance's clock ahead of this one's could rank it older than keys revoked since).
+   */
+  async pruneRevoked(db: DbOrTx, projectId: string, justRevoked: string, keep: number): Promise<void> {
     await db
       .deleteFrom('api_keys')
       .where('project_id', '=', projectId)
+      .where('id', '!=', justRevoked)
       .where('revoked_at', 'is not', null)
       .where(
         'id',

@@ -37,6 +37,8 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
       // The ledger refused what the wallet signed as asked: its one detail says why and what to do, once.
       if (message.startsWith(LEDGER_REFUSAL))
         return problem('The XRP Ledger refused this transaction', fullStop(details[0]?.message ?? message))
+      // The ledger holds it already, submitted elsewhere: it was applied, and must not be paid again.
+      if (message.startsWith(LEDGER_HOLDS_IT)) return problem('This transaction is already on the XRP Ledger', fullStop(message))
       return problem('The wallet returned something other than what was asked', message, true)
     case 502:
       // The service's message says what could not be reached, never which setting is missing (the log says that).
@@ -59,8 +61,9 @@ export function describeFailure(error: unknown, walletLabel: string | undefined)
 
 const IN_DOUBT_TITLE = 'Your transaction may already be on its way'
 
-/** How the service's 422 begins when the XRP Ledger refused a submission (features/signing/approve/submit-transaction.ts). */
-const LEDGER_REFUSAL = 'The XRP Ledger '
+/** How the service's 422s begin (features/signing/approve/submit-transaction.ts): the XRP Ledger refused a submission, or holds it already. */
+const LEDGER_REFUSAL = 'The XRP Ledger refused '
+const LEDGER_HOLDS_IT = 'The XRP Ledger already holds '
 
 /**
  * A request the page learns is in doubt without having been refused (opened again, or submitted from another device):

@@ -28,6 +28,11 @@ describe('describeFailure', () => {
       tone: 'error',
     })
     const held = new ApiError(422, 'The XRP Ledger already holds this very transaction, submitted elsewhere', [])
+    assert.equal(
+      describeFailure(held, 'Ledger').title,
+      'This transaction is already on the XRP Ledger',
+      'applied, not refused: never a cue to pay again',
+    )
     assert.equal(describeFailure(held, 'Ledger').message, 'The XRP Ledger already holds this very transaction, submitted elsewhere.')
   })
 
