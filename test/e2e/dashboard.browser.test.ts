@@ -9,12 +9,6 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { localSignInUrl } from '../../src/features/accounts/session-tokens.js'
 import { WebhookDispatcher } from '../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { ManualClock } from '../../src/platform/clock.js'
-import { WALLET_NAMES } from '../../src/web/dashboard/wallet-names.js'
-import { createCrossmarkAdapter } from '../../src/web/sign/wallets/crossmark.js'
-import { createDeveloperAdapter } from '../../src/web/sign/wallets/developer.js'
-import { createGemWalletAdapter } from '../../src/web/sign/wallets/gemwallet.js'
-import { createLedgerAdapter } from '../../src/web/sign/wallets/ledger.js'
-import { createXamanAdapter } from '../../src/web/sign/wallets/xaman.js'
 import { checkAtBothWidths, LAPTOP, PHONE } from '../support/axe.js'
 import { browserSkip, launchChromium, screenshot } from '../support/chromium.js'
 import { cspDirectives } from '../support/csp.js'
@@ -644,16 +638,6 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     await shoot('dashboard-payloads-phone.png')
     await open(`/dashboard/projects/${freeProjectId}/keys`)
     assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0)
-  })
-
-  it("names the wallets as the signing page's wallet list does", () => {
-    const labels = Object.fromEntries(
-      [createGemWalletAdapter, createCrossmarkAdapter, createLedgerAdapter, createXamanAdapter, createDeveloperAdapter].map((create) => {
-        const adapter = create()
-        return [adapter.id, adapter.label]
-      }),
-    )
-    assert.deepEqual(WALLET_NAMES, labels)
   })
 
   it('signs out', async () => {

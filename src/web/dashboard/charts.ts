@@ -1,7 +1,8 @@
 // The overview's charts, drawn as inline SVG with createElementNS. Each is drawn at the pixel width of its box
 // (so that text keeps its size on a phone and on a laptop) and names its numbers for screen readers.
+
+import { walletName } from '../shared/wallet-names.js'
 import type { DailyCounts } from './api.js'
-import { walletName } from './wallet-names.js'
 
 const SVG = 'http://www.w3.org/2000/svg'
 

@@ -1,6 +1,7 @@
 // The page a browser gets for a one-time sign-in link that does not work (used, expired, or cut short when copied):
-// the dashboard's sign-in look, what went wrong and how to get a new link. Static markup with no script and no inline
-// style, served under the pages' policy (features/accounts/routes.ts).
+// the dashboard's sign-in look, what went wrong and how to get a new link. The pages' shell with no script, served
+// under the pages' policy (features/accounts/routes.ts).
+import { renderPageShell } from '../shared/page-shell.js'
 
 export interface SignInLinkHtmlOptions {
   /** URL of dist/web/dashboard.css. */
@@ -8,19 +9,11 @@ export interface SignInLinkHtmlOptions {
 }
 
 export function renderSignInLinkProblemHtml(options: SignInLinkHtmlOptions): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<title>This sign-in link does not work · Countersign</title>
-<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="${options.styleHref}">
-</head>
-<body>
-<main class="view sign-in" data-testid="sign-in-link-problem">
+  return renderPageShell({
+    title: 'This sign-in link does not work · Countersign',
+    referrer: 'no-referrer',
+    styleHref: options.styleHref,
+    bodyHtml: `<main class="view sign-in" data-testid="sign-in-link-problem">
 <h1>This sign-in link does not work</h1>
 <p>It was already used, it expired (a link lasts 15 minutes), or part of it was lost when it was copied.</p>
 <div class="card">
@@ -29,8 +22,6 @@ export function renderSignInLinkProblemHtml(options: SignInLinkHtmlOptions): str
 <pre><code>npx countersign login-link</code></pre>
 </div>
 <p><a href="/dashboard">Go to the dashboard</a>: if this browser is already signed in, it opens.</p>
-</main>
-</body>
-</html>
-`
+</main>`,
+  })
 }

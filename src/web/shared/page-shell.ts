@@ -5,7 +5,8 @@ export interface PageShellOptions {
   title: string
   /** The referrer policy the page asks for (the signing page sends none: its URL is a capability). */
   referrer: 'no-referrer' | 'same-origin'
-  scriptSrc: string
+  /** The page's script; none for a page of static markup alone. */
+  scriptSrc?: string
   styleHref: string
   /** Static markup of the body before the script runs; never data from a request. */
   bodyHtml: string
@@ -22,8 +23,7 @@ export function renderPageShell(options: PageShellOptions): string {
 <title>${escapeHtml(options.title)}</title>
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="${escapeHtml(options.styleHref)}">
-<script type="module" src="${escapeHtml(options.scriptSrc)}"></script>
-</head>
+${options.scriptSrc === undefined ? '' : `<script type="module" src="${escapeHtml(options.scriptSrc)}"></script>\n`}</head>
 <body>
 ${options.bodyHtml}
 </body>

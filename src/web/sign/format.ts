@@ -69,10 +69,10 @@ const PARTIAL_PAYMENT = 0x00020000
 export interface PaymentView {
   /** The headline: the amount delivered, or "Up to ..." when more than it may be spent or less may arrive. */
   headline: string
-  /** What arrives, when the headline is what may be spent. */
-  receives: string | null
-  /** The amount the headline names, for its issuer and code. */
-  headlineAmount: unknown
+  /** The issuer and code of the amount the headline names. */
+  details: AmountView['details']
+  /** What arrives, when the headline is what may be spent, with its own issuer and code (they tell a look-alike apart). */
+  receives: { text: string; details: AmountView['details'] } | null
 }
 
 /**
@@ -85,14 +85,15 @@ export function describePayment(transaction: Record<string, unknown>): PaymentVi
   const sendMax = describeAmount(transaction.SendMax)
   const partial = typeof transaction.Flags === 'number' && (transaction.Flags & PARTIAL_PAYMENT) !== 0
   const delivered = amount?.headline ?? JSON.stringify(transaction.Amount ?? null)
-  if (sendMax === null && !partial) return { headline: delivered, receives: null, headlineAmount: transaction.Amount }
+  const deliveredDetails = amount?.details ?? []
+  if (sendMax === null && !partial) return { headline: delivered, details: deliveredDetails, receives: null }
   const deliverMin = describeAmount(transaction.DeliverMin)
   const receives = partial
     ? `They receive at most ${delivered}, and may receive as little as ${deliverMin?.headline ?? 'any amount'} (a partial payment)`
     : `They receive ${delivered}`
   return sendMax === null
-    ? { headline: `Up to ${delivered}`, receives, headlineAmount: transaction.Amount }
-    : { headline: `Up to ${sendMax.headline}`, receives, headlineAmount: transaction.SendMax }
+    ? { headline: `Up to ${delivered}`, details: deliveredDetails, receives: { text: receives, details: [] } }
+    : { headline: `Up to ${sendMax.headline}`, details: sendMax.details, receives: { text: receives, details: deliveredDetails } }
 }
 
 /**

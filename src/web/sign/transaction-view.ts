@@ -67,17 +67,14 @@ export function renderTransaction(request: SignRequest): HTMLElement {
 
 function renderPaymentHeadline(transaction: Record<string, unknown>): HTMLElement {
   const payment = describePayment(transaction)
-  const amount = describeAmount(payment.headlineAmount)
-  const delivered = describeAmount(transaction.Amount)
   return h(
     'div',
     { className: 'payment' },
     h('h2', {}, 'Payment'),
     h('p', { className: 'amount', testId: 'payment-amount' }, payment.headline),
-    amount !== null && amount.details.length > 0 && detailsList(amount.details),
-    payment.receives !== null && h('p', { className: 'receives', testId: 'payment-receives' }, payment.receives),
-    // What arrives keeps its own issuer and hex code, which tell a look-alike token apart.
-    payment.headlineAmount !== transaction.Amount && delivered !== null && delivered.details.length > 0 && detailsList(delivered.details),
+    payment.details.length > 0 && detailsList(payment.details),
+    payment.receives !== null && h('p', { className: 'receives', testId: 'payment-receives' }, payment.receives.text),
+    payment.receives !== null && payment.receives.details.length > 0 && detailsList(payment.receives.details),
   )
 }
 

@@ -78,6 +78,7 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     }
     assert.equal(page.headers['referrer-policy'], 'no-referrer')
     assert.equal(page.headers['cache-control'], 'no-store')
+    assert.equal(page.headers.vary, 'Accept', 'a page or JSON by Accept: a cache must not give one for the other')
 
     for (const accept of [undefined, 'application/json', '*/*']) {
       const answer = await t.inject({ method: 'GET', url: `${link.pathname}?token=bogus`, headers: accept ? { accept } : {} })

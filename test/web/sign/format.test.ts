@@ -162,24 +162,29 @@ describe('describePayment', () => {
   it('leads with what may leave the account when SendMax spends another currency, and says what arrives', () => {
     const payment = describePayment({ TransactionType: 'Payment', Amount: usd, SendMax: '1000000000' })
     assert.equal(payment.headline, 'Up to 1,000 XRP')
-    assert.equal(payment.receives, 'They receive 0.000001 USD')
+    assert.deepEqual(payment.details, [])
+    assert.deepEqual(
+      payment.receives,
+      { text: 'They receive 0.000001 USD', details: [['Issuer', usd.issuer]] },
+      'what arrives keeps its issuer',
+    )
   })
 
   it('says a partial payment may deliver as little as DeliverMin, or any amount', () => {
     const partial = { TransactionType: 'Payment', Amount: { ...usd, value: '100' }, Flags: 0x00020000 }
     assert.deepEqual(describePayment({ ...partial, DeliverMin: { ...usd, value: '0.01' } }), {
       headline: 'Up to 100 USD',
-      receives: 'They receive at most 100 USD, and may receive as little as 0.01 USD (a partial payment)',
-      headlineAmount: partial.Amount,
+      details: [['Issuer', usd.issuer]],
+      receives: { text: 'They receive at most 100 USD, and may receive as little as 0.01 USD (a partial payment)', details: [] },
     })
-    assert.match(describePayment(partial).receives ?? '', /as little as any amount/)
+    assert.match(describePayment(partial).receives?.text ?? '', /as little as any amount/)
   })
 
   it('keeps a plain payment as the amount delivered', () => {
     assert.deepEqual(describePayment({ TransactionType: 'Payment', Amount: '2500000' }), {
       headline: '2.5 XRP',
+      details: [],
       receives: null,
-      headlineAmount: '2500000',
     })
   })
 })

@@ -2,6 +2,7 @@
 // every field and the webhook deliveries of its events.
 import { PAYLOAD_STATUSES, PAYLOAD_TYPES } from '../../../features/payloads/model.js'
 import { ApiError } from '../../shared/api-client.js'
+import { walletName } from '../../shared/wallet-names.js'
 import { api, type PayloadDelivery, type PayloadDetail, type PayloadSummary } from '../api.js'
 import { type PageContext, projectFrame } from '../page.js'
 import { paths } from '../router.js'
@@ -21,7 +22,6 @@ import {
   select,
   submitButton,
 } from '../ui.js'
-import { walletName } from '../wallet-names.js'
 
 const PAGE_SIZE = 20
 
@@ -177,39 +177,31 @@ function payloadRow(context: PageContext, projectId: string, payload: PayloadSum
 export async function payloadPage(view: HTMLElement, context: PageContext, projectId: string, uuid: string): Promise<void> {
   const [project, payload] = await Promise.all([api.project(projectId), api.payload(projectId, uuid).catch(unlessNotFound)])
   if (!context.isCurrent()) return
-  const allPayloads = h('p', {}, link(paths.project(projectId, 'payloads'), '← All payloads'))
-  if (payload === null) {
-    // Within the project's frame: its name, its tabs, and the way back to its payloads.
+  // Found or not, within the project's frame: its name, its tabs, and the way back to its payloads.
+  const show = (...children: Child[]) =>
     replaceChildren(
       view,
-      ...projectFrame(
-        project,
-        'payloads',
-        allPayloads,
-        h('h2', { testId: 'payload-not-found' }, 'Payload not found'),
-        h(
-          'p',
-          {},
-          'This project has no payload ',
-          h('code', { className: 'break' }, uuid),
-          '. Search its payloads by uuid, signer or externalId.',
-        ),
+      ...projectFrame(project, 'payloads', h('p', {}, link(paths.project(projectId, 'payloads'), '← All payloads')), ...children),
+    )
+  if (payload === null) {
+    show(
+      h('h2', { testId: 'payload-not-found' }, 'Payload not found'),
+      h(
+        'p',
+        {},
+        'This project has no payload ',
+        h('code', { className: 'break' }, uuid),
+        '. Search its payloads by uuid, signer or externalId.',
       ),
     )
     return
   }
   const deliveries = h('div', { testId: 'payload-deliveries' }, h('p', { className: 'loading' }, 'Loading deliveries…'))
-  replaceChildren(
-    view,
-    ...projectFrame(
-      project,
-      'payloads',
-      allPayloads,
-      h('h2', {}, 'Payload ', h('code', { className: 'break' }, payload.uuid)),
-      fields(payload),
-      h('h2', {}, 'Webhook deliveries'),
-      deliveries,
-    ),
+  show(
+    h('h2', {}, 'Payload ', h('code', { className: 'break' }, payload.uuid)),
+    fields(payload),
+    h('h2', {}, 'Webhook deliveries'),
+    deliveries,
   )
   try {
     const found = await api.payloadDeliveries(projectId, uuid)

@@ -2,6 +2,7 @@
 // signAndWait answers the signed blob (txBlob); signInAndWait(hex) signs the given hex as ripple-keypairs does and
 // answers the address, public key and signature, so the page hands it the hex of the text's UTF-8 bytes.
 import { isTransactionType } from '../../../features/payloads/model.js'
+import { WALLET_NAMES } from '../../shared/wallet-names.js'
 import type { SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign, utf8ToHex } from './what-to-sign.js'
@@ -18,7 +19,7 @@ async function loadSdk() {
 export function createCrossmarkAdapter(): WalletAdapter {
   return {
     id: 'crossmark',
-    label: 'Crossmark',
+    label: WALLET_NAMES.crossmark,
     desktopOnly: true,
     supports: () => true,
 

@@ -2,6 +2,7 @@
 // The service offers it only off mainnet (wallets.developer); the key never leaves the page.
 import { isTransactionType } from '../../../features/payloads/model.js'
 import { button, h } from '../../shared/dom.js'
+import { WALLET_NAMES } from '../../shared/wallet-names.js'
 import type { SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign, utf8ToHex } from './what-to-sign.js'
@@ -25,7 +26,7 @@ export function createDeveloperAdapter(): WalletAdapter {
 
   return {
     id: 'developer',
-    label: 'Developer wallet',
+    label: WALLET_NAMES.developer,
     supports: () => true,
     multisigns: true,
     detect: async () => ({ available: true }),

@@ -2,6 +2,7 @@
 // signTransaction answers { signature } holding the whole signed blob (the extension autofills Fee, Sequence and
 // LastLedgerSequence); signMessage signs the hex of the message's UTF-8 bytes with ripple-keypairs, as the service verifies.
 import { isTransactionType } from '../../../features/payloads/model.js'
+import { WALLET_NAMES } from '../../shared/wallet-names.js'
 import type { SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign } from './what-to-sign.js'
@@ -14,7 +15,7 @@ const loadGemWallet = async () => (await import('@gemwallet/api')).default
 export function createGemWalletAdapter(): WalletAdapter {
   return {
     id: 'gemwallet',
-    label: 'GemWallet',
+    label: WALLET_NAMES.gemwallet,
     desktopOnly: true,
     supports: () => true,
 

@@ -3,6 +3,7 @@
 import { isTransactionType } from '../../../features/payloads/model.js'
 import { ApiError } from '../../shared/api-client.js'
 import { h } from '../../shared/dom.js'
+import { WALLET_NAMES } from '../../shared/wallet-names.js'
 import { fetchAccountFill, type SignRequest } from '../api.js'
 import type { Approval, WalletAdapter } from './types.js'
 import { textToSign, transactionToSign } from './what-to-sign.js'
@@ -31,7 +32,7 @@ function loadLedgerModules() {
 export function createLedgerAdapter(): WalletAdapter {
   return {
     id: 'ledger',
-    label: 'Ledger',
+    label: WALLET_NAMES.ledger,
     desktopOnly: true,
     supports: (type) => type !== 'signMessage',
     detect: async () => (hasWebHid() ? { available: true } : { available: false, reason: NO_WEBHID }),

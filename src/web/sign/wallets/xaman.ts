@@ -2,6 +2,7 @@
 // result server to server and verifies it like any other; the page only shows Xaman's QR code and link, then waits.
 
 import { h } from '../../shared/dom.js'
+import { WALLET_NAMES } from '../../shared/wallet-names.js'
 import { type SignRequest, startXaman } from '../api.js'
 import { httpUrl } from '../http-url.js'
 import type { Approval, WalletAdapter } from './types.js'
@@ -11,7 +12,7 @@ export function createXamanAdapter(): WalletAdapter {
 
   return {
     id: 'xaman',
-    label: 'Xaman',
+    label: WALLET_NAMES.xaman,
     // Xaman signs transactions and its SignIn, not free-form messages.
     supports: (type) => type !== 'signMessage',
     detect: async () => ({ available: true }),

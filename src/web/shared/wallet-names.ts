@@ -1,6 +1,5 @@
-// The wallets' names as people know them, for the payloads and the overview's chart: the service records an adapter's
-// id (walletAdapter: "xaman"), the signing page names it by its label ("Xaman"). Keep these equal to the labels of
-// src/web/sign/wallets/*.ts (the dashboard's browser test compares them); the type asks for one per adapter.
+// The wallets' names as people know them, one per adapter id (the type asks for each): the signing page's wallet list
+// and the dashboard's payloads and chart, where the service records the id (walletAdapter: "xaman"), show these.
 import type { WalletAdapterName } from '../../features/signing/view.js'
 
 export const WALLET_NAMES: Record<WalletAdapterName, string> = {
