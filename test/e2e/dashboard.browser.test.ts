@@ -168,7 +168,7 @@ describe('the dashboard in a browser', { skip: browserSkip }, () => {
     assert.equal(again?.status(), 401)
     assert.equal(await tab.title(), 'This sign-in link does not work · Countersign')
     assert.equal(await tab.locator('html').getAttribute('lang'), 'en')
-    const problem = tab.getByTestId('sign-in-link-problem')
+    const problem = tab.getByTestId('sign-in-problem')
     assert.match(await shownText(problem), /countersign login-link/)
     // Styled by the dashboard's sheet (its sign-in column), with nothing blocked by the policy.
     assert.equal(await problem.evaluate((element) => getComputedStyle(element).maxWidth), '576px')

@@ -1,14 +1,14 @@
 // Dashboard sign-in and sign-out (docs/dashboard-auth.md): the OpenID Connect code flow, the local
 // admin's one-time link when no provider is configured, logout, and GET /api/v1/session for the dashboard.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { deriveStateKey, openState, sealState } from '../../platform/crypto/signed-state.js'
-import { badRequest, notFound, unauthorized } from '../../platform/errors.js'
+import { AppError, badRequest, notFound, unauthorized } from '../../platform/errors.js'
 import { cookieAttributes, readCookie } from '../../platform/http/cookies.js'
 import { errorResponses } from '../../platform/http/schemas.js'
 import { registerPageSecurityHeaders } from '../../platform/http/security-headers.js'
 import { assertSameOrigin, sessionCookie as sessionCookieFor, sessionOf, sessionTokenOf } from '../../platform/http/session-auth.js'
-import { renderSignInLinkProblemHtml } from '../../web/dashboard/sign-in-link-html.js'
+import { renderSignInProblemHtml, type SignInProblem } from '../../web/dashboard/sign-in-problem-html.js'
 import type { OidcFlow, OidcSignIn } from './oidc-sign-in.js'
 import { LocalSignInQuery, SessionView, SignInMethods } from './schemas.js'
 import type { AccountService } from './service.js'
@@ -74,49 +74,56 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     localLink: oidc === undefined,
   }))
 
-  app.get('/auth/login', { schema: { hide: true } }, async (_request, reply) => {
-    if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
-    const flow = oidc.newFlow()
-    const authorizationUrl = await oidc.authorizationUrl(flow)
-    reply.setCookie(flowCookie.name, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowAttributes)
-    return reply.redirect(authorizationUrl, 302)
-  })
-
-  app.get('/auth/callback', { schema: { hide: true } }, async (request, reply) => {
-    if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
-    // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
-    // callback fails even with the cookie replayed alongside it.
-    reply.clearCookie(flowCookie.name, flowAttributes)
-    const sealed = readCookie(request.headers.cookie, flowCookie.name)
-    const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
-    if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
-    const queryStart = request.url.indexOf('?')
-    const callbackUrl = new URL(`${publicUrl}/auth/callback${queryStart === -1 ? '' : request.url.slice(queryStart)}`)
-    const identity = await oidc.identify(callbackUrl, flow)
-    const account = await deps.accounts.recordSignIn(identity)
-    return signIn(request, reply, account.id)
-  })
-
-  // A link is opened in a browser: the page it may answer is under the pages' security headers, as the dashboard's.
-  const localLinkRoute: FastifyPluginAsyncTypebox = async (page) => {
+  // The routes a browser opens: under the pages' security headers, as the dashboard's, since a failure answers a browser
+  // with a page (renderSignInProblemHtml); any other client gets the error as JSON, as everywhere else.
+  const pageRoutes: FastifyPluginAsyncTypebox = async (page) => {
     await registerPageSecurityHeaders(page)
+    // The answer to a failure depends on Accept (a page or JSON).
+    page.addHook('onRequest', async (_request, reply) => {
+      reply.header('vary', 'Accept')
+    })
+    page.setErrorHandler((error: FastifyError, request, reply) => {
+      const problem = acceptsHtml(request) ? signInProblemOf(error, request.routeOptions.url ?? '') : undefined
+      // Left to the application's handler: it logs what must be logged and answers JSON.
+      if (!problem) throw error
+      return reply.code(problem.status).type('text/html; charset=utf-8').send(renderSignInProblemHtml(problem.page, DASHBOARD_CSS))
+    })
+
+    page.get('/auth/login', { schema: { hide: true } }, async (_request, reply) => {
+      if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
+      const flow = oidc.newFlow()
+      const authorizationUrl = await oidc.authorizationUrl(flow)
+      reply.setCookie(flowCookie.name, sealState(flowKey, flow, deps.now() + FLOW_TTL_MS), flowAttributes)
+      return reply.redirect(authorizationUrl, 302)
+    })
+
+    page.get('/auth/callback', { schema: { hide: true } }, async (request, reply) => {
+      if (!oidc) throw notFound(`OpenID Connect sign-in is not configured on this server: ${signInHint(false)}`)
+      // The flow is single-use whatever the outcome; the provider's codes are single-use too, so a replayed
+      // callback fails even with the cookie replayed alongside it.
+      reply.clearCookie(flowCookie.name, flowAttributes)
+      const sealed = readCookie(request.headers.cookie, flowCookie.name)
+      const flow = sealed === undefined ? undefined : asFlow(openState(flowKey, sealed, deps.now()))
+      if (!flow) throw badRequest('Sign-in expired or was started in another browser: start again at /auth/login')
+      const queryStart = request.url.indexOf('?')
+      const callbackUrl = new URL(`${publicUrl}/auth/callback${queryStart === -1 ? '' : request.url.slice(queryStart)}`)
+      const identity = await oidc.identify(callbackUrl, flow)
+      const account = await deps.accounts.recordSignIn(identity)
+      return signIn(request, reply, account.id)
+    })
+
     page.get('/auth/local', { schema: { hide: true, querystring: LocalSignInQuery } }, async (request, reply) => {
       // The link is a credential: keep it out of the Referer of whatever the browser loads next.
       reply.header('referrer-policy', 'no-referrer')
-      // The answer to a link that fails depends on Accept (a page or JSON).
-      reply.header('vary', 'Accept')
       if (oidc) throw notFound('Local sign-in links are turned off because OpenID Connect is configured: sign in at /auth/login')
-      const { token } = request.query
-      const accountId = await deps.sessions.redeemLoginToken(token)
+      const accountId = await deps.sessions.redeemLoginToken(request.query.token)
       if (accountId) return signIn(request, reply, accountId)
-      // A browser gets a page that says what to do; a client that asks for JSON (or anything) gets the error as JSON.
-      if (acceptsHtml(request)) return reply.code(401).type('text/html; charset=utf-8').send(linkProblemHtml)
       throw unauthorized(
         'This sign-in link is invalid, already used or expired (links last 15 minutes): run `countersign login-link` for a new one',
       )
     })
   }
-  await app.register(localLinkRoute)
+  await app.register(pageRoutes)
 
   app.post('/auth/logout', { schema: { hide: true } }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin)
@@ -145,7 +152,19 @@ export const sessionRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
-const linkProblemHtml = renderSignInLinkProblemHtml({ styleHref: '/assets/dashboard.css' })
+const DASHBOARD_CSS = '/assets/dashboard.css'
+
+/**
+ * The page for a failure at one of the sign-in routes, or undefined for one the application's handler answers (an
+ * error that is not the client's or the provider's: it is logged there, and a browser gets its JSON).
+ */
+function signInProblemOf(error: FastifyError, route: string): { status: number; page: SignInProblem } | undefined {
+  const status = error instanceof AppError ? error.statusCode : error.validation ? 422 : undefined
+  if (status === undefined) return undefined
+  if (route === '/auth/local') return { status, page: { kind: status === 404 ? 'links-off' : 'link' } }
+  if (status === 404) return { status, page: { kind: 'provider-off' } }
+  return { status, page: { kind: 'provider', status, message: error.message } }
+}
 
 /** Whether the client names HTML among what it accepts, as a browser opening a page does (a bare wildcard is not enough). */
 function acceptsHtml(request: FastifyRequest): boolean {

@@ -87,6 +87,26 @@ forEachDatabase('dashboard sign-in with local links', (dialect) => {
     }
   })
 
+  it('answers a browser with a page, not JSON, for a link cut before its token and for the provider routes this server lacks', async () => {
+    const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+    const cut = await t.inject({ method: 'GET', url: '/auth/local', headers: { accept: browserAccept } })
+    assert.equal(cut.statusCode, 422)
+    assert.match(cut.body, /<h1>This sign-in link does not work<\/h1>/)
+    assert.match(cut.body, /countersign login-link/)
+    for (const path of ['/auth/login', '/auth/callback?code=x&state=y']) {
+      const page = await t.inject({ method: 'GET', url: path, headers: { accept: browserAccept } })
+      assert.equal(page.statusCode, 404, path)
+      assert.match(String(page.headers['content-type']), /^text\/html; charset=utf-8/, path)
+      assert.match(page.body, /<h1>This server has no sign-in provider<\/h1>/, path)
+      assert.match(page.body, /npx countersign login-link/, path)
+      assert.match(String(page.headers['content-security-policy']), /script-src 'self'/, path)
+      assert.equal(page.headers.vary, 'Accept', path)
+    }
+    const client = await t.inject({ method: 'GET', url: '/auth/local', headers: { accept: 'application/json' } })
+    assert.equal(client.statusCode, 422)
+    assert.deepEqual(client.json().details, [{ field: 'token', message: 'is required' }])
+  })
+
   it('stores only hashes of links and sessions', async () => {
     const link = await freshLink()
     const token = link.searchParams.get('token') as string

@@ -171,6 +171,32 @@ forEachDatabase('dashboard sign-in with OpenID Connect', (dialect) => {
     assert.equal(browser.cookie(login, 'cs_session'), undefined)
   })
 
+  it('answers a browser whose sign-in failed with a page that says why and starts again, not raw JSON', async () => {
+    const html = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
+    const browser = newBrowser()
+    const authorization = (await browser.request(login)).location as URL
+    const interaction = (await browser.request(authorization)).location as URL
+    const callback = await browser.signInAtProvider(new URL(`${interaction.href}/abort`), 'alice', isCallback)
+    const cancelled = await browser.request(callback, { headers: html })
+    assert.equal(cancelled.status, 400)
+    assert.match(cancelled.body, /<title>Sign-in did not complete · Countersign<\/title>/)
+    assert.match(cancelled.body, /<p data-testid="sign-in-problem-reason">Sign-in failed: the provider answered access_denied/)
+    assert.match(cancelled.body, /<a class="button" href="\/auth\/login">Start again<\/a>/)
+    assert.doesNotMatch(cancelled.body, /<script/)
+    assert.equal(browser.cookie(login, 'cs_session'), undefined)
+
+    const expired = await newBrowser().request(callback, { headers: html })
+    assert.equal(expired.status, 400)
+    assert.match(expired.body, /Sign-in expired or was started in another browser/)
+
+    const admin = await t.service.ctx.accounts.ensureLocalAdmin()
+    const { token } = await t.service.ctx.sessions.createLoginToken(admin.id)
+    const link = await newBrowser().request(new URL(`${PUBLIC_URL}/auth/local?token=${token}`), { headers: html })
+    assert.equal(link.status, 404)
+    assert.match(link.body, /<h1>Sign-in links are turned off on this server<\/h1>/)
+    assert.match(link.body, /href="\/auth\/login">Sign in<\/a>/)
+  })
+
   it('creates the account of an unverified email without taking the address', async () => {
     const browser = newBrowser()
     await browser.request(await browser.signInAtProvider(login, 'mallory', isCallback))
@@ -272,11 +298,11 @@ describe('dashboard sign-in with OpenID Connect limited to email domains (OIDC_A
     await idp.stop()
   })
 
-  const signInAs = async (user: string) => {
+  const signInAs = async (user: string, headers: Record<string, string> = {}) => {
     const browser = new TestBrowser({ [PUBLIC_URL]: t.url })
     const login = new URL(`${PUBLIC_URL}/auth/login`)
     const callback = await browser.signInAtProvider(login, user, (url) => url.href.startsWith(REDIRECT_URI))
-    const response = await browser.request(callback)
+    const response = await browser.request(callback, { headers })
     return { response, session: browser.cookie(login, 'cs_session') }
   }
   const accounts = () => t.service.ctx.storage.db.selectFrom('accounts').select('subject').execute()
@@ -296,6 +322,11 @@ describe('dashboard sign-in with OpenID Connect limited to email domains (OIDC_A
       assert.match(JSON.parse(response.body).error, /^This account may not sign in to this service/)
       assert.equal(session, undefined)
     }
+    const { response, session } = await signInAs('eve', { accept: 'text/html' })
+    assert.equal(response.status, 403)
+    assert.match(response.body, /<h1>This account may not sign in here<\/h1>/)
+    assert.match(response.body, /verified by the provider, at a domain the operator allows/)
+    assert.equal(session, undefined)
     assert.deepEqual((await accounts()).map((row) => row.subject).sort(), ['alice', 'carol'])
   })
 })
