@@ -326,6 +326,12 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.match(await summary.innerText(), /Fee\s+Set by your wallet/)
     assert.match(await summary.innerText(), /From\s+The account you approve with/)
     assert.match(await summary.innerText(), /Network\s+XRP Ledger testnet/)
+
+    // A Ledger is found only when approving: the picker cannot call it ready, and says what the person will do.
+    const ledgerNote = page.getByTestId('wallet-ledger').locator('.wallet-note')
+    await ledgerNote.filter({ hasNotText: 'Checking…' }).waitFor({ state: 'attached' })
+    assert.equal(await ledgerNote.textContent(), 'Connect it and open its XRP app when asked')
+    assert.equal(await page.getByTestId('wallet-developer').locator('.wallet-note').textContent(), 'Ready')
   })
 
   it('on a phone, keeps the primary action in reach and folds desktop-only wallets under "Other wallets"', async () => {

@@ -113,8 +113,8 @@ export class WalletPicker {
     } catch (error) {
       choice.availability = { available: false, reason: `${choice.adapter.label} could not be checked: ${messageOf(error)}` }
     }
-    const { available, reason } = choice.availability
-    choice.note.replaceChildren(available ? 'Ready' : (reason ?? 'Not available'))
+    const { available, reason, note } = choice.availability
+    choice.note.replaceChildren(available ? (note ?? 'Ready') : (reason ?? 'Not available'))
     choice.item.classList.remove('checking')
     choice.item.classList.toggle('unavailable', !available)
     if (choice === this.chosenChoice) this.showChoice()

@@ -35,7 +35,10 @@ export function createLedgerAdapter(): WalletAdapter {
     label: WALLET_NAMES.ledger,
     desktopOnly: true,
     supports: (type) => type !== 'signMessage',
-    detect: async () => (hasWebHid() ? { available: true } : { available: false, reason: NO_WEBHID }),
+    // The browser can talk to a Ledger; whether one is plugged in, unlocked and in its XRP app is known only once
+    // approving asks for the device (WebHID lists no device before the person picks it).
+    detect: async () =>
+      hasWebHid() ? { available: true, note: 'Connect it and open its XRP app when asked' } : { available: false, reason: NO_WEBHID },
 
     showPanel(panel: HTMLElement) {
       panel.replaceChildren(

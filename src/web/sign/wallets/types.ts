@@ -7,6 +7,11 @@ export interface Availability {
   available: boolean
   /** Why not, in words shown as they are, e.g. "GemWallet is not installed in this browser". */
   reason?: string
+  /**
+   * What the picker says of an available wallet instead of "Ready", when ready is more than the page can know: a
+   * Ledger is found only when approving, so the page cannot tell whether one is plugged in.
+   */
+  note?: string
 }
 
 /** What approving with a wallet produced. */
