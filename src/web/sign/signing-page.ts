@@ -207,6 +207,7 @@ export class SigningPage {
     if (resolution.status === 'pending') {
       // A multisigned request took this signer's answer; the page stays for the other signers.
       if (resolution.multisign !== undefined) this.multisign?.update(resolution.multisign)
+      this.wallets.chosen?.adapter.answerRecorded?.()
       this.setBusy(false, 'Your answer is recorded: waiting for the other signers')
       return
     }

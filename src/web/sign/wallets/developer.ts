@@ -23,6 +23,7 @@ interface Keys {
 
 export function createDeveloperAdapter(): WalletAdapter {
   let seedInput: HTMLInputElement | undefined
+  let addressLine: HTMLElement | undefined
 
   return {
     id: 'developer',
@@ -38,6 +39,7 @@ export function createDeveloperAdapter(): WalletAdapter {
       })
       seedInput = input
       const address = h('p', { className: 'address', testId: 'dev-address', attrs: { 'aria-live': 'polite' } }, 'No key yet')
+      addressLine = address
       const showAddress = async () => {
         const seed = input.value.trim()
         if (seed === '') return address.replaceChildren('No key yet')
@@ -65,6 +67,13 @@ export function createDeveloperAdapter(): WalletAdapter {
         h('div', { className: 'row' }, input, generate),
         address,
       )
+    },
+
+    answerRecorded() {
+      // The page stays for the other signers, maybe on this very computer: the key of the one who signed goes.
+      if (seedInput === undefined || seedInput.value === '') return
+      seedInput.value = ''
+      addressLine?.replaceChildren('Your signature is recorded and your key is cleared from this page: the next signer enters theirs')
     },
 
     async approve(request: SignRequest): Promise<Approval> {

@@ -34,4 +34,9 @@ export interface WalletAdapter {
   showPanel?(panel: HTMLElement, request: SignRequest): void
   /** Asks the wallet to sign; throws an Error whose message is shown to the user when it cannot or the user declines. */
   approve(request: SignRequest): Promise<Approval>
+  /**
+   * The service took this wallet's answer to a multisigned request, which stays open for the other signers: the
+   * adapter forgets what belongs to the signer who answered (the developer wallet's key), so the next one starts clean.
+   */
+  answerRecorded?(): void
 }
