@@ -112,8 +112,9 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
   }
 
   // The node keeps a ter or tel result to try again as the ledger moves on (a sequence gap that closes applies it);
-  // tefALREADY: someone submitted the very transaction first, and it is in the node's open ledger; a node not in sync
-  // passes any blob on to the network whatever its own result, and a peer in sync may apply it.
+  // tefALREADY: the payer's wallet submitted the very transaction first, and it is in the node's open ledger (for a
+  // request open to any account it is a 422, below); a node not in sync passes any blob on to the network whatever its
+  // own result, and a peer in sync may apply it.
   for (const [engineResult, serverState] of [
     ['terPRE_SEQ', 'full'],
     ['terRETRY', 'full'],
@@ -124,9 +125,10 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     it(`${engineResult} from a node ${serverState === 'full' ? 'in sync' : 'not in sync, which relayed it'}: it may still be applied: 409, and no second signature until the ledger decides`, async () => {
       rippled.setServerState(serverState)
       rippled.setSubmitResult(engineResult)
-      const uuid = await create()
+      const payer = Wallet.generate()
+      const uuid = await create(engineResult === 'tefALREADY' ? { ...paymentTransaction(), Account: payer.classicAddress } : undefined)
       assert.equal((await pageView(uuid)).submissionInDoubt, undefined)
-      const signed = signRequested(Wallet.generate(), paymentTransaction())
+      const signed = signRequested(payer, paymentTransaction())
       const response = await approve(uuid, signed.tx_blob)
       assert.equal(response.statusCode, 409, response.body)
       assert.match(response.json().error, new RegExp(`may still apply this transaction \\(${engineResult}: .*do not sign again`))
@@ -136,7 +138,7 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
       rippled.setSubmitResult('tesSUCCESS')
       rippled.setServerState('full')
       // The user signs again: with the first blob held by the node, a second would pay twice.
-      const second = await approve(uuid, signRequested(Wallet.generate(), paymentTransaction()).tx_blob)
+      const second = await approve(uuid, signRequested(payer, paymentTransaction(), { Fee: '15' }).tx_blob)
       assert.equal(second.statusCode, 409, second.body)
       assert.match(second.json().error, /Another signed transaction for this request is being submitted now/)
       assert.equal(second.json().submission, 'in-doubt')
@@ -419,6 +421,29 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
     // Sent again, it is still this service's first submission of it for this request that the ledger refused.
     assert.equal((await approve(uuid, old.tx_blob)).statusCode, 422)
     assert.equal((await appView(uuid)).status, 'pending')
+  })
+
+  it('someone else’s payment in the open ledger does not resolve a request open to any account: 422, nothing held', async () => {
+    // Alice paid the shop directly. While her payment waits in the open ledger (public: nodes relay and stream proposed
+    // transactions), Bob presents her blob for his own request, which names no Account. The node has it already.
+    const uuid = await create()
+    const alicePaid = signRequested(Wallet.generate(), paymentTransaction())
+    rippled.setSubmitResult('tefALREADY')
+    const response = await approve(uuid, alicePaid.tx_blob)
+    assert.equal(response.statusCode, 422, response.body)
+    assert.match(response.json().error, /submitted elsewhere, so it cannot resolve this request/)
+    assert.equal((await pageView(uuid)).submissionInDoubt, undefined, 'nothing is held for the recovery')
+    // Her payment is validated: the recovery has nothing to take for Bob's request, which he still has to pay.
+    rippled.setTransaction(alicePaid.hash, {
+      validated: true,
+      ledgerIndex: 1001,
+      transactionResult: 'tesSUCCESS',
+      closedAtMs: t.clock.now(),
+    })
+    t.clock.advance(61_000)
+    await t.service.ctx.signing.submissions.recoverLapsed()
+    const view = await appView(uuid)
+    assert.deepEqual([view.status, view.signerAddress], ['pending', null])
   })
 
   describe('tefPAST_SEQ: the Sequence is used, perhaps by this very approval, submitted elsewhere', () => {

@@ -63,6 +63,18 @@ export async function submitAndResolve(
   let copyProofKey: string | undefined
   try {
     const result = await askNode(() => node.submit(verified.txBlob), deps.logger)
+    if (result.engineResult === 'tefALREADY' && !submittedBefore && !bindsPayer(payload)) {
+      // This very blob is in the node's open ledger, and this request never submitted it: someone else did, first. For
+      // a request open to any account it may be anyone's payment, taken from the network, which relays and streams
+      // every proposed transaction; held for the recovery, it would resolve the request once validated. As for a
+      // validated one (tefPAST_SEQ, below), only a transaction this service submits for such a request resolves it.
+      await payloads.assertActionable(payload.uuid).finally(() => {
+        handled = true
+      })
+      throw new AppError(422, IN_OPEN_LEDGER_MESSAGE, [
+        { field: SIGNED_FIELD, message: `${result.engineResult}: ${IN_OPEN_LEDGER_MESSAGE}` },
+      ])
+    }
     if (result.kept) {
       // The node may yet apply the blob (terPRE_SEQ: a sequence gap that may close; tefALREADY: it is in the open ledger
       // already), and a second signature would then pay a second time. The claim stays, and the recovery follows
@@ -161,6 +173,13 @@ const PAST_SEQUENCE_ADVICE =
 /** A 422 for a blob the ledger holds already, submitted elsewhere: it cannot resolve the request, and must not be paid again. */
 const APPLIED_ELSEWHERE_MESSAGE =
   'The XRP Ledger already holds this very transaction, submitted elsewhere, so it cannot resolve this request: only a transaction this service submits for it can (anyone can present one the ledger holds). It was applied: do not sign again unless you mean to pay again, and ask the application about the payment already made'
+
+/**
+ * A 422 for a blob already in the node's open ledger, submitted elsewhere first, for a request open to any account: it
+ * may be anyone's payment, and it will likely be applied.
+ */
+const IN_OPEN_LEDGER_MESSAGE =
+  'The XRP Ledger already holds this very transaction in its open ledger, submitted elsewhere, so it cannot resolve this request, which any account may pay: only a transaction this service submits for it can (anyone can present one the network relays). It will likely be applied: do not sign again unless you mean to pay again, and ask the application about the payment already made'
 
 /**
  * Whether the transaction that used the Sequence (or Ticket) of one the node refused with tefPAST_SEQ is a copy of it
