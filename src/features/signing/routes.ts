@@ -140,7 +140,7 @@ export const signRoutes: FastifyPluginAsyncTypebox<SignRoutesDeps> = async (app,
           summary: 'Create a Xaman sign request for this signing request',
           description:
             'Only when the operator configured Xaman. The result is fetched from Xaman by GET /sign/{uuid}. ' +
-            'signMessage is 422: Xaman does not sign free-form messages.',
+            'signMessage is 422: Xaman does not sign free-form messages; a multisigned request is 422: Xaman does not sign for multisigning.',
           tags: ['signing'],
           params: UuidParams,
           body: Type.Optional(Type.Object({}, { additionalProperties: false })),

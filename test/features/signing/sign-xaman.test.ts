@@ -198,6 +198,62 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal(view.walletAdapter, 'xaman')
   })
 
+  it('refuses a multisigned request: Xaman signs with one key, and one rejection there rejected the request for every signer', async () => {
+    const account = Wallet.generate()
+    const signers = [Wallet.generate(), Wallet.generate(), Wallet.generate()]
+    rippled.setAccount(account.classicAddress, {
+      signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
+    })
+    const uuid = await create({
+      type: 'sign',
+      transaction: { ...paymentTransaction(), Account: account.classicAddress },
+      options: { multisign: true },
+    })
+    const requestsBefore = xaman.created.length
+    const response = await startXaman(uuid)
+    assert.equal(response.statusCode, 422, response.body)
+    assert.deepEqual(
+      response.json().details.map((detail: { field: string }) => detail.field),
+      ['walletAdapter'],
+    )
+    assert.equal(xaman.created.length, requestsBefore, 'Xaman was not asked')
+    assert.equal(await xamanRequestsOf(uuid), 0)
+    // Any one person who scanned such a request and pressed Reject in Xaman rejected it for the whole signer list, its
+    // quorum still reachable, no signer's rejection recorded.
+    const view = await pagePoll(uuid)
+    assert.equal(view.status, 'pending')
+    assert.ok(view.multisign.signers.every((signer: { rejectedAt: string | null }) => signer.rejectedAt === null))
+  })
+
+  it('a rejection in Xaman of a multisigned request started before it was refused does not reject the request', async () => {
+    const account = Wallet.generate()
+    const signers = [Wallet.generate(), Wallet.generate(), Wallet.generate()]
+    rippled.setAccount(account.classicAddress, {
+      signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
+    })
+    const uuid = await create({
+      type: 'sign',
+      transaction: { ...paymentTransaction(), Account: account.classicAddress },
+      options: { multisign: true },
+    })
+    // As an earlier version started it: a Xaman request made, and recorded for the payload.
+    const made = await fetch(`${xaman.url}/api/v1/platform/payload`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': xaman.apiKey, 'x-api-secret': xaman.apiSecret },
+      body: JSON.stringify({ txjson: {}, options: { submit: false } }),
+    })
+    const { uuid: xamanUuid } = (await made.json()) as { uuid: string }
+    const placeholder = await xamanSignRequestsRepository.reserve(t.service.ctx.storage.db, dialect, {
+      payloadUuid: uuid,
+      nowMs: t.clock.now(),
+      max: 5,
+    })
+    assert.ok(placeholder)
+    assert.ok(await xamanSignRequestsRepository.fill(t.service.ctx.storage.db, placeholder, xamanUuid, t.clock.now()))
+    xaman.reject(xamanUuid)
+    assert.equal((await pagePoll(uuid)).status, 'pending')
+  })
+
   it('an expired Xaman request changes nothing and is not read again', async () => {
     const { uuid, xamanUuid } = await started({ type: 'connect' })
     xaman.expire(xamanUuid)

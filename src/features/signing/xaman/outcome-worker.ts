@@ -76,7 +76,7 @@ export class XamanOutcomes {
     }
     try {
       if (state.signed) await this.applySigned(payload, state.hex, state.account)
-      else if (userRejected) await payloads.reject(payload.uuid, 'xaman')
+      else if (userRejected) await this.applyRejected(payload)
     } catch (error) {
       // The ledger or the node could not be asked: the next look tries again. Anything else is final for this request.
       if (error instanceof AppError && error.statusCode === 502) {
@@ -87,6 +87,19 @@ export class XamanOutcomes {
       logger.warn({ ...log, error: error.message, details: error.details }, 'Xaman result not applied')
     }
     await xamanSignRequestsRepository.markSettled(db, request.xamanUuid, clock.now())
+  }
+
+  /**
+   * A user's rejection in Xaman. A multisigned request (a Xaman request started before they were refused) is rejected by
+   * each signer for themself, naming their account: one rejection in Xaman names none, and is not the request's.
+   */
+  private async applyRejected(payload: Payload): Promise<void> {
+    if (payload.multisign !== null) {
+      throw unprocessable([
+        { field: 'xaman.response', message: "is a rejection of a multisigned request, which names no signer's account" },
+      ])
+    }
+    await this.deps.payloads.reject(payload.uuid, 'xaman')
   }
 
   private async applySigned(payload: Payload, hex: string | null, account: string | null): Promise<void> {

@@ -20,6 +20,19 @@ export async function startXamanSignRequest(deps: SigningDeps & { dialect: Diale
       'Xaman cannot answer this request',
     )
   }
+  if (payload.multisign !== null) {
+    // Xaman signs with the user's own key, never for multisigning (a blob no signer's approval takes), and a rejection
+    // there is not one signer's: it would reject the request for the whole signer list.
+    throw unprocessable(
+      [
+        {
+          field: 'walletAdapter',
+          message: 'Xaman does not sign for multisigning: each signer answers with their own multisigning signature, from another wallet',
+        },
+      ],
+      'Xaman cannot answer this request',
+    )
+  }
   const project = await projectsRepository.findById(deps.db, payload.projectId)
   const signingUrl = deps.payloads.signingUrl(uuid)
   const body: XamanSignRequestBody = {
