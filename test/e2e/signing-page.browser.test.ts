@@ -237,6 +237,17 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     await page.goto(`${t.url}/sign/${deletion}`)
     assert.match((await page.getByTestId('consequence').textContent()) ?? '', /^This deletes the signing account: its whole XRP balance/)
     assert.match((await page.getByTestId('transaction-fee').textContent()) ?? '', /one owner reserve/)
+    // An offer in its maker's terms: TakerGets is what the account gives.
+    const offer = await create({
+      type: 'sign',
+      transaction: { TransactionType: 'OfferCreate', TakerGets: '100000000', TakerPays: { ...usd, value: '50' } },
+    })
+    await page.goto(`${t.url}/sign/${offer}`)
+    assert.equal(await page.getByTestId('offer-amount').textContent(), 'Pay at most 100 XRP')
+    assert.equal(await page.getByTestId('offer-receives').textContent(), 'To receive 50 USD')
+    assert.match((await page.getByTestId('offer-remainder').textContent()) ?? '', /stays on the order book/)
+    assert.equal(await page.getByTestId('tx-field-TakerGets').count(), 0, 'said once, in the headline')
+    await shoot(page, 'signing-offer.png')
   })
 
   it('on mainnet without Xaman, tells a phone that the wallets offered work on a computer only', async () => {

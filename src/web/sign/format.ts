@@ -96,6 +96,44 @@ export function describePayment(transaction: Record<string, unknown>): PaymentVi
     : { headline: `Up to ${sendMax.headline}`, details: sendMax.details, receives: { text: receives, details: deliveredDetails } }
 }
 
+const OFFER_IMMEDIATE_OR_CANCEL = 0x00020000
+const OFFER_FILL_OR_KILL = 0x00040000
+const OFFER_SELL = 0x00080000
+
+/** A trade offer as the account that makes it reads it: what it gives, what it gets, and what stays on the order book. */
+export interface OfferView extends PaymentView {
+  receives: NonNullable<PaymentView['receives']>
+  /** What happens to the part that does not trade at once. */
+  remainder: string
+}
+
+/**
+ * An OfferCreate in its maker's terms. The ledger names the amounts from the other side (TakerGets is what the taker
+ * gets, so what this account gives), which reads backwards on a page: the headline is what may leave the account. An
+ * offer buys TakerPays, paying at most TakerGets (less at a better rate); a Sell offer gives all of TakerGets, for at
+ * least TakerPays.
+ */
+export function describeOffer(transaction: Record<string, unknown>): OfferView {
+  const gives = describeAmount(transaction.TakerGets)
+  const gets = describeAmount(transaction.TakerPays)
+  const givesText = gives?.headline ?? JSON.stringify(transaction.TakerGets ?? null)
+  const getsText = gets?.headline ?? JSON.stringify(transaction.TakerPays ?? null)
+  const flags = typeof transaction.Flags === 'number' ? transaction.Flags : 0
+  const sell = (flags & OFFER_SELL) !== 0
+  const remainder =
+    (flags & OFFER_FILL_OR_KILL) !== 0
+      ? 'It trades in full at once or not at all: nothing stays on the order book.'
+      : (flags & OFFER_IMMEDIATE_OR_CANCEL) !== 0
+        ? 'What trades at once is kept; the rest is cancelled: nothing stays on the order book.'
+        : `What does not trade at once stays on the order book, adding to the account’s reserve, until someone takes it${transaction.Expiration === undefined ? ' or it is cancelled' : ', it is cancelled or it expires'}.`
+  return {
+    headline: sell ? `Sell ${givesText}` : `Pay at most ${givesText}`,
+    details: gives?.details ?? [],
+    receives: { text: sell ? `For at least ${getsText}` : `To receive ${getsText}`, details: gets?.details ?? [] },
+    remainder,
+  }
+}
+
 /**
  * What a transaction does to the signing account that a person must not miss: the account deleted, or another key
  * given full control of it. Null for the rest.

@@ -9,18 +9,21 @@ import {
   AMOUNT_FIELDS,
   describeAmount,
   describeFlags,
+  describeOffer,
   describePayment,
   dropsToXrp,
   fieldLabel,
   HEX_TEXT_FIELDS,
   hexToText,
   networkName,
+  type PaymentView,
   transactionConsequence,
 } from './format.js'
 
 /** Fields the summary shows; the other fields follow, smaller. */
 const SUMMARY_FIELDS = new Set(['TransactionType', 'Account', 'Fee'])
 const PAYMENT_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'Amount', 'Destination', 'DestinationTag'])
+const OFFER_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'TakerGets', 'TakerPays'])
 
 /** The address a transaction that hands over the account names: in the summary, with a copy button, not among the rest. */
 const HANDED_TO: Record<string, { field: string; label: string }> = {
@@ -33,18 +36,25 @@ export function renderTransaction(request: SignRequest): HTMLElement {
   const transaction = request.transaction ?? {}
   const type = transaction.TransactionType
   const isPayment = type === 'Payment'
+  const isOffer = type === 'OfferCreate'
   const handedTo = HANDED_TO[String(type)]
   const summarized = isPayment
     ? PAYMENT_SUMMARY_FIELDS
-    : handedTo === undefined
-      ? SUMMARY_FIELDS
-      : new Set([...SUMMARY_FIELDS, handedTo.field])
+    : isOffer
+      ? OFFER_SUMMARY_FIELDS
+      : handedTo === undefined
+        ? SUMMARY_FIELDS
+        : new Set([...SUMMARY_FIELDS, handedTo.field])
   const rest = Object.entries(transaction).filter(([name, value]) => !summarized.has(name) && !(name === 'SigningPubKey' && value === ''))
   const consequence = transactionConsequence(transaction)
   return h(
     'div',
     { className: 'transaction', testId: 'transaction' },
-    isPayment ? renderPaymentHeadline(transaction) : h('h2', {}, `Transaction: ${String(type)}`),
+    isPayment
+      ? renderAmounts('Payment', describePayment(transaction), 'payment')
+      : isOffer
+        ? renderOffer(transaction)
+        : h('h2', {}, `Transaction: ${String(type)}`),
     consequence !== null && h('p', { className: 'warning consequence', testId: 'consequence' }, consequence),
     h(
       'dl',
@@ -65,17 +75,23 @@ export function renderTransaction(request: SignRequest): HTMLElement {
   )
 }
 
-function renderPaymentHeadline(transaction: Record<string, unknown>): HTMLElement {
-  const payment = describePayment(transaction)
+/** A transaction that moves amounts: its title, what may leave the account in large type, then what comes of it. */
+function renderAmounts(title: string, view: PaymentView, testIdPrefix: string, ...after: Child[]): HTMLElement {
   return h(
     'div',
     { className: 'payment' },
-    h('h2', {}, 'Payment'),
-    h('p', { className: 'amount', testId: 'payment-amount' }, payment.headline),
-    payment.details.length > 0 && detailsList(payment.details),
-    payment.receives !== null && h('p', { className: 'receives', testId: 'payment-receives' }, payment.receives.text),
-    payment.receives !== null && payment.receives.details.length > 0 && detailsList(payment.receives.details),
+    h('h2', {}, title),
+    h('p', { className: 'amount', testId: `${testIdPrefix}-amount` }, view.headline),
+    view.details.length > 0 && detailsList(view.details),
+    view.receives !== null && h('p', { className: 'receives', testId: `${testIdPrefix}-receives` }, view.receives.text),
+    view.receives !== null && view.receives.details.length > 0 && detailsList(view.receives.details),
+    ...after,
   )
+}
+
+function renderOffer(transaction: Record<string, unknown>): HTMLElement {
+  const offer = describeOffer(transaction)
+  return renderAmounts('Trade offer', offer, 'offer', h('p', { className: 'hint', testId: 'offer-remainder' }, offer.remainder))
 }
 
 function paymentRows(transaction: Record<string, unknown>): Child[] {

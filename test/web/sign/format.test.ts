@@ -4,6 +4,7 @@ import {
   describeAmount,
   describeCurrency,
   describeFlags,
+  describeOffer,
   describePayment,
   dropsToXrp,
   expiredHeadline,
@@ -186,6 +187,40 @@ describe('describePayment', () => {
       details: [],
       receives: null,
     })
+  })
+})
+
+describe('describeOffer', () => {
+  const usd = { currency: 'USD', issuer: 'rvYAfWj5gh67oV6fW32ZzP3Aw4Eubs59B', value: '50' }
+  it("reads the ledger's taker-side names from the maker's side: TakerGets is what the account gives", () => {
+    const offer = describeOffer({ TransactionType: 'OfferCreate', TakerGets: '100000000', TakerPays: usd })
+    assert.equal(offer.headline, 'Pay at most 100 XRP')
+    assert.deepEqual(offer.details, [])
+    assert.deepEqual(offer.receives, { text: 'To receive 50 USD', details: [['Issuer', usd.issuer]] })
+    assert.match(
+      offer.remainder,
+      /^What does not trade at once stays on the order book, adding to the account’s reserve, until someone takes it or it is cancelled\.$/,
+    )
+  })
+
+  it('a Sell offer gives all it offers for at least the amount asked; an expiring one says it may expire', () => {
+    const offer = describeOffer({
+      TransactionType: 'OfferCreate',
+      TakerGets: usd,
+      TakerPays: '1000000',
+      Flags: 0x00080000,
+      Expiration: 800_000_000,
+    })
+    assert.equal(offer.headline, 'Sell 50 USD')
+    assert.deepEqual(offer.details, [['Issuer', usd.issuer]])
+    assert.equal(offer.receives.text, 'For at least 1 XRP')
+    assert.match(offer.remainder, /it is cancelled or it expires\.$/)
+  })
+
+  it('says nothing stays on the book for immediate-or-cancel and fill-or-kill offers', () => {
+    const base = { TransactionType: 'OfferCreate', TakerGets: '1', TakerPays: usd }
+    assert.match(describeOffer({ ...base, Flags: 0x00020000 }).remainder, /the rest is cancelled: nothing stays on the order book/)
+    assert.match(describeOffer({ ...base, Flags: 0x00040000 }).remainder, /in full at once or not at all: nothing stays/)
   })
 })
 
