@@ -138,6 +138,18 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal(app.walletAdapter, 'xaman')
   })
 
+  it('connect: the same account signs in with Xaman again, with the very same SignIn, which holds nothing fresh', async () => {
+    const wallet = Wallet.generate()
+    const signIn = xamanSignIn(wallet)
+    for (const round of [1, 2, 3]) {
+      const { uuid, xamanUuid } = await started({ type: 'connect' })
+      xaman.sign(xamanUuid, signIn, wallet.classicAddress)
+      const view = await pagePoll(uuid)
+      assert.equal(view.status, 'signed', `sign-in ${round}`)
+      assert.equal(view.signerAddress, wallet.classicAddress)
+    }
+  })
+
   it('connect: a SignIn for another account than Xaman reports is not accepted', async () => {
     const { uuid, xamanUuid } = await started({ type: 'connect' })
     xaman.sign(xamanUuid, xamanSignIn(Wallet.generate()), Wallet.generate().classicAddress)

@@ -4,7 +4,7 @@ import { decode } from 'ripple-binary-codec'
 import type { Payload } from '../../payloads/model.js'
 import type { SigningDeps } from '../deps.js'
 import { verifyConnectTransaction } from '../verify/connect-challenge.js'
-import { textProofKey, transactionProofKey } from '../verify/proof-key.js'
+import { textProofKey, transactionProofKey, xamanSignInProofKey } from '../verify/proof-key.js'
 import { SIGNED_FIELD } from '../verify/signed-blob.js'
 import { verifyMessageSignature } from '../verify/verify-message-signature.js'
 import { verifyXamanSignIn } from '../verify/verify-xaman-sign-in.js'
@@ -40,10 +40,9 @@ export async function approveConnect(deps: SigningDeps, payload: Payload, approv
 export async function approveConnectWithXamanSignIn(
   deps: SigningDeps,
   payload: Payload,
-  hex: string,
-  account: string | null,
+  answer: { xamanUuid: string; hex: string; account: string | null },
 ): Promise<Payload> {
-  const verified = verifyXamanSignIn(hex, account)
-  const proofKey = transactionProofKey(decode(verified.txBlob) as Record<string, unknown>)
+  const verified = verifyXamanSignIn(answer.hex, answer.account)
+  const proofKey = xamanSignInProofKey(answer.xamanUuid)
   return resolveProven(deps, payload, { walletAdapter: 'xaman', ...verified, proofKey }, 'xaman.response.hex')
 }

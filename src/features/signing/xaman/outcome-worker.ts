@@ -75,7 +75,7 @@ export class XamanOutcomes {
       return
     }
     try {
-      if (state.signed) await this.applySigned(payload, state.hex, state.account)
+      if (state.signed) await this.applySigned(payload, request.xamanUuid, state.hex, state.account)
       else if (userRejected) await this.applyRejected(payload)
     } catch (error) {
       // The ledger or the node could not be asked: the next look tries again. Anything else is final for this request.
@@ -102,9 +102,9 @@ export class XamanOutcomes {
     await this.deps.payloads.reject(payload.uuid, 'xaman')
   }
 
-  private async applySigned(payload: Payload, hex: string | null, account: string | null): Promise<void> {
+  private async applySigned(payload: Payload, xamanUuid: string, hex: string | null, account: string | null): Promise<void> {
     if (hex === null) throw unprocessable([{ field: 'xaman.response.hex', message: 'is missing from a signed Xaman request' }])
-    if (payload.type === 'connect') await approveConnectWithXamanSignIn(this.deps, payload, hex, account)
+    if (payload.type === 'connect') await approveConnectWithXamanSignIn(this.deps, payload, { xamanUuid, hex, account })
     else await approveVerified(this.deps, payload, { walletAdapter: 'xaman', signedTransaction: hex })
   }
 }
