@@ -208,22 +208,30 @@ export const payloadsRepository = {
   },
 
   async listForProject(db: DbOrTx, projectId: string, page: PayloadListing): Promise<Payload[]> {
-    let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
-    const { after } = page
-    if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'uuid'), '<', eb.tuple(after.createdAt, after.uuid)))
-    if (page.status) query = query.where('status', '=', page.status)
-    if (page.type) query = query.where('type', '=', page.type)
-    if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
-    if (page.search !== undefined) {
-      const search = searchOf(page.search)
-      query =
-        search.kind === 'signer'
-          ? query.where('signer_address', '=', search.value)
-          : search.kind === 'uuid'
-            ? query.where('uuid', 'like', `${search.value}%`)
-            : query.where('external_id', '=', search.value)
-    }
-    const rows = await query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset).execute()
+    const rows = await listQuery(db, projectId, page).execute()
     return rows.map(rowToPayload)
   },
+}
+
+/** A page of a project's payloads, newest first (ties by uuid), as listForProject reads it; exported for its plan's test. */
+export function listQuery(db: DbOrTx, projectId: string, page: PayloadListing) {
+  let query = db.selectFrom('payloads').selectAll().where('project_id', '=', projectId)
+  const { after } = page
+  if (after !== undefined) query = query.where((eb) => eb(eb.refTuple('created_at', 'uuid'), '<', eb.tuple(after.createdAt, after.uuid)))
+  if (page.status) query = query.where('status', '=', page.status)
+  if (page.type) query = query.where('type', '=', page.type)
+  if (page.externalId !== undefined) query = query.where('external_id', '=', page.externalId)
+  if (page.search !== undefined) {
+    const search = searchOf(page.search)
+    query =
+      search.kind === 'signer'
+        ? query.where('signer_address', '=', search.value)
+        : search.kind === 'uuid'
+          ? // A range on the primary key finds the prefix's few rows in either database (LIKE alone scans the table:
+            // PostgreSQL uses an index for it only under the C collation, SQLite only when LIKE is case-sensitive);
+            // 'g' sorts after every character a uuid holds. LIKE keeps the match exact whatever the collation.
+            query.where('uuid', '>=', search.value).where('uuid', '<', `${search.value}g`).where('uuid', 'like', `${search.value}%`)
+          : query.where('external_id', '=', search.value)
+  }
+  return query.orderBy('created_at', 'desc').orderBy('uuid', 'desc').limit(page.limit).offset(page.offset)
 }

@@ -409,6 +409,20 @@ const migrations: Record<string, StorageMigration> = {
       await sql`update payloads set validated_tx_hash = tx_hash where outcome in ('succeeded', 'failed')`.execute(db)
     },
   },
+  '0017_payloads_signer_search': {
+    async up(db: Kysely<unknown>) {
+      // The dashboard's search by signer (repository.ts, listForProject): without it, a scan of the whole table (460 ms
+      // over a million payloads on PostgreSQL). Only signed payloads have a signer, so a creation adds no entry. A
+      // large deployment may have built it ahead, concurrently (docs/deployment.md).
+      await db.schema
+        .createIndex('payloads_project_signer')
+        .ifNotExists()
+        .on('payloads')
+        .columns(['project_id', 'signer_address', 'created_at', 'uuid'])
+        .where(sql.ref('signer_address'), 'is not', null)
+        .execute()
+    },
+  },
 }
 
 class InCodeMigrationProvider implements MigrationProvider {
