@@ -160,10 +160,14 @@ const DASHBOARD_CSS = '/assets/dashboard.css'
  */
 function signInProblemOf(error: FastifyError, route: string): { status: number; page: SignInProblem } | undefined {
   const status = error instanceof AppError ? error.statusCode : error.validation ? 422 : undefined
-  if (status === undefined) return undefined
-  if (route === '/auth/local') return { status, page: { kind: status === 404 ? 'links-off' : 'link' } }
+  if (route === '/auth/local') {
+    if (status === 404) return { status, page: { kind: 'links-off' } }
+    return status === 401 || status === 422 ? { status, page: { kind: 'link' } } : undefined
+  }
   if (status === 404) return { status, page: { kind: 'provider-off' } }
-  return { status, page: { kind: 'provider', status, message: error.message } }
+  return status === 400 || status === 403 || status === 502
+    ? { status, page: { kind: 'provider', status, message: error.message } }
+    : undefined
 }
 
 /** Whether the client names HTML among what it accepts, as a browser opening a page does (a bare wildcard is not enough). */
