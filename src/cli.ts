@@ -7,10 +7,9 @@ import { localSignInUrl } from './features/accounts/session-tokens.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
 import { rotateServerSecret, SecretRotationError, ServerSecretMismatchError } from './features/webhooks/rotate-server-secret.js'
-import { StartError, startService } from './main.js'
+import { migrateDatabase, openDatabase, StartError, startService } from './main.js'
 import { systemClock } from './platform/clock.js'
-import { openStorage } from './platform/db/database.js'
-import { MigrationError, migrateToLatest, newerMigrations } from './platform/db/migrations.js'
+import { MigrationError, newerMigrations } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
 import { createLogger } from './platform/logger.js'
 
@@ -287,9 +286,9 @@ async function createLoginLink(ctx: ServiceContext): Promise<string> {
 }
 
 async function withContext(config: Config, task: (ctx: ReturnType<typeof createContext>) => Promise<void>): Promise<number> {
-  const storage = openStorage(config.databaseUrl)
+  const storage = openDatabase(config.databaseUrl)
   try {
-    await migrateToLatest(storage)
+    await migrateDatabase(storage)
     // The commands seal and open nothing: they take the server secret as it is, and never generate one into the
     // database, which is the service's to do on its first start, once it has checked that nothing sealed needs another
     // (openServerSecret). A command that seals must use openServerSecret instead.

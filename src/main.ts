@@ -11,9 +11,10 @@ import { startXamanOutcomeWorker } from './features/signing/xaman/outcome-worker
 import { startWebhookDispatcher } from './features/webhooks/dispatcher/start-webhook-dispatcher.js'
 import { openServerSecret } from './features/webhooks/rotate-server-secret.js'
 import { type Clock, systemClock } from './platform/clock.js'
-import { openStorage } from './platform/db/database.js'
+import { openStorage, type Storage } from './platform/db/database.js'
 import { migrateToLatest } from './platform/db/migrations.js'
 import { GENERATED_SECRET_KEY, settingsRepository } from './platform/db/settings-repository.js'
+import { isOpenError } from './platform/db/unavailable.js'
 import { startIdempotencyKeySweeper } from './platform/http/idempotency-sweeper.js'
 import { createMetrics, listenForMetrics, type MetricsListener } from './platform/http/metrics.js'
 import { createLogger } from './platform/logger.js'
@@ -56,10 +57,10 @@ export interface StartOptions {
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel)
-  const storage = openStorage(config.databaseUrl)
+  const storage = openDatabase(config.databaseUrl)
   let serverSecret: string
   try {
-    await migrateToLatest(storage)
+    await migrateDatabase(storage)
     serverSecret = await openServerSecret(storage.db, config.sessionSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(
@@ -129,6 +130,35 @@ export async function startService(config: Config, options: StartOptions = {}): 
   }
   // Built in the try above, which throws when it could not be.
   return { ctx, app: app as FastifyInstance, url, metricsUrl: metricsListener?.url, stop }
+}
+
+/**
+ * Opens DATABASE_URL's database; one that cannot be opened is a start-up error naming the setting. The driver's message
+ * says why, and never holds the URL (nor its password).
+ */
+export function openDatabase(databaseUrl: string): Storage {
+  try {
+    return openStorage(databaseUrl)
+  } catch (error) {
+    throw asDatabaseStartError(error)
+  }
+}
+
+/**
+ * Migrates the database to this release: the first statements on it, and so where a database that cannot be reached
+ * (a host that refuses or does not resolve, an unknown database, role or password) is found out.
+ */
+export async function migrateDatabase(storage: Storage): Promise<void> {
+  try {
+    await migrateToLatest(storage)
+  } catch (error) {
+    throw asDatabaseStartError(error)
+  }
+}
+
+function asDatabaseStartError(error: unknown): unknown {
+  if (!isOpenError(error)) return error
+  return new StartError(`cannot open the database: ${(error as Error).message}; check DATABASE_URL`)
 }
 
 /** A listen that fails for want of the address (in use, not allowed, not this machine's) as a start-up error naming its settings. */

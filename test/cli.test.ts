@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { createTestDatabase, forEachDatabase, type TestDatabase } from './support/databases.js'
+import { createTestDatabase, forEachDatabase, POSTGRES_ADMIN_URL, postgresSkip, type TestDatabase } from './support/databases.js'
 import { CLI } from './support/serve-process.js'
 
 const run = promisify(execFile)
@@ -135,6 +135,57 @@ forEachDatabase('countersign CLI', (dialect) => {
     assert.equal(await exited, 0)
     // Nothing on standard error: no warning from Node or a library (a deprecated option) on the way up or down.
     assert.equal(errors, '')
+  })
+})
+
+describe('countersign on a database it cannot open', () => {
+  let dir: string
+  let closedPort: number
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'countersign-unreachable-'))
+    // A port nothing listens on: taken from the system, then let go.
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    closedPort = (server.address() as AddressInfo).port
+    await new Promise((resolve) => server.close(resolve))
+  })
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('serve and every command that opens it say why in one line naming DATABASE_URL, exit 1, and leave no stack trace', async () => {
+    const unknownDatabase = new URL(POSTGRES_ADMIN_URL)
+    unknownDatabase.pathname = '/countersign_no_such_database'
+    const cases: [string, string][] = [
+      [`postgres://countersign@127.0.0.1:${closedPort}/countersign`, `connect ECONNREFUSED 127.0.0.1:${closedPort}`],
+      // A directory where the database file should be.
+      [`sqlite:${dir}`, 'unable to open database file'],
+      ...(postgresSkip ? [] : ([[unknownDatabase.href, 'database "countersign_no_such_database" does not exist']] as [string, string][])),
+    ]
+    const commands = [
+      ['serve'],
+      ['migrate'],
+      ['project', 'create', '--name', 'shop'],
+      ['project', 'set-plan', 'proj_x', 'pro'],
+      ['login-link'],
+    ]
+    // Every command on the first; serve alone on the others (the commands open the database as it does).
+    const runs = cases.flatMap(([databaseUrl, why], i) => (i === 0 ? commands : [['serve']]).map((args) => ({ databaseUrl, why, args })))
+    await Promise.all(
+      runs.map(async ({ databaseUrl, why, args }) => {
+        const failed = await run(process.execPath, [...CLI, ...args], {
+          env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'warn' },
+          timeout: 30_000,
+          killSignal: 'SIGKILL',
+        }).then(
+          () => assert.fail(`${args.join(' ')} ran on ${databaseUrl}`),
+          (error: { code: number | null; signal: string | null; stdout: string; stderr: string }) => error,
+        )
+        const what = `${args.join(' ')} on ${databaseUrl}`
+        assert.equal(failed.signal, null, `${what}: the process did not exit by itself`)
+        assert.equal(failed.code, 1, what)
+        assert.equal(failed.stderr, `countersign: cannot open the database: ${why}; check DATABASE_URL\n`, what)
+        assert.equal(failed.stdout, '', what)
+      }),
+    )
   })
 })
 

@@ -64,3 +64,31 @@ export function isUnavailableError(error: unknown): boolean {
     )
   )
 }
+
+/**
+ * What opening the database can fail on that is the settings' or the server's to fix, not the service's: a path SQLite
+ * cannot open or that holds no database, and PostgreSQL's refusal of a role or password it does not know (class 28).
+ */
+const OPEN_CODES = new Set([
+  'ENOENT',
+  'ENOTDIR',
+  'EISDIR',
+  'EACCES',
+  'EPERM',
+  'EROFS',
+  'SQLITE_CANTOPEN',
+  'SQLITE_NOTADB',
+  'SQLITE_READONLY',
+  'SQLITE_PERM',
+  '28000', // invalid_authorization_specification: no such role, no pg_hba.conf entry
+  '28P01', // invalid_password
+])
+
+/**
+ * The database could not be opened or reached: away, at one of its limits (a database that does not exist among them),
+ * or refused for the settings that name it (OPEN_CODES).
+ */
+export function isOpenError(error: unknown): boolean {
+  const code = errorCode(error)
+  return (code !== undefined && OPEN_CODES.has(code)) || isUnavailableError(error)
+}
