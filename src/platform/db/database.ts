@@ -42,7 +42,14 @@ export function openStorage(databaseUrl: string, options: { idleInTransactionTim
 function openSqlite(path: string): Storage {
   if (path !== ':memory:') createPrivately(resolve(path))
   const sqlite = new SQLite(path)
-  sqlite.pragma('journal_mode = WAL')
+  try {
+    // The first read of the file: a file that is not a database fails here, before narrowModes touches it.
+    sqlite.pragma('journal_mode = WAL')
+  } catch (error) {
+    sqlite.close()
+    throw error
+  }
+  if (path !== ':memory:') narrowModes(resolve(path))
   // WAL with synchronous=NORMAL is durable against process crashes; a power loss may lose the last commits.
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
@@ -65,12 +72,19 @@ function openSqlite(path: string): Storage {
 /**
  * The database holds webhook secrets (sealed), sessions and API key hashes: only the service's own user may read it.
  * Directories it creates are 0700 and the database file is 0600 (SQLite gives its -wal and -shm files the
- * database file's mode). A file left readable by an earlier version is narrowed to 0600; an existing directory is
- * left as it is, as it may be shared (the working directory).
+ * database file's mode). An existing directory is left as it is, as it may be shared (the working directory).
  */
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600))
+}
+
+/**
+ * A database file left readable by an earlier version is narrowed to 0600, once SQLite has read it as a database: a
+ * DATABASE_URL naming a directory or a file of something else (`sqlite:/tmp`, `sqlite:/etc/passwd`) had had its mode
+ * changed to 0600 before the start failed on it, leaving /tmp unusable by every other user of the host.
+ */
+function narrowModes(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600)
   }

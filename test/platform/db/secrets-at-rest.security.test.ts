@@ -2,7 +2,7 @@
 // runs as in production, and the SQLite file must not be readable by other users of the host.
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -493,5 +493,18 @@ describe('the SQLite database on disk', () => {
     await migrateToLatest(storage)
     await storage.close()
     assert.equal(mode(path).toString(8), '600')
+  })
+
+  it("leaves the mode of a directory or another program's file that DATABASE_URL names by mistake as it was", async () => {
+    const shared = join(directory, 'shared')
+    mkdirSync(shared)
+    chmodSync(shared, 0o1777)
+    const notes = join(directory, 'notes.txt')
+    writeFileSync(notes, 'root:x:0:0:root:/root:/bin/bash\n')
+    chmodSync(notes, 0o644)
+    assert.throws(() => openStorage(`sqlite:${shared}`), { code: 'SQLITE_CANTOPEN' })
+    assert.throws(() => openStorage(`sqlite:${notes}`), { code: 'SQLITE_NOTADB' })
+    assert.equal((statSync(shared).mode & 0o7777).toString(8), '1777')
+    assert.equal(mode(notes).toString(8), '644')
   })
 })
