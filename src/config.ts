@@ -289,9 +289,23 @@ function parseLogLevel(value: string): LogLevel {
   throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`)
 }
 
+/**
+ * `sqlite:` alone (`sqlite:$DB_PATH` with the variable unset) is refused: SQLite opens an empty path as a temporary
+ * database, deleted when the process exits, so a command or an instance ran on it as if all were well and lost what
+ * it wrote. A refusal names what was given by its scheme alone: a misspelt PostgreSQL URL holds the password.
+ */
 function parseDatabaseUrl(value: string): string {
-  if (value.startsWith('sqlite:') || value.startsWith('postgres://') || value.startsWith('postgresql://')) return value
-  throw new ConfigError(`DATABASE_URL must be sqlite:PATH or postgres://..., got "${value}"`)
+  if (value.startsWith('sqlite:')) {
+    if (value.slice('sqlite:'.length).trim() === '') {
+      throw new ConfigError('DATABASE_URL must name the database file after sqlite:, as sqlite:./data/countersign.db')
+    }
+    return value
+  }
+  if (value.startsWith('postgres://') || value.startsWith('postgresql://')) return value
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(value)?.[0]
+  throw new ConfigError(
+    `DATABASE_URL must be sqlite:PATH or postgres://...${scheme === undefined ? '' : `, got a value starting "${scheme}"`}`,
+  )
 }
 
 /** The largest delay a timer takes (2^31 - 1 ms, some 24.8 days): Node runs a longer one at once, and again, every millisecond. */

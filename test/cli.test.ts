@@ -158,6 +158,8 @@ describe('countersign on a database it cannot open', () => {
       [`postgres://countersign@127.0.0.1:${closedPort}/countersign`, `connect ECONNREFUSED 127.0.0.1:${closedPort}`],
       // A directory where the database file should be.
       [`sqlite:${dir}`, 'unable to open database file'],
+      // A port above 65535: the driver cannot read the URL.
+      ['postgres://countersign:secret@127.0.0.1:99999/countersign', 'Invalid URL'],
       ...(postgresSkip ? [] : ([[unknownDatabase.href, 'database "countersign_no_such_database" does not exist']] as [string, string][])),
     ]
     const commands = [

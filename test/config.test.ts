@@ -199,6 +199,19 @@ describe('loadConfig', () => {
     )
   })
 
+  it('refuses a DATABASE_URL of another scheme without repeating it, and sqlite: without a path, which SQLite opens as a throwaway database', () => {
+    assert.equal(loadConfig({ DATABASE_URL: 'sqlite:./data/shop.db' }).databaseUrl, 'sqlite:./data/shop.db')
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://app:hunter2@db/shop' }).databaseUrl, 'postgresql://app:hunter2@db/shop')
+    refuses(
+      { DATABASE_URL: 'postgress://app:hunter2@db/shop' },
+      /^DATABASE_URL must be sqlite:PATH or postgres:\/\/\.\.\., got a value starting "postgress:"$/,
+    )
+    refuses({ DATABASE_URL: './data/shop.db' }, /^DATABASE_URL must be sqlite:PATH or postgres:\/\/\.\.\.$/)
+    // `sqlite:$DB_PATH` with the variable unset: the data had gone when the process exited.
+    refuses({ DATABASE_URL: 'sqlite:' }, /^DATABASE_URL must name the database file after sqlite:/)
+    refuses({ DATABASE_URL: 'sqlite: ' }, /^DATABASE_URL must name the database file after sqlite:/)
+  })
+
   it('takes minPollIntervalMs only as 0 or whole seconds, which the memory and Redis limiters both honour exactly', () => {
     assert.equal(loadConfig({ LIMITS_FREE: '{"minPollIntervalMs": 0}' }).limits.free.minPollIntervalMs, 0)
     assert.equal(loadConfig({ LIMITS_PRO: '{"minPollIntervalMs": 2000}' }).limits.pro.minPollIntervalMs, 2000)

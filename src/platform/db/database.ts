@@ -86,7 +86,9 @@ function createPrivately(path: string): void {
  */
 function narrowModes(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600)
+    // Files only: SQLite opens an empty path as a temporary database, and the path resolved to the working directory.
+    const stat = existsSync(file) ? statSync(file) : undefined
+    if (stat?.isFile() && (stat.mode & 0o077) !== 0) chmodSync(file, 0o600)
   }
 }
 

@@ -67,7 +67,8 @@ export function isUnavailableError(error: unknown): boolean {
 
 /**
  * What opening the database can fail on that is the settings' or the server's to fix, not the service's: a path SQLite
- * cannot open or that holds no database, and PostgreSQL's refusal of a role or password it does not know (class 28).
+ * cannot open or that holds no database, a URL the driver cannot read, and PostgreSQL's refusal of a role or password
+ * it does not know (class 28).
  */
 const OPEN_CODES = new Set([
   'ENOENT',
@@ -82,6 +83,7 @@ const OPEN_CODES = new Set([
   'SQLITE_PERM',
   '28000', // invalid_authorization_specification: no such role, no pg_hba.conf entry
   '28P01', // invalid_password
+  'ERR_INVALID_URL', // a PostgreSQL URL the driver cannot parse (a port above 65535, a "#" in the password not percent-encoded)
 ])
 
 /**

@@ -507,4 +507,17 @@ describe('the SQLite database on disk', () => {
     assert.equal((statSync(shared).mode & 0o7777).toString(8), '1777')
     assert.equal(mode(notes).toString(8), '644')
   })
+
+  it('leaves the working directory as it was when opened on an empty path, which SQLite takes for a temporary database', async () => {
+    const workingDirectory = join(directory, 'working')
+    mkdirSync(workingDirectory, { mode: 0o755 })
+    const before = process.cwd()
+    process.chdir(workingDirectory)
+    try {
+      await openStorage('sqlite:').close()
+    } finally {
+      process.chdir(before)
+    }
+    assert.equal(mode(workingDirectory).toString(8), '755')
+  })
 })
