@@ -123,9 +123,22 @@ async function main(argv: string[]): Promise<number> {
   const command = COMMANDS[name] as Command
   let parsed: ReturnType<typeof parseArgs>
   try {
-    parsed = parseArgs({ args, options: command.options ?? {}, allowPositionals: (command.positionals ?? 0) > 0, strict: true })
+    parsed = parseArgs({
+      args,
+      options: command.options ?? {},
+      allowPositionals: (command.positionals ?? 0) > 0,
+      strict: true,
+      tokens: true,
+    })
   } catch (error) {
     throw new UsageError((error as Error).message, usageOf(name))
+  }
+  // parseArgs keeps the last of an option given twice: `--plan free --plan pro` made a Pro project without a word.
+  const given = new Set<string>()
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option') continue
+    if (given.has(token.name)) throw new UsageError(`--${token.name} is given twice: give it once`, usageOf(name))
+    given.add(token.name)
   }
   if (parsed.positionals.length > (command.positionals ?? 0)) {
     throw new UsageError(`Unexpected argument "${parsed.positionals[command.positionals ?? 0]}"`, usageOf(name))

@@ -240,6 +240,10 @@ describe('countersign help', () => {
       ['project', 'create', '--name', 'x', '--colour', 'red'],
       ['project', 'set-plan', 'proj_x', 'pro', 'extra'],
       ['project', 'set-plan', 'proj_x', 'pro', '--now'],
+      // The last of the two had been taken: a Pro project, or one named "y", without a word.
+      ['project', 'create', '--name', 'x', '--plan', 'free', '--plan', 'pro'],
+      ['project', 'create', '--name', 'x', '--name=y'],
+      ['rotate-secret', '--discard-unreadable', '--discard-unreadable'],
       ['project', 'rename'],
     ]) {
       await assert.rejects(countersign(...args), (error: { code: number; stderr: string; stdout: string }) => {
