@@ -93,6 +93,21 @@ forEachDatabase('mailer: the email outbox', (dialect) => {
     assert.equal(sink.caught.length, caughtBefore)
   })
 
+  it("sends to the account's one address only: an address that would name others reaches nobody, and the mail says why", async () => {
+    const caughtBefore = sink.caught.length
+    for (const address of ['owner@acme.example,other@attacker.example', 'owner@acme.example\r\nBcc: other@attacker.example']) {
+      const { apiKey, projectId } = await t.createProject('pro', 'Listed shop')
+      await setAccountEmail(t, projectId, address)
+      for (let i = 0; i < 4; i++) await createPayload(t, apiKey)
+      await mailer.sendDue()
+      const [email] = await emailsOf(projectId)
+      assert.equal(email?.state, 'failed', JSON.stringify(address))
+      assert.equal(email?.attempts, 0)
+      assert.equal(email?.last_error, "the account's address is not one plain email address; the mail was not sent")
+    }
+    assert.equal(sink.caught.length, caughtBefore, 'nothing sent, to any recipient')
+  })
+
   it('retries mail the SMTP server refuses: after 1 min, 5 min, 30 min and 2 h, then marks it failed', async () => {
     const { apiKey, projectId } = await t.createProject('pro', 'Refused')
     await setAccountEmail(t, projectId, 'owner@refused.example')
