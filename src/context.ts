@@ -137,6 +137,7 @@ export function createContext(options: ContextOptions): ServiceContext {
       allowPrivateTargets: config.webhookAllowPrivateTargets,
       dialect: storage.dialect,
       projectsPerAccount: config.projectsPerAccount,
+      rateLimiter,
     }),
     xrplNode,
     signing: new SigningService({

@@ -6,7 +6,8 @@ import type { Clock } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db, Dialect } from '../../platform/db/database.js'
 import { lockRow } from '../../platform/db/row-lock.js'
-import { conflict, notFound, unprocessable } from '../../platform/errors.js'
+import { conflict, notFound, tooManyRequests, unprocessable } from '../../platform/errors.js'
+import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
 import { utcMonth } from '../../platform/utc.js'
 import type { Payload } from '../payloads/model.js'
 import type { PayloadPage } from '../payloads/schemas.js'
@@ -45,6 +46,8 @@ export interface AccountProjectsOptions {
   dialect: Dialect
   /** PROJECTS_PER_ACCOUNT: the most projects an account may have (those the command line made for it count too). */
   projectsPerAccount: number
+  /** Counts each project's website checks (WEBSITE_CHECKS_PER_MINUTE), across instances with Redis. */
+  rateLimiter: RateLimiter
 }
 
 /**
@@ -72,6 +75,13 @@ export interface WebsiteCheck {
 /** A website's proof file is a few lines of text. */
 const MAX_PROOF_BYTES = 4096
 const WEBSITE_CHECK_TIMEOUT_MS = 5000
+
+/**
+ * A check is an outbound request to a host the account chose, held up to 5 seconds: unbounded, one signed-in script
+ * would have the service send any number of them at once (its sockets shared by every tenant), from its own address.
+ * A person checking after each change to the proof file needs a few a minute.
+ */
+export const WEBSITE_CHECKS_PER_MINUTE = 6
 
 export class AccountProjects {
   constructor(private readonly options: AccountProjectsOptions) {}
@@ -196,6 +206,14 @@ export class AccountProjects {
     const project = await this.owned(accountId, projectId)
     const website = project.website
     if (website === null) throw unprocessable([{ field: 'websiteUrl', message: 'is not set: set the website first' }])
+    const decision = await this.options.rateLimiter.consume(`website-check:${project.id}`, WEBSITE_CHECKS_PER_MINUTE, 60_000)
+    if (!decision.allowed) {
+      const retryAfter = retryAfterSeconds(decision, this.options.clock.now())
+      throw tooManyRequests(
+        `Too many website checks for this project: at most ${WEBSITE_CHECKS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
+        retryAfter,
+      )
+    }
     const proofUrl = `${website.url}${WEBSITE_PROOF_PATH}`
     const answer = await fetchPublicText(proofUrl, {
       timeoutMs: WEBSITE_CHECK_TIMEOUT_MS,

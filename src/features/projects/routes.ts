@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { errorResponses } from '../../platform/http/schemas.js'
-import type { AccountProjects } from './account-projects.js'
+import { type AccountProjects, WEBSITE_CHECKS_PER_MINUTE } from './account-projects.js'
 import { logoPath, MAX_LOGO_BYTES, WEBSITE_PROOF_PATH } from './project-branding.js'
 import {
   CreatedProject,
@@ -112,12 +112,12 @@ export const projectRoutes: FastifyPluginAsyncTypebox<ProjectRoutesDeps> = async
     {
       schema: {
         summary: "Check the website's proof now",
-        description: `The service fetches ${WEBSITE_PROOF_PATH} from the website's origin (public addresses only, no redirects, 5 seconds, 4 KB) and looks for the project's proof line. 200 either way: \`check.verified\` says the outcome and \`check.problem\` why not. ${SESSION_NOTE}`,
+        description: `The service fetches ${WEBSITE_PROOF_PATH} from the website's origin (public addresses only, no redirects, 5 seconds, 4 KB) and looks for the project's proof line. 200 either way: \`check.verified\` says the outcome and \`check.problem\` why not. At most ${WEBSITE_CHECKS_PER_MINUTE} checks a minute per project: more is 429 with Retry-After. ${SESSION_NOTE}`,
         tags: PROJECT_TAGS,
         params: ProjectParams,
         response: {
           200: WebsiteCheck,
-          ...errorResponses(401, 403, 404, 422),
+          ...errorResponses(401, 403, 404, 422, 429),
         },
       },
     },

@@ -212,6 +212,22 @@ forEachDatabase('project display name, website and logo', (dialect) => {
       assert.ok(!website.requests.includes('/elsewhere.txt'))
     })
 
+    it('checks a website at most 6 times a minute per project: a script cannot have the service send request after request to a host', async () => {
+      const { id } = await newProject(alice)
+      const other = await newProject(alice)
+      for (const project of [id, other.id]) await alice.patch(`/api/v1/projects/${project}`, { websiteUrl: website.origin })
+      const sentBefore = website.requests.length
+      const answers = await Promise.all(Array.from({ length: 10 }, () => alice.post(`/api/v1/projects/${id}/website/verify`)))
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 200, 200, 200, 200, 200, 429, 429, 429, 429])
+      const refused = answers.find((answer) => answer.status === 429)
+      assert.match(refused?.body.error, /^Too many website checks for this project: at most 6 a minute; retry in \d+ s$/)
+      assert.match(String(refused?.headers.get('retry-after')), /^\d+$/)
+      assert.equal(website.requests.length - sentBefore, 6, 'only the checks allowed reached the website')
+      assert.equal((await alice.post(`/api/v1/projects/${other.id}/website/verify`)).status, 200, "another project's checks are its own")
+      t.clock.advance(60_000)
+      assert.equal((await alice.post(`/api/v1/projects/${id}/website/verify`)).status, 200, 'a minute later')
+    })
+
     it('refuses what is not an absolute http(s) URL with 422, and verifying without a website', async () => {
       const { id } = await newProject(alice)
       for (const websiteUrl of ['shop.example', 'javascript:alert(1)', 'ftp://shop.example', 'https://user:pw@shop.example']) {
