@@ -221,7 +221,13 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
       dashboard.decorateRequest('dashboardSession', null)
       dashboard.addHook(
         'onRequest',
-        sessionAuthHook({ sessions: ctx.sessions, publicUrl: ctx.config.publicUrl, signInHint: signInHint(ctx.oidc !== undefined) }),
+        sessionAuthHook({
+          sessions: ctx.sessions,
+          publicUrl: ctx.config.publicUrl,
+          signInHint: signInHint(ctx.oidc !== undefined),
+          rateLimiter: ctx.rateLimiter,
+          now: () => ctx.clock.now(),
+        }),
       )
       await dashboard.register(sessionRoutes)
       await dashboard.register(projectRoutes, { projects: ctx.accountProjects })

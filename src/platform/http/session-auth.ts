@@ -4,7 +4,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { SESSION_ABSOLUTE_TTL_MS } from '../../features/accounts/session-tokens.js'
 import type { ActiveSession, SessionService } from '../../features/accounts/sessions.js'
-import { forbidden, unauthorized } from '../errors.js'
+import { forbidden, tooManyRequests, unauthorized } from '../errors.js'
+import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
 import { type CookieOptions, readCookie } from './cookies.js'
 
 declare module 'fastify' {
@@ -46,7 +47,17 @@ export interface SessionAuthDeps {
   publicUrl: string
   /** How to sign in on this server, for the 401 message. */
   signInHint: string
+  /** Counts each account's requests (SESSION_REQUESTS_PER_MINUTE), across instances with Redis. */
+  rateLimiter: RateLimiter
+  now: () => number
 }
+
+/**
+ * An account's dashboard requests a minute, all its sessions and endpoints together. The dashboard itself makes a few
+ * a page; a person never comes near. Without a bound, a signed-in script could queue test deliveries, retries and
+ * website checks as fast as it could send them: database rows and outbound requests for nothing, at every tenant's cost.
+ */
+export const SESSION_REQUESTS_PER_MINUTE = 600
 
 export function sessionAuthHook(deps: SessionAuthDeps) {
   const publicOrigin = new URL(deps.publicUrl).origin
@@ -57,6 +68,14 @@ export function sessionAuthHook(deps: SessionAuthDeps) {
     const session = await deps.sessions.authenticate(sessionTokenOf(request, cookie))
     if (!session) throw unauthorized(`Not signed in: ${deps.signInHint}`)
     assertSameOrigin(request, publicOrigin)
+    const decision = await deps.rateLimiter.consume(`session:${session.account.id}`, SESSION_REQUESTS_PER_MINUTE, 60_000)
+    if (!decision.allowed) {
+      const retryAfter = retryAfterSeconds(decision, deps.now())
+      throw tooManyRequests(
+        `Too many dashboard requests for this account: at most ${SESSION_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
+        retryAfter,
+      )
+    }
     request.dashboardSession = session
   }
 }

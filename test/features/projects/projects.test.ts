@@ -297,6 +297,36 @@ forEachDatabase('project endpoints', (dialect) => {
       method === 'GET' ? client.get(path, options) : method === 'POST' ? client.post(path, {}, options) : client.delete(path, options)
     const keyStillWorks = async () => assert.equal((await callApi('GET', '/payloads', project.apiKey)).status, 200)
 
+    it("bounds an account's dashboard requests at 600 a minute: a signed-in script cannot queue test deliveries without end", async () => {
+      const script = await signedIn(t, 'scripted')
+      const { id } = await createProject(script, 'Flooded')
+      await t.service.ctx.projects.setPlan(id, 'pro')
+      const hook = await script.post(`/api/v1/projects/${id}/webhooks`, { url: 'http://127.0.0.1:1/in', events: ['payload.signed'] })
+      assert.equal(hook.status, 201, JSON.stringify(hook.body))
+      const countDeliveries = async () =>
+        (await t.service.ctx.storage.db.selectFrom('webhook_deliveries').select('id').where('project_id', '=', id).execute()).length
+      let sent = 2
+      const statuses: number[] = []
+      while (statuses.length === 0 || statuses.at(-1) === 202) {
+        const batch = await Promise.all(
+          Array.from({ length: 50 }, () => script.post(`/api/v1/projects/${id}/webhooks/${hook.body.id}/test`)),
+        )
+        statuses.push(...batch.map((answer) => answer.status))
+        sent += batch.length
+        assert.ok(sent <= 700, 'refused before 700')
+      }
+      assert.equal(statuses.filter((status) => status === 202).length, 598, 'the project and the webhook took two of the 600')
+      assert.equal(await countDeliveries(), 598)
+      const refused = await script.post(`/api/v1/projects/${id}/webhooks/${hook.body.id}/test`)
+      assert.equal(refused.status, 429)
+      assert.match(refused.body.error, /^Too many dashboard requests for this account: at most 600 a minute; retry in \d+ s$/)
+      assert.match(String(refused.headers.get('retry-after')), /^\d+$/)
+      assert.equal(await countDeliveries(), 598, 'a refused request queues nothing')
+      assert.equal((await alice.get('/api/v1/session')).status, 200, "another account's requests are its own")
+      t.clock.advance(60_000)
+      assert.equal((await script.get('/api/v1/session')).status, 200, 'a minute later')
+    })
+
     it('caps the projects of an account (PROJECTS_PER_ACCOUNT): one sign-in cannot bring any number of Free months', async () => {
       const capped = await startTestService(dialect, { listen: true, env: { PROJECTS_PER_ACCOUNT: '3' } })
       try {
