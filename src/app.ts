@@ -113,7 +113,8 @@ export async function buildApp(ctx: ServiceContext, metrics: Metrics): Promise<F
             type: 'apiKey',
             in: 'cookie',
             name: sessionCookie(ctx.config.publicUrl).name,
-            description: "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin",
+            description:
+              "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin. An account makes at most 600 requests a minute with its sessions: more is 429 with Retry-After",
           },
         },
       },
