@@ -185,14 +185,27 @@ class PayloadsApi {
 
   /**
    * The payload's live status (GET /payloads/{uuid}/events): its current state first, then each change; ends once it is
-   * signed, rejected or expired, or when the connection drops (waitForResolution reconnects; this does not).
+   * final (as waitForOutcome means it). A stream that ends or breaks before that (the connection dropped, the service
+   * restarted) throws a ConnectionError rather than ending as if the payload were resolved: call events again, which
+   * starts with the current state, or use waitForResolution or waitForOutcome, which reconnect on their own.
    */
   async *events(uuid: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<Payload> {
+    const { signal } = options
     const response = await this.client.send('GET', `/payloads/${encodeURIComponent(uuid)}/events`, {
-      signal: options.signal,
+      signal,
       accept: 'text/event-stream',
     })
-    for await (const data of readEventStream(response, options.signal)) yield data as Payload
+    let last: Payload | undefined
+    try {
+      for await (const data of readEventStream(response, signal)) {
+        last = data as Payload
+        yield last
+      }
+    } catch (error) {
+      if (signal?.aborted) throw error
+      throw streamEndedEarly(uuid, last, error)
+    }
+    if (last === undefined || !isFinal(last)) throw streamEndedEarly(uuid, last, undefined)
   }
 
   /**
@@ -249,6 +262,17 @@ class PayloadsApi {
       await sleep(options.pollIntervalMs ?? 3000, signal)
     }
   }
+}
+
+/** The error of a live stream that ended before its payload was final: what happened, and how to carry on. */
+function streamEndedEarly(uuid: string, last: Payload | undefined, cause: unknown): ConnectionError {
+  const state = last === undefined ? 'before its first message' : `with the payload still ${last.status}`
+  const how = cause === undefined ? 'ended' : `broke (${describeCause(cause)})`
+  return new ConnectionError(
+    `The live stream of payload ${uuid} ${how} ${state}: the connection dropped or the service restarted. Call ` +
+      'payloads.events again, which starts with the current state, or use waitForResolution or waitForOutcome, which reconnect',
+    { cause },
+  )
 }
 
 /** Whether nothing about the payload will change: resolved, and a submitted transaction's outcome known. */

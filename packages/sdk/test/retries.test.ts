@@ -17,8 +17,9 @@ interface Seen {
 /**
  * What the relay does with each next request: drop its connection, answer with a status, pass it on (the default), or
  * pass it on and drop the connection instead of relaying the answer (the service acted; the client never hears of it).
+ * For a live stream: relay its first message, then end the answer as a restarting service does, or cut the connection.
  */
-type Step = 'drop' | 503 | 409 | 'forward' | 'lose-answer'
+type Step = 'drop' | 503 | 409 | 'forward' | 'lose-answer' | 'end-stream' | 'cut-stream'
 
 /** Until the service keeps Idempotency-Key (docs/api.md), a retry after a lost answer cannot be answered from it. */
 const serverKeepsIdempotencyKeys = existsSync(new URL('../../../src/platform/http/idempotency.ts', import.meta.url))
@@ -58,6 +59,19 @@ describe('@countersign/sdk retries and idempotency keys', () => {
           body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
         })
         if (step === 'lose-answer') return void req.socket.destroy()
+        if (step === 'end-stream' || step === 'cut-stream') {
+          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/event-stream' })
+          const reader = (upstream.body as ReadableStream<Uint8Array>).getReader()
+          let relayed = ''
+          while (!relayed.includes('\n\n')) {
+            const { value, done } = await reader.read()
+            if (done) break
+            relayed += Buffer.from(value).toString()
+            res.write(value)
+          }
+          await reader.cancel()
+          return void (step === 'end-stream' ? res.end() : res.write('', () => req.socket.destroy()))
+        }
         res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' })
         res.end(Buffer.from(await upstream.arrayBuffer()))
       })
@@ -179,6 +193,36 @@ describe('@countersign/sdk retries and idempotency keys', () => {
     assert.ok(error instanceof ConnectionError, String(error))
     assert.equal(error.status, 0)
     assert.equal(seen.length, 1, 'sent once')
+  })
+
+  it('a live stream that ends or breaks before the payload is final throws a ConnectionError saying how to carry on', async () => {
+    const client = await clientFor()
+    const { uuid } = await client.payloads.create({ type: 'connect' })
+    for (const [step, how] of [
+      ['end-stream', 'ended'],
+      ['cut-stream', 'broke'],
+    ] as const) {
+      plan = [step]
+      const states: string[] = []
+      const error = await (async () => {
+        for await (const payload of client.payloads.events(uuid)) states.push(payload.status)
+      })().catch((e: unknown) => e)
+      assert.ok(error instanceof ConnectionError, `${step}: ${String(error)}`)
+      assert.match(error.message, new RegExp(`^The live stream of payload ${uuid} ${how} .*with the payload still pending`))
+      assert.match(error.message, /Call payloads\.events again, which starts with the current state/)
+      assert.deepEqual(states, ['pending'])
+    }
+
+    // Opened again, the stream starts with the current state, and ends without an error once the payload is final.
+    const rejected = await fetch(`${t.url}/api/v1/sign/${uuid}/reject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ walletAdapter: 'gemwallet' }),
+    })
+    assert.equal(rejected.status, 200)
+    const states: string[] = []
+    for await (const payload of client.payloads.events(uuid)) states.push(payload.status)
+    assert.deepEqual(states, ['rejected'])
   })
 
   it('gives up after maxRetries, with the last error', async () => {
