@@ -260,7 +260,7 @@ export interface PayloadList {
   limit: number
   offset: number
   /**
-   * Whether items follow this page: ask again with offset + limit
+   * Whether items follow this page: ask for the next with offset + limit, or (payloads) after = its last uuid
    */
   hasMore: boolean
 }
@@ -381,7 +381,7 @@ export interface DeliveryList {
   limit: number
   offset: number
   /**
-   * Whether items follow this page: ask again with offset + limit
+   * Whether items follow this page: ask for the next with offset + limit, or (payloads) after = its last uuid
    */
   hasMore: boolean
 }

@@ -94,7 +94,9 @@ function pageOf(query: Partial<Page>): Page {
 export const PageFields = {
   limit: Type.Integer(),
   offset: Type.Integer(),
-  hasMore: Type.Boolean({ description: 'Whether items follow this page: ask again with offset + limit' }),
+  hasMore: Type.Boolean({
+    description: 'Whether items follow this page: ask for the next with offset + limit, or (payloads) after = its last uuid',
+  }),
 }
 
 /**
