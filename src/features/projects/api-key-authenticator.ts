@@ -15,6 +15,12 @@ export const API_KEY_CACHE_TTL_MS = 5_000
 /** lastUsedAt is written at most this often per key, so that reads stay reads. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000
 const MAX_CACHED_KEYS = 50_000
+
+/** A key of the wrong shape is most often one cut short when it was copied, or the variable meant to hold it unset. */
+const MALFORMED_KEY = 'Invalid API key: a key is cs_ followed by 43 characters; check that the whole key was sent'
+/** The key is shown once, when it is made, so the way out of a lost or wrong key is a new one. */
+const UNKNOWN_KEY =
+  "Invalid API key: no project of this service has it. Check that it is this service's key; a project's members make a new one in the dashboard"
 /** How long a key that authenticated stays exempt from its address's limit on failed authentications. */
 export const RECENTLY_VALID_MS = 10 * 60_000
 
@@ -44,7 +50,7 @@ export class ApiKeyAuthenticator {
    */
   async authenticate(key: string | undefined, beforeLookup?: () => Promise<void>): Promise<ApiKeyPrincipal> {
     if (!key) throw unauthorized('Missing API key: send it as Authorization: Bearer <API key> or as the api_key query parameter')
-    if (!isWellFormedApiKey(key)) throw unauthorized('Invalid API key')
+    if (!isWellFormedApiKey(key)) throw unauthorized(MALFORMED_KEY)
     const hash = hashApiKey(key)
     const nowMs = this.clock.now()
     let entry = this.cache.get(hash)
@@ -60,7 +66,7 @@ export class ApiKeyAuthenticator {
     }
     const principal = entry.principal
     // The lookup was by hash; compare again in constant time so no code path branches on a partial match.
-    if (!principal || !digestsEqual(principal.keyHash, hash)) throw unauthorized('Invalid API key')
+    if (!principal || !digestsEqual(principal.keyHash, hash)) throw unauthorized(UNKNOWN_KEY)
     if (principal.revoked) {
       this.validAtMs.delete(hash)
       throw unauthorized('API key has been revoked')

@@ -34,6 +34,13 @@ forEachDatabase('payload API, attacks and limits', (dialect) => {
       assert.equal(response.statusCode, 401, JSON.stringify(headers))
       assert.equal(typeof response.json().error, 'string')
     }
+    // The two refusals a developer meets most say what to check.
+    const cutShort = await create(apiKey.slice(0, -1))
+    assert.deepEqual(cutShort.json(), {
+      error: 'Invalid API key: a key is cs_ followed by 43 characters; check that the whole key was sent',
+    })
+    const unknown = await create(`cs_${'A'.repeat(43)}`)
+    assert.match(unknown.json().error, /^Invalid API key: no project of this service has it\. .*make a new one in the dashboard$/)
     assert.equal((await create(apiKey)).statusCode, 201)
     const [key] = await t.service.ctx.storage.db.selectFrom('api_keys').select('id').where('project_id', '=', projectId).execute()
     await t.service.ctx.storage.db.updateTable('api_keys').set({ revoked_at: t.clock.now() }).where('id', '=', key!.id).execute()
