@@ -88,6 +88,7 @@ export function createContext(options: ContextOptions): ServiceContext {
     network: config.xrplNetwork,
     limits: config.limits,
     prepareMultisign: multisignPreparer(xrplNode, logger),
+    canSubmit: xrplNode !== undefined,
     onUsageWarningError: (error) => logger.warn({ err: error }, 'could not record the monthly usage warning'),
   })
   const projects = new ProjectService(db, clock, events)

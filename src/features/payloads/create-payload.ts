@@ -47,6 +47,14 @@ export class PayloadCreator {
     const problem = networkId === undefined ? undefined : networkIdProblem(networkId, this.options.network, request.transaction?.NetworkID)
     if (problem !== undefined)
       errors.push({ field: 'transaction.NetworkID', message: `${problem}: no transaction signed with it could apply here` })
+    // Without a node every approval would answer 502 and the payload could only expire: the application hears it now.
+    if (request.type === 'signAndSubmit' && !this.options.canSubmit) {
+      errors.push({
+        field: 'type',
+        message:
+          'signAndSubmit needs an XRPL node to submit to, and this service has none configured (XRPL_NODE_URL): create a sign payload and submit the signed transaction yourself',
+      })
+    }
     if (errors.length > 0) throw unprocessable(errors)
 
     const multisign = request.options?.multisign === true ? await this.prepareMultisign(request.transaction ?? {}) : undefined

@@ -34,6 +34,8 @@ export interface PayloadServiceOptions {
   limits: Record<PlanName, PlanLimits>
   /** Reads the signer list and completes the transaction of a multisigned request (options.multisign). */
   prepareMultisign?: MultisignPreparer
+  /** Whether the service has an XRPL node to submit to (XRPL_NODE_URL): signAndSubmit is refused at creation without one. */
+  canSubmit: boolean
   /** Recording the monthly usage warning failed after a creation's commit (the creation stands; the next one tries again). */
   onUsageWarningError?: (error: unknown) => void
   /** Told how each group of creations was written (creations.ts): in one statement or in a transaction. */

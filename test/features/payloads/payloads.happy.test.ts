@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
 import { forEachDatabase } from '../../support/databases.js'
-import { payloadBodies } from '../../support/fixtures.js'
+import { NODE_NEVER_ASKED, payloadBodies } from '../../support/fixtures.js'
 import { readPayload } from '../../support/payloads.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
 
@@ -9,7 +9,7 @@ forEachDatabase('payload API, happy paths', (dialect) => {
   let t: TestService
   let apiKey: string
   before(async () => {
-    t = await startTestService(dialect)
+    t = await startTestService(dialect, { env: NODE_NEVER_ASKED })
     ;({ apiKey } = await t.createProject('pro'))
   })
   after(() => t.stop())

@@ -51,6 +51,7 @@ forEachDatabase('usage counters', (dialect) => {
         signingOrigin: 'http://countersign.test',
         network: 'testnet',
         limits: { ...DEFAULT_PLAN_LIMITS, pro: { ...DEFAULT_PLAN_LIMITS.pro, monthlyPayloads } },
+        canSubmit: false,
         onCreationsWritten: (way, count) => {
           written[way] += count
         },

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { Wallet } from 'xrpl'
-import { paymentTransaction } from '../../support/fixtures.js'
+import { NODE_NEVER_ASKED, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
 import { freePort } from '../../support/serve-process.js'
 import { startTestService, type TestService } from '../../support/service.js'
@@ -33,13 +33,15 @@ describe('approvals repeated while the XRPL node cannot be asked', () => {
         LIMITS_PRO: '{"requestsPerMinute": 100000}',
         ...(url === undefined ? {} : { XRPL_NODE_URL: url }),
       }
-      const t = await startTestService('sqlite', { env, logLines })
-      services.push(t)
+      // The payloads were created while a node was configured (a service without one refuses signAndSubmit).
+      const creator = await startTestService('sqlite', { env: { ...env, ...NODE_NEVER_ASKED } })
+      const t = await startTestService('sqlite', { env, logLines, databaseUrl: creator.config.databaseUrl })
+      services.push(t, creator)
       const { apiKey } = await t.createProject('pro')
       const requested = paymentTransaction()
       const uuids = [
-        await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
-        await createPayload(t, apiKey, { type: 'signAndSubmit', transaction: requested }),
+        await createPayload(creator, apiKey, { type: 'signAndSubmit', transaction: requested }),
+        await createPayload(creator, apiKey, { type: 'signAndSubmit', transaction: requested }),
       ]
       const blob = signRequested(Wallet.generate(), requested).tx_blob
       for (let approval = 0; approval < APPROVALS; approval++) {

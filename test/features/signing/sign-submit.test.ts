@@ -9,10 +9,10 @@ import { submissionClaimsRepository } from '../../../src/features/signing/submis
 import { FOLLOW_INTERVAL_MS, FOLLOW_LEASE_MS } from '../../../src/features/signing/transaction-follower.js'
 import { SETTLED_LEDGERS } from '../../../src/platform/xrpl/xrpl-node.js'
 import { forEachDatabase, withPayloadUpdatesFailing } from '../../support/databases.js'
-import { payloadBodies, paymentTransaction } from '../../support/fixtures.js'
+import { NODE_NEVER_ASKED, payloadBodies, paymentTransaction } from '../../support/fixtures.js'
 import { createPayload, readPayload } from '../../support/payloads.js'
 import { type RippledDouble, startRippledDouble } from '../../support/rippled-double.js'
-import { startTestService, type TestService } from '../../support/service.js'
+import { bearer, startTestService, type TestService } from '../../support/service.js'
 import { openSse } from '../../support/sse.js'
 import { signRequested, WALLET_FIELDS } from '../../support/wallet-signing.js'
 
@@ -1260,16 +1260,44 @@ forEachDatabase('signAndSubmit through the XRPL node', (dialect) => {
 })
 
 forEachDatabase('signAndSubmit without an XRPL node', (dialect) => {
+  /** An instance with a node, which created payloads; t, on its database without one (the setting since removed). */
+  let withNode: TestService
   let t: TestService
   let apiKey: string
   before(async () => {
-    t = await startTestService(dialect)
+    withNode = await startTestService(dialect, { env: NODE_NEVER_ASKED })
+    t = await startTestService(dialect, { databaseUrl: withNode.config.databaseUrl })
     ;({ apiKey } = await t.createProject('pro'))
   })
-  after(() => t.stop())
+  after(async () => {
+    await t.stop()
+    await withNode.stop()
+  })
 
-  it('answers 502 saying that the service cannot submit now (never naming a setting), and the payload stays pending', async () => {
-    const uuid = await createPayload(t, apiKey, payloadBodies.signAndSubmit)
+  it('refuses to create one with 422 naming the setting, since no approval could ever be submitted; nothing is created', async () => {
+    const response = await t.inject({
+      method: 'POST',
+      url: '/api/v1/payloads',
+      headers: bearer(apiKey),
+      payload: payloadBodies.signAndSubmit,
+    })
+    assert.equal(response.statusCode, 422)
+    assert.deepEqual(response.json().details, [
+      {
+        field: 'type',
+        message:
+          'signAndSubmit needs an XRPL node to submit to, and this service has none configured (XRPL_NODE_URL): create a sign payload and submit the signed transaction yourself',
+      },
+    ])
+    assert.equal((await t.inject({ method: 'GET', url: '/api/v1/payloads', headers: bearer(apiKey) })).json().payloads.length, 0)
+    assert.equal(
+      (await t.inject({ method: 'POST', url: '/api/v1/payloads', headers: bearer(apiKey), payload: payloadBodies.sign })).statusCode,
+      201,
+    )
+  })
+
+  it('answers the approval of one created before with 502 saying that the service cannot submit now (never naming a setting), and the payload stays pending', async () => {
+    const uuid = await createPayload(withNode, apiKey, payloadBodies.signAndSubmit)
     const response = await t.inject({
       method: 'POST',
       url: `/api/v1/sign/${uuid}/approve`,

@@ -5,7 +5,7 @@ import { startWebhookDispatcher } from '../../../src/features/webhooks/dispatche
 import { WebhookDispatcher } from '../../../src/features/webhooks/dispatcher/webhook-dispatcher.js'
 import { MAX_WEBHOOKS_PER_PROJECT } from '../../../src/features/webhooks/model.js'
 import { forEachDatabase } from '../../support/databases.js'
-import { payloadBodies } from '../../support/fixtures.js'
+import { NODE_NEVER_ASKED, payloadBodies } from '../../support/fixtures.js'
 import { createPayload } from '../../support/payloads.js'
 import { bearer, startTestService, type TestService } from '../../support/service.js'
 import { hasValidSignature, type ReceivedRequest, startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver.js'
@@ -18,7 +18,7 @@ forEachDatabase('webhooks, happy paths', (dialect) => {
   let receiver: WebhookReceiver
   let dispatcher: WebhookDispatcher
   before(async () => {
-    t = await startTestService(dialect, { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}' } })
+    t = await startTestService(dialect, { env: { LIMITS_PRO: '{"requestsPerMinute": 100000}', ...NODE_NEVER_ASKED } })
     receiver = await startWebhookReceiver()
     dispatcher = new WebhookDispatcher(t.service.ctx, { random: () => 0.5 })
   })

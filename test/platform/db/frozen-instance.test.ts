@@ -75,6 +75,7 @@ describePostgres('an instance frozen in the middle of a transaction', () => {
       signingOrigin: 'http://countersign.test',
       network: 'testnet',
       limits: DEFAULT_PLAN_LIMITS,
+      canSubmit: false,
     })
     const started = performance.now()
     const created = await payloads.create({ projectId: project.id, plan: 'pro' }, SIGN)

@@ -86,7 +86,8 @@ forEachDatabase('docs, health and metrics', (dialect) => {
       type: 'apiKey',
       in: 'cookie',
       name: 'cs_session',
-      description: "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin",
+      description:
+        "The dashboard's session, set by signing in; state-changing requests also need the dashboard's Origin. An account makes at most 600 requests a minute with its sessions: more is 429 with Retry-After",
     })
   })
 
