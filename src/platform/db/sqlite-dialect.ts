@@ -50,6 +50,17 @@ class SqliteStorageAdapter extends SqliteAdapter {
   override get supportsMultipleConnections(): boolean {
     return true
   }
+
+  /**
+   * SQLite runs schema changes in a transaction like any other write. Kysely's adapter says it does not, and its
+   * migrator then commits each statement on its own: a process killed within a migration (between two of its statements,
+   * or before the migration's row was written) left it half applied and unrecorded, and every later start failed on
+   * what it had made ("duplicate column name"). Said so, the migrator applies the pending migrations and their rows in
+   * one transaction: all of them, or none.
+   */
+  override get supportsTransactionalDdl(): boolean {
+    return true
+  }
 }
 
 /** One connection, lent to one caller at a time: a transaction holds it until it ends. */
