@@ -410,10 +410,19 @@ const migrations: Record<string, StorageMigration> = {
     },
   },
   '0017_payloads_signer_search': {
-    async up(db: Kysely<unknown>) {
+    async up(db: Kysely<unknown>, dialect: Dialect) {
       // The dashboard's search by signer (repository.ts, listForProject): without it, a scan of the whole table (460 ms
       // over a million payloads on PostgreSQL). Only signed payloads have a signer, so a creation adds no entry. A
-      // large deployment may have built it ahead, concurrently (docs/deployment.md).
+      // large deployment may have built it ahead, concurrently (docs/deployment.md). A concurrent build that failed or
+      // was cancelled leaves an invalid index of this name, which no query uses and "if not exists" would take for
+      // made: it is dropped and built again. A build still under way holds this lock until it ends, valid or not.
+      if (dialect === 'postgres') {
+        await sql`lock table payloads in share update exclusive mode`.execute(db)
+        const invalid = await sql`select 1 from pg_index i join pg_class c on c.oid = i.indexrelid
+          where c.relname = 'payloads_project_signer' and c.relnamespace = current_schema()::regnamespace
+            and not i.indisvalid`.execute(db)
+        if (invalid.rows.length > 0) await sql`drop index payloads_project_signer`.execute(db)
+      }
       await db.schema
         .createIndex('payloads_project_signer')
         .ifNotExists()

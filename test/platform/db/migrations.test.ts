@@ -82,6 +82,46 @@ it('several processes migrating one new SQLite file at once all succeed, and the
   }
 })
 
+describePostgres('the signer index built ahead (docs/deployment.md, migration 0017)', () => {
+  const indexState = async (storage: Storage) =>
+    (
+      await sql<{ indisvalid: boolean }>`select i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid
+        where c.relname = 'payloads_project_signer'`.execute(storage.db)
+    ).rows.map((row) => row.indisvalid)
+  const BUILD_AHEAD = sql`create index concurrently if not exists payloads_project_signer
+    on payloads (project_id, signer_address, created_at, uuid) where signer_address is not null`
+
+  it('is kept when the build ahead completed', async () => {
+    const database = await createTestDatabase('postgres', { empty: true })
+    const storage = openStorage(database.url)
+    try {
+      await migrateUpTo(storage, '0016_validated_tx_hash')
+      await BUILD_AHEAD.execute(storage.db)
+      assert.deepEqual(await migrateToLatest(storage), ['0017_payloads_signer_search'])
+      assert.deepEqual(await indexState(storage), [true])
+    } finally {
+      await storage.close()
+      await database.drop()
+    }
+  })
+
+  it('is built again when the build ahead failed and left an invalid index, which no search uses', async () => {
+    const database = await createTestDatabase('postgres', { empty: true })
+    const storage = openStorage(database.url)
+    try {
+      await migrateUpTo(storage, '0016_validated_tx_hash')
+      await BUILD_AHEAD.execute(storage.db)
+      // What a concurrent build cancelled or failed midway (a statement timeout, a lost connection) leaves behind.
+      await sql`update pg_index set indisvalid = false where indexrelid = 'payloads_project_signer'::regclass`.execute(storage.db)
+      assert.deepEqual(await migrateToLatest(storage), ['0017_payloads_signer_search'])
+      assert.deepEqual(await indexState(storage), [true], 'a valid index, which the search by signer uses')
+    } finally {
+      await storage.close()
+      await database.drop()
+    }
+  })
+})
+
 describePostgres('a PostgreSQL database dropped, then recreated empty, under a running instance', () => {
   it('is answered 503, never 500, and /readyz says so both times', async () => {
     const database = await createTestDatabase('postgres')
