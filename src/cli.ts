@@ -8,6 +8,7 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import type { ServiceContext } from './context.js'
 import { localSignInUrl } from './features/accounts/session-tokens.js'
+import { isOneEmailAddress } from './features/email/one-address.js'
 import { normalizeName } from './features/projects/names.js'
 import { isPlanName, PLAN_NAMES } from './features/projects/plans.js'
 import { systemClock } from './platform/clock.js'
@@ -99,9 +100,6 @@ class UsageError extends Error {
     super(message)
   }
 }
-
-/** A plausible address (something@domain.tld); the mail server has the last word. */
-const EMAIL_ADDRESS = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /** The command named by the first one or two words, and the arguments after them. */
 function commandOf(argv: string[]): { name: string; args: string[] } | undefined {
@@ -279,8 +277,8 @@ async function createProject(config: Config, values: { name?: string; plan?: str
   if ('error' in named) throw new UsageError(`--name ${named.error.message} (1 to 100 characters)`, usage)
   const name = named.name
   const email = values.email?.trim()
-  if (email !== undefined && !EMAIL_ADDRESS.test(email))
-    throw new UsageError(`--email must be an email address, got "${values.email}"`, usage)
+  if (email !== undefined && !isOneEmailAddress(email))
+    throw new UsageError(`--email must be one email address, got "${values.email}"`, usage)
   const plan = values.plan ?? 'free'
   if (!isPlanName(plan)) throw new UsageError(`--plan must be one of ${PLAN_NAMES.join(', ')}`, usage)
   return withContext(config, async (ctx) => {

@@ -50,6 +50,21 @@ forEachDatabase('countersign CLI', (dialect) => {
     }
   })
 
+  it('refuses an --email the mailer would not send to (a list, a display name, a header), as it does any other bad address', async () => {
+    for (const email of ['ops,billing@acme.example', 'ops;billing@acme.example', 'Ops <ops@acme.example>', 'not-an-address']) {
+      await assert.rejects(
+        countersign('project', 'create', '--name', 'listed', '--email', email),
+        (error: { code: number; stderr: string }) => {
+          assert.equal(error.code, 2, email)
+          assert.match(error.stderr, /^countersign: --email must be one email address, got /, email)
+          return true
+        },
+      )
+    }
+    const { stdout } = await countersign('project', 'create', '--name', 'mailed', '--email', 'ops@acme.example', '--json')
+    assert.equal(JSON.parse(stdout).name, 'mailed')
+  })
+
   it('login-link starts its link with PUBLIC_URL, or http://localhost:$PORT, as serve does', async () => {
     const withEnv = (extra: Record<string, string>) => run(process.execPath, [...CLI, 'login-link'], { env: { ...env, ...extra } })
     assert.match((await withEnv({ PORT: '4123' })).stdout, /^http:\/\/localhost:4123\/auth\/local\?token=\S+\n$/)

@@ -6,6 +6,7 @@ import type { Clock } from '../../platform/clock.js'
 import type { Storage } from '../../platform/db/database.js'
 import { type PeriodicTask, startPeriodicTask } from '../../platform/periodic-task.js'
 import { ATTEMPT_TIMEOUT_MS, createMailTransport, type MailTransport } from './mail-transport.js'
+import { isOneEmailAddress } from './one-address.js'
 import { type Email, type EmailOutcome, emailsRepository } from './repository.js'
 
 const MINUTE_MS = 60_000
@@ -32,13 +33,6 @@ const LEASE_MS = 2 * MINUTE_MS
 const BATCH_SIZE = 10
 
 const POLL_INTERVAL_MS = 1_000
-
-/**
- * One plain address (local@domain), nothing nodemailer would read as a list or a display name. The address is the
- * account's, as its identity provider gave it: given `owner@acme.example,other@example.com` nodemailer sent the mail
- * to both, and given `owner@acme.example` and a line break with `Bcc: other@example.com` to the other alone.
- */
-const ONE_ADDRESS = /^[^\s\p{Cc}@,;:<>"()[\]\\]+@[^\s\p{Cc}@,;:<>"()[\]\\]+$/u
 
 export interface MailerContext {
   config: Pick<Config, 'emailFrom'>
@@ -78,7 +72,7 @@ export class Mailer {
     const log = { emailId: email.id, kind: email.kind, projectId: email.projectId, to: email.toAddress, subject: email.subject }
     if (email.toAddress === null)
       return { state: 'no_recipient', attempts: email.attempts, nextAttemptAtMs: nowMs, lastError: null, sentAtMs: null }
-    if (!ONE_ADDRESS.test(email.toAddress)) {
+    if (!isOneEmailAddress(email.toAddress)) {
       const lastError = "the account's address is not one plain email address; the mail was not sent"
       this.ctx.logger.error({ ...log, lastError }, 'mail not sent')
       return { state: 'failed', attempts: email.attempts, nextAttemptAtMs: nowMs, lastError, sentAtMs: null }
