@@ -43,11 +43,12 @@ export function createDeveloperAdapter(): WalletAdapter {
       const showAddress = async () => {
         const seed = input.value.trim()
         if (seed === '') return address.replaceChildren('No key yet')
-        try {
-          address.replaceChildren(`Address: ${(await deriveKeys(seed)).address}`)
-        } catch {
-          address.replaceChildren('This is not a valid family seed')
-        }
+        const line = await deriveKeys(seed).then(
+          (keys) => `Address: ${keys.address}`,
+          () => 'This is not a valid family seed',
+        )
+        // The seed changed while its keys were derived (typed on, or cleared once its signature was recorded).
+        if (input.value.trim() === seed) address.replaceChildren(line)
       }
       input.addEventListener('input', showAddress)
       const generate = button('Generate a testnet key', { className: 'secondary', testId: 'dev-generate' }, async () => {
