@@ -210,17 +210,18 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
     assert.equal(view.walletAdapter, 'xaman')
   })
 
-  it('refuses a multisigned request: Xaman signs with one key, and one rejection there rejected the request for every signer', async () => {
+  /** A multisigned request of an account whose list has three signers, two of whom make the quorum. */
+  const createMultisigned = async () => {
     const account = Wallet.generate()
     const signers = [Wallet.generate(), Wallet.generate(), Wallet.generate()]
     rippled.setAccount(account.classicAddress, {
       signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
     })
-    const uuid = await create({
-      type: 'sign',
-      transaction: { ...paymentTransaction(), Account: account.classicAddress },
-      options: { multisign: true },
-    })
+    return create({ type: 'sign', transaction: { ...paymentTransaction(), Account: account.classicAddress }, options: { multisign: true } })
+  }
+
+  it('refuses a multisigned request: Xaman signs with one key, and one rejection there rejected the request for every signer', async () => {
+    const uuid = await createMultisigned()
     const requestsBefore = xaman.created.length
     const response = await startXaman(uuid)
     assert.equal(response.statusCode, 422, response.body)
@@ -238,16 +239,7 @@ forEachDatabase('Xaman through its platform API', (dialect) => {
   })
 
   it('a rejection in Xaman of a multisigned request started before it was refused does not reject the request', async () => {
-    const account = Wallet.generate()
-    const signers = [Wallet.generate(), Wallet.generate(), Wallet.generate()]
-    rippled.setAccount(account.classicAddress, {
-      signerList: { quorum: 2, entries: signers.map((signer) => ({ account: signer.classicAddress, weight: 1 })) },
-    })
-    const uuid = await create({
-      type: 'sign',
-      transaction: { ...paymentTransaction(), Account: account.classicAddress },
-      options: { multisign: true },
-    })
+    const uuid = await createMultisigned()
     // As an earlier version started it: a Xaman request made, and recorded for the payload.
     const made = await fetch(`${xaman.url}/api/v1/platform/payload`, {
       method: 'POST',
