@@ -78,7 +78,7 @@ forEachDatabase('dashboard sign-in with local links, from the command line', (di
       DATABASE_URL: t.config.databaseUrl,
     })
     assert.equal(invalid.code, 2)
-    assert.match(invalid.stderr, /--email must be an email address/)
+    assert.match(invalid.stderr, /--email must be one email address, got "not-an-address"/)
   })
 })
 
