@@ -124,12 +124,28 @@ export class RedisLiveEvents implements LiveEvents {
   }
 
   async publish(view: PayloadView): Promise<void> {
-    await this.publisher.publish(LIVE_EVENTS_CHANNEL, JSON.stringify(view))
+    await this.sent(view.uuid, JSON.stringify(view))
   }
 
   async remind(uuid: string): Promise<void> {
     const reminder: Reminder = { remind: uuid }
-    await this.publisher.publish(LIVE_EVENTS_CHANNEL, JSON.stringify(reminder))
+    await this.sent(uuid, JSON.stringify(reminder))
+  }
+
+  /**
+   * Publishes, or, when Redis cannot take it, tells this instance's subscribers of the payload to read it again: its
+   * own message would never come back to them, and until the subscription was lost and back (Redis away for an hour:
+   * an hour) they had shown the state before the change. A read, not the view: a view held back until the publish
+   * failed could arrive after a later change and show an older state. Other instances read when their subscription
+   * is back.
+   */
+  private async sent(uuid: string, message: string): Promise<void> {
+    try {
+      await this.publisher.publish(LIVE_EVENTS_CHANNEL, message)
+    } catch (error) {
+      this.subscribers.deliver(uuid, null)
+      throw error
+    }
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,7 @@ import type { PayloadView } from '../../../../src/features/payloads/schemas.js'
 import { ManualClock } from '../../../../src/platform/clock.js'
 import { createLogger } from '../../../../src/platform/logger.js'
 import { redisSkip, TEST_REDIS_URL, uniqueRedisPrefix } from '../../../support/redis.js'
+import { startTcpProxy } from '../../../support/tcp-proxy.js'
 
 const silent = createLogger('silent')
 
@@ -93,6 +94,33 @@ describe('RedisLiveEvents', { skip: redisSkip }, () => {
     await watcher.until(3)
     assert.deepEqual(watcher.received.slice(2), [null])
     assert.equal(other.received.length, otherBefore)
+  })
+
+  it('tells its own subscribers to read a change it could not publish, without waiting for Redis to be back', async () => {
+    const redis = new URL(TEST_REDIS_URL)
+    const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
+    try {
+      const events = new RedisLiveEvents(`redis://127.0.0.1:${proxy.port}${redis.pathname}`, silent)
+      opened.push(events)
+      const [changed, reminded, untouched] = [collector(), collector(), collector()]
+      events.subscribe('uuid-changed', changed.listener)
+      events.subscribe('uuid-reminded', reminded.listener)
+      events.subscribe('uuid-untouched', untouched.listener)
+      await changed.until(1)
+      assert.deepEqual(changed.received, [null])
+
+      // Redis goes away: the change is committed on this instance, and its message cannot go out.
+      proxy.cut()
+      await assert.rejects(events.publish(view('uuid-changed')))
+      await assert.rejects(events.remind('uuid-reminded'))
+      // The streams here read the payload again (null, never the view, which a later change may have overtaken), while
+      // Redis is still away; the streams of other payloads hear nothing.
+      assert.deepEqual(changed.received, [null, null])
+      assert.deepEqual(reminded.received, [null, null])
+      assert.deepEqual(untouched.received, [null])
+    } finally {
+      await proxy.close()
+    }
   })
 })
 
