@@ -44,6 +44,8 @@ export class MemoryStreamSlots implements StreamSlots {
 
 /** A stream opened right after start waits this long at most for the first connection, so that it is counted. */
 const FIRST_CONNECTION_WAIT_MS = 2000
+/** A Redis that has not answered a command in this long counts as away (as for the rate limits). */
+const COMMAND_TIMEOUT_MS = 500
 
 /** Drops lapsed leases, then adds this one if fewer than the limit are held. KEYS[1]; ARGV: now, lease end, limit, member, key TTL. */
 const ACQUIRE_SCRIPT = `
@@ -56,20 +58,25 @@ return 1
 
 /**
  * Slots are leases in a sorted set per key, scored by when they lapse: a stream renews its lease at each heartbeat,
- * so the slots of an instance that died are free again one lease later. When Redis cannot be reached a stream is let
- * through: the cap protects the service, and refusing every stream during an outage would protect nothing.
+ * so the slots of an instance that died are free again one lease later. When Redis cannot be reached, or does not
+ * answer within COMMAND_TIMEOUT_MS, the slot is counted in this instance's memory instead, against the same limit
+ * (each instance then allows up to the limit, as the rate limits do): refusing every stream during an outage would
+ * protect nothing, and letting every stream through uncounted had let one client open any number of them. Nor does a
+ * stream wait for a Redis that stopped answering: without the timeout, its opening had waited for as long as Redis
+ * was silent. A slot taken in Redis by a script that answered too late lapses one lease later, never renewed.
  */
 export class RedisStreamSlots implements StreamSlots {
   private readonly client: Redis
   private firstConnection: Promise<void> | undefined
   private nextMember = 0
   private readonly instanceId = Math.random().toString(36).slice(2)
+  private readonly fallback = new MemoryStreamSlots()
 
   constructor(
     redisUrl: string,
     private readonly options: { clock: Clock; leaseMs: number; logger: Logger; keyPrefix?: string },
   ) {
-    this.client = lazyRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    this.client = lazyRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS })
     this.client.on('error', (error) => options.logger.warn({ err: error }, 'Redis connection for live stream caps failed; retrying'))
   }
 
@@ -84,8 +91,8 @@ export class RedisStreamSlots implements StreamSlots {
       const taken = await this.client.eval(ACQUIRE_SCRIPT, 1, setKey, nowMs, nowMs + leaseMs, limit, member, leaseMs * 2)
       if (taken !== 1) return undefined
     } catch (error) {
-      logger.warn({ err: error }, 'could not count live streams in Redis; the stream is let through uncounted')
-      return { renew: () => {}, release: () => {} }
+      logger.warn({ err: error }, 'could not count live streams in Redis; counted by this instance alone')
+      return this.fallback.acquire(key, limit)
     }
     let released = false
     return {
