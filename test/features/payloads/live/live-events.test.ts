@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { type LiveEvents, LocalLiveEvents, RedisLiveEvents } from '../../../../src/features/payloads/live/live-events.js'
 import { MemoryStreamSlots, RedisStreamSlots, type StreamSlots } from '../../../../src/features/payloads/live/stream-slots.js'
 import type { PayloadView } from '../../../../src/features/payloads/schemas.js'
@@ -179,6 +180,28 @@ describe('RedisStreamSlots across instances', { skip: redisSkip }, () => {
       assert.equal(await one?.acquire('project:p', 2), undefined)
     } finally {
       await Promise.all([one?.close(), two?.close()])
+    }
+  })
+})
+
+describe('RedisStreamSlots after Redis restarts', { skip: redisSkip }, () => {
+  it('counts the streams still open again at their next heartbeat, so that the cap holds', async () => {
+    const keyPrefix = uniqueRedisPrefix()
+    const slots = new RedisStreamSlots(TEST_REDIS_URL, { clock: new ManualClock(), leaseMs: 60_000, logger: silent, keyPrefix })
+    const admin = new Redis(TEST_REDIS_URL)
+    try {
+      const open = await Promise.all(Array.from({ length: 3 }, () => slots.acquire('project:p', 3)))
+      assert.equal(open.filter((slot) => slot !== undefined).length, 3)
+      // A Redis restarted without its data has forgotten every slot; the streams are still open.
+      await admin.del(`${keyPrefix}:project:p`)
+      for (const slot of open) slot?.renew()
+      await sleep(50)
+      assert.equal(await slots.acquire('project:p', 3), undefined)
+      assert.equal(await admin.zcard(`${keyPrefix}:project:p`), 3)
+    } finally {
+      await admin.del(`${keyPrefix}:project:p`)
+      admin.disconnect()
+      await slots.close()
     }
   })
 })
