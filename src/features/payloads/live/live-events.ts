@@ -28,6 +28,9 @@ export interface LiveEvents {
 /** Every instance's subscriber listens on this one channel and keeps the messages of payloads it has streams for. */
 export const LIVE_EVENTS_CHANNEL = 'countersign:payload-changes'
 
+/** The payloads whose change could not be published that an instance remembers, to remind the others of them later. */
+const MAX_UNSENT = 10_000
+
 /** On the channel beside the views: the uuid whose subscribers read the payload again (an instance before it ignores it). */
 interface Reminder {
   remind: string
@@ -91,6 +94,8 @@ export class RedisLiveEvents implements LiveEvents {
   private readonly subscribers = new Subscribers()
   private readonly publisher: Redis
   private readonly subscriber: Redis
+  /** Payloads whose change or reminder could not be published: the other instances are reminded of them once it can. */
+  private readonly unsent = new Set<string>()
   constructor(redisUrl: string, logger: Logger) {
     this.publisher = lazyRedis(redisUrl, { maxRetriesPerRequest: 1 })
     // Subscribed by hand on each 'ready', so that listeners learn when a lost subscription is back.
@@ -98,6 +103,14 @@ export class RedisLiveEvents implements LiveEvents {
     for (const connection of [this.publisher, this.subscriber]) {
       connection.on('error', (error) => logger.warn({ err: error }, 'Redis connection for live events failed; retrying'))
     }
+    // Back after a failed publish: only this instance may have lost Redis, and the others' subscriptions, never lost,
+    // would tell their streams nothing; those streams had shown the state before the change until the payload's expiry
+    // (a signAndSubmit payload's stream awaiting its outcome, for good).
+    this.publisher.on('ready', () => {
+      const unsent = [...this.unsent]
+      this.unsent.clear()
+      for (const uuid of unsent) this.remind(uuid).catch(() => {})
+    })
     this.subscriber.on('ready', () => {
       this.subscriber.subscribe(LIVE_EVENTS_CHANNEL).then(
         () => this.subscribers.deliverToAll(null),
@@ -144,6 +157,7 @@ export class RedisLiveEvents implements LiveEvents {
       await this.publisher.publish(LIVE_EVENTS_CHANNEL, message)
     } catch (error) {
       this.subscribers.deliver(uuid, null)
+      if (this.unsent.size < MAX_UNSENT) this.unsent.add(uuid)
       throw error
     }
   }

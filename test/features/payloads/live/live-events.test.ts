@@ -123,6 +123,39 @@ describe('RedisLiveEvents', { skip: redisSkip }, () => {
       await proxy.close()
     }
   })
+
+  it('tells the other instances to read a change it could not publish once its own Redis connection is back', async () => {
+    // Only this instance loses Redis (its network path, say): the others' subscriptions stay up, and nothing else would
+    // make their streams read again before the payload's expiry.
+    const redis = new URL(TEST_REDIS_URL)
+    const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
+    try {
+      const cutOff = new RedisLiveEvents(`redis://127.0.0.1:${proxy.port}${redis.pathname}`, silent)
+      const other = open()
+      opened.push(cutOff)
+      const [changed, reminded, untouched] = [collector(), collector(), collector()]
+      other.subscribe('uuid-unsent-change', changed.listener)
+      other.subscribe('uuid-unsent-reminder', reminded.listener)
+      other.subscribe('uuid-sent-nothing', untouched.listener)
+      await changed.until(1)
+      await cutOff.remind('uuid-warm-up')
+
+      proxy.cut()
+      // Once the instance knows the connection is gone (a command in flight at the cut is sent again on reconnection).
+      await sleep(100)
+      await assert.rejects(cutOff.publish(view('uuid-unsent-change')))
+      await assert.rejects(cutOff.remind('uuid-unsent-reminder'))
+      await sleep(300)
+      assert.deepEqual([changed.received, reminded.received], [[null], [null]], 'nothing reached the other instance')
+
+      proxy.restore()
+      await changed.until(2, 5000)
+      await reminded.until(2, 5000)
+      assert.deepEqual([changed.received, reminded.received, untouched.received], [[null, null], [null, null], [null]])
+    } finally {
+      await proxy.close()
+    }
+  })
 })
 
 function streamSlotsBehaviour(name: string, skip: string | false, make: (clock: ManualClock) => StreamSlots): void {
