@@ -310,10 +310,9 @@ async function createLoginLink(ctx: ServiceContext): Promise<string> {
 }
 
 async function withContext(config: Config, task: (ctx: ServiceContext) => Promise<void>): Promise<number> {
-  const { openDatabase, migrateDatabase, settingsRepository, GENERATED_SECRET_KEY, createContext, createLogger } = await serviceModules()
-  const storage = openDatabase(config.databaseUrl)
+  const { openMigratedDatabase, settingsRepository, GENERATED_SECRET_KEY, createContext, createLogger } = await serviceModules()
+  const storage = await openMigratedDatabase(config.databaseUrl)
   try {
-    await migrateDatabase(storage)
     // The commands seal and open nothing: they take the server secret as it is, and never generate one into the
     // database, which is the service's to do on its first start, once it has checked that nothing sealed needs another
     // (openServerSecret). A command that seals must use openServerSecret instead.

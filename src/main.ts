@@ -57,10 +57,9 @@ export interface StartOptions {
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel)
-  const storage = openDatabase(config.databaseUrl)
+  const storage = await openMigratedDatabase(config.databaseUrl)
   let serverSecret: string
   try {
-    await migrateDatabase(storage)
     serverSecret = await openServerSecret(storage.db, config.sessionSecret)
     if (config.sessionSecret !== undefined && (await settingsRepository.get(storage.db, GENERATED_SECRET_KEY)) !== undefined) {
       logger.warn(
@@ -133,32 +132,22 @@ export async function startService(config: Config, options: StartOptions = {}): 
 }
 
 /**
- * Opens DATABASE_URL's database; one that cannot be opened is a start-up error naming the setting. The driver's message
- * says why, and never holds the URL (nor its password).
+ * Opens DATABASE_URL's database and migrates it to this release. A database that cannot be opened or reached (a path
+ * SQLite cannot open, a host that refuses or does not resolve, an unknown database, role or password: the migration's
+ * statements are the first on it) is a start-up error naming the setting; the driver's message says why, and never
+ * holds the URL (nor its password).
  */
-export function openDatabase(databaseUrl: string): Storage {
+export async function openMigratedDatabase(databaseUrl: string): Promise<Storage> {
+  let storage: Storage | undefined
   try {
-    return openStorage(databaseUrl)
-  } catch (error) {
-    throw asDatabaseStartError(error)
-  }
-}
-
-/**
- * Migrates the database to this release: the first statements on it, and so where a database that cannot be reached
- * (a host that refuses or does not resolve, an unknown database, role or password) is found out.
- */
-export async function migrateDatabase(storage: Storage): Promise<void> {
-  try {
+    storage = openStorage(databaseUrl)
     await migrateToLatest(storage)
+    return storage
   } catch (error) {
-    throw asDatabaseStartError(error)
+    await storage?.close()
+    if (!isOpenError(error)) throw error
+    throw new StartError(`cannot open the database: ${(error as Error).message}; check DATABASE_URL`)
   }
-}
-
-function asDatabaseStartError(error: unknown): unknown {
-  if (!isOpenError(error)) return error
-  return new StartError(`cannot open the database: ${(error as Error).message}; check DATABASE_URL`)
 }
 
 /** A listen that fails for want of the address (in use, not allowed, not this machine's) as a start-up error naming its settings. */

@@ -658,7 +658,7 @@ describe('the signing page in a browser', { skip: browserSkip }, () => {
     assert.equal(await page.getByTestId('multisign-weight').textContent(), '1 of 2 signed')
     // The page stays for the next signer, maybe at this computer: the first one's key is not left in it.
     assert.equal(await page.getByTestId('dev-seed').inputValue(), '')
-    assert.match((await page.getByTestId('dev-address').textContent()) ?? '', /your key is cleared from this page/)
+    assert.equal(await page.getByTestId('dev-address').textContent(), 'No key yet: the next signer enters theirs')
     assert.match((await page.getByTestId('multisign-rule').textContent()) ?? '', /A rejection is one signer’s/)
     // "Reject as" has a row of its own above the two buttons, which stay side by side (Reject had dropped below Approve).
     const box = async (testId: string) => (await page.getByTestId(testId).boundingBox()) ?? { x: 0, y: 0, width: 0, height: 0 }

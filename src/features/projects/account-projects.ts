@@ -6,8 +6,8 @@ import type { Clock } from '../../platform/clock.js'
 import { isUuid } from '../../platform/crypto/ids.js'
 import type { Db, Dialect } from '../../platform/db/database.js'
 import { lockRow } from '../../platform/db/row-lock.js'
-import { conflict, notFound, tooManyRequests, unprocessable } from '../../platform/errors.js'
-import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
+import { conflict, notFound, unprocessable } from '../../platform/errors.js'
+import { consumePerMinute, type RateLimiter } from '../../platform/rate-limit/rate-limiter.js'
 import { utcMonth } from '../../platform/utc.js'
 import type { Payload } from '../payloads/model.js'
 import type { PayloadPage } from '../payloads/schemas.js'
@@ -206,14 +206,8 @@ export class AccountProjects {
     const project = await this.owned(accountId, projectId)
     const website = project.website
     if (website === null) throw unprocessable([{ field: 'websiteUrl', message: 'is not set: set the website first' }])
-    const decision = await this.options.rateLimiter.consume(`website-check:${project.id}`, WEBSITE_CHECKS_PER_MINUTE, 60_000)
-    if (!decision.allowed) {
-      const retryAfter = retryAfterSeconds(decision, this.options.clock.now())
-      throw tooManyRequests(
-        `Too many website checks for this project: at most ${WEBSITE_CHECKS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
-        retryAfter,
-      )
-    }
+    const count = { key: `website-check:${project.id}`, limit: WEBSITE_CHECKS_PER_MINUTE, what: 'website checks for this project' }
+    await consumePerMinute(this.options.rateLimiter, count, () => this.options.clock.now())
     const proofUrl = `${website.url}${WEBSITE_PROOF_PATH}`
     const answer = await fetchPublicText(proofUrl, {
       timeoutMs: WEBSITE_CHECK_TIMEOUT_MS,

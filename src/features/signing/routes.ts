@@ -3,9 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { isUuid } from '../../platform/crypto/ids.js'
-import { notFound, tooManyRequests } from '../../platform/errors.js'
+import { notFound } from '../../platform/errors.js'
 import { errorResponses, UuidParams } from '../../platform/http/schemas.js'
-import { type RateLimiter, retryAfterSeconds } from '../../platform/rate-limit/rate-limiter.js'
+import { consumePerMinute, type RateLimiter } from '../../platform/rate-limit/rate-limiter.js'
 import { NOT_FOUND_MESSAGE } from '../payloads/service.js'
 import { AccountFill, AccountParams, ApproveBody, RejectBody, Resolution, SignView, XamanStart } from './schemas.js'
 import type { SigningService } from './service.js'
@@ -17,7 +17,6 @@ import { toResolution } from './view.js'
  * script from hammering one payload. Floods over many uuids are for the network in front of the service to stop.
  */
 export const SIGN_REQUESTS_PER_MINUTE = 120
-const RATE_WINDOW_MS = 60_000
 
 export interface SignRequestHookDeps {
   rateLimiter: RateLimiter
@@ -36,14 +35,8 @@ export function signRequestHook(deps: SignRequestHookDeps) {
     reply.header('cache-control', 'no-store')
     const uuid = uuidOf(request.params)
     if (uuid === undefined || !isUuid(uuid)) throw notFound(NOT_FOUND_MESSAGE)
-    const decision = await deps.rateLimiter.consume(`sign:${uuid.toLowerCase()}`, SIGN_REQUESTS_PER_MINUTE, RATE_WINDOW_MS)
-    if (!decision.allowed) {
-      const retryAfter = retryAfterSeconds(decision, deps.now())
-      throw tooManyRequests(
-        `Too many requests for this signing request: at most ${SIGN_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
-        retryAfter,
-      )
-    }
+    const count = { key: `sign:${uuid.toLowerCase()}`, limit: SIGN_REQUESTS_PER_MINUTE, what: 'requests for this signing request' }
+    await consumePerMinute(deps.rateLimiter, count, deps.now)
   }
 }
 

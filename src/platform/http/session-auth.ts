@@ -4,8 +4,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { SESSION_ABSOLUTE_TTL_MS } from '../../features/accounts/session-tokens.js'
 import type { ActiveSession, SessionService } from '../../features/accounts/sessions.js'
-import { forbidden, tooManyRequests, unauthorized } from '../errors.js'
-import { type RateLimiter, retryAfterSeconds } from '../rate-limit/rate-limiter.js'
+import { forbidden, unauthorized } from '../errors.js'
+import { consumePerMinute, type RateLimiter } from '../rate-limit/rate-limiter.js'
 import { type CookieOptions, readCookie } from './cookies.js'
 
 declare module 'fastify' {
@@ -68,14 +68,8 @@ export function sessionAuthHook(deps: SessionAuthDeps) {
     const session = await deps.sessions.authenticate(sessionTokenOf(request, cookie))
     if (!session) throw unauthorized(`Not signed in: ${deps.signInHint}`)
     assertSameOrigin(request, publicOrigin)
-    const decision = await deps.rateLimiter.consume(`session:${session.account.id}`, SESSION_REQUESTS_PER_MINUTE, 60_000)
-    if (!decision.allowed) {
-      const retryAfter = retryAfterSeconds(decision, deps.now())
-      throw tooManyRequests(
-        `Too many dashboard requests for this account: at most ${SESSION_REQUESTS_PER_MINUTE} a minute; retry in ${retryAfter} s`,
-        retryAfter,
-      )
-    }
+    const count = { key: `session:${session.account.id}`, limit: SESSION_REQUESTS_PER_MINUTE, what: 'dashboard requests for this account' }
+    await consumePerMinute(deps.rateLimiter, count, deps.now)
     request.dashboardSession = session
   }
 }

@@ -1,5 +1,6 @@
 // Fixed-window counters behind one small interface: in memory for one process, in Redis for many, with one
 // behaviour (the same tests run against both).
+import { tooManyRequests } from '../errors.js'
 
 export interface RateLimitDecision {
   allowed: boolean
@@ -60,4 +61,20 @@ export function secondsUntil(resetAtMs: number, nowMs: number): number {
 /** Retry-After for a refused request: at least 1, since "retry in 0 s" would invite an immediate retry that is refused again. */
 export function retryAfterSeconds(decision: RateLimitDecision, nowMs: number): number {
   return Math.max(1, secondsUntil(decision.resetAtMs, nowMs))
+}
+
+/**
+ * Counts one request against `limit` a minute under `key`; over it, a 429 with Retry-After saying `Too many <what>: at
+ * most <limit> a minute; retry in N s`. The per-minute bounds that send no X-RateLimit headers refuse so: the
+ * wallet-facing API's per payload, the dashboard's per account, the website check's per project.
+ */
+export async function consumePerMinute(
+  rateLimiter: RateLimiter,
+  count: { key: string; limit: number; what: string },
+  nowMs: () => number,
+): Promise<void> {
+  const decision = await rateLimiter.consume(count.key, count.limit, 60_000)
+  if (decision.allowed) return
+  const retryAfter = retryAfterSeconds(decision, nowMs())
+  throw tooManyRequests(`Too many ${count.what}: at most ${count.limit} a minute; retry in ${retryAfter} s`, retryAfter)
 }

@@ -20,10 +20,8 @@ import {
   transactionConsequence,
 } from './format.js'
 
-/** Fields the summary shows; the other fields follow, smaller. */
-const SUMMARY_FIELDS = new Set(['TransactionType', 'Account', 'Fee'])
-const PAYMENT_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'Amount', 'Destination', 'DestinationTag'])
-const OFFER_SUMMARY_FIELDS = new Set([...SUMMARY_FIELDS, 'TakerGets', 'TakerPays'])
+/** Fields the summary shows for every transaction; the other fields follow, smaller. */
+const SUMMARY_FIELDS = ['TransactionType', 'Account', 'Fee']
 
 /** The address a transaction that hands over the account names: in the summary, with a copy button, not among the rest. */
 const HANDED_TO: Record<string, { field: string; label: string }> = {
@@ -34,35 +32,16 @@ const HANDED_TO: Record<string, { field: string; label: string }> = {
 /** A transaction: its summary, then its other fields. */
 export function renderTransaction(request: SignRequest): HTMLElement {
   const transaction = request.transaction ?? {}
-  const type = transaction.TransactionType
-  const isPayment = type === 'Payment'
-  const isOffer = type === 'OfferCreate'
-  const handedTo = HANDED_TO[String(type)]
-  const summarized = isPayment
-    ? PAYMENT_SUMMARY_FIELDS
-    : isOffer
-      ? OFFER_SUMMARY_FIELDS
-      : handedTo === undefined
-        ? SUMMARY_FIELDS
-        : new Set([...SUMMARY_FIELDS, handedTo.field])
+  const lead = leadOf(transaction)
+  const summarized = new Set([...SUMMARY_FIELDS, ...lead.fields])
   const rest = Object.entries(transaction).filter(([name, value]) => !summarized.has(name) && !(name === 'SigningPubKey' && value === ''))
   const consequence = transactionConsequence(transaction)
   return h(
     'div',
     { className: 'transaction', testId: 'transaction' },
-    isPayment
-      ? renderAmounts('Payment', describePayment(transaction), 'payment')
-      : isOffer
-        ? renderOffer(transaction)
-        : h('h2', {}, `Transaction: ${String(type)}`),
+    lead.headline,
     consequence !== null && h('p', { className: 'warning consequence', testId: 'consequence' }, consequence),
-    h(
-      'dl',
-      { className: 'fields summary', testId: 'summary' },
-      ...(isPayment ? paymentRows(transaction) : []),
-      ...(handedTo === undefined ? [] : handedToRows(transaction, handedTo)),
-      ...summaryRows(request),
-    ),
+    h('dl', { className: 'fields summary', testId: 'summary' }, ...lead.rows, ...summaryRows(request)),
     rest.length > 0 &&
       h(
         'dl',
@@ -73,6 +52,29 @@ export function renderTransaction(request: SignRequest): HTMLElement {
         ]),
       ),
   )
+}
+
+/** What a transaction leads with: its headline, the summary rows of its own, and the fields those say (not repeated below). */
+function leadOf(transaction: Record<string, unknown>): { headline: HTMLElement; rows: Child[]; fields: string[] } {
+  const type = String(transaction.TransactionType)
+  if (type === 'Payment') {
+    return {
+      headline: renderAmounts('Payment', describePayment(transaction), 'payment'),
+      rows: paymentRows(transaction),
+      fields: ['Amount', 'Destination', 'DestinationTag'],
+    }
+  }
+  if (type === 'OfferCreate') {
+    const offer = describeOffer(transaction)
+    const remainder = h('p', { className: 'hint', testId: 'offer-remainder' }, offer.remainder)
+    return { headline: renderAmounts('Trade offer', offer, 'offer', remainder), rows: [], fields: ['TakerGets', 'TakerPays'] }
+  }
+  const handedTo = HANDED_TO[type]
+  return {
+    headline: h('h2', {}, `Transaction: ${type}`),
+    rows: handedTo === undefined ? [] : handedToRows(transaction, handedTo),
+    fields: handedTo === undefined ? [] : [handedTo.field],
+  }
 }
 
 /** A transaction that moves amounts: its title, what may leave the account in large type, then what comes of it. */
@@ -87,11 +89,6 @@ function renderAmounts(title: string, view: PaymentView, testIdPrefix: string, .
     view.receives !== null && view.receives.details.length > 0 && detailsList(view.receives.details),
     ...after,
   )
-}
-
-function renderOffer(transaction: Record<string, unknown>): HTMLElement {
-  const offer = describeOffer(transaction)
-  return renderAmounts('Trade offer', offer, 'offer', h('p', { className: 'hint', testId: 'offer-remainder' }, offer.remainder))
 }
 
 function paymentRows(transaction: Record<string, unknown>): Child[] {

@@ -1,6 +1,7 @@
 // POST /api/v1/sign/{uuid}/xaman: creates the Xaman sign request; its outcome is learned by the Xaman worker.
 import type { Dialect } from '../../../platform/db/database.js'
 import { AppError, badGateway, tooManyRequests, unprocessable } from '../../../platform/errors.js'
+import type { Payload } from '../../payloads/model.js'
 import { projectsRepository } from '../../projects/repository.js'
 import type { SigningDeps } from '../deps.js'
 import type { XamanStart } from '../schemas.js'
@@ -10,29 +11,23 @@ import { type CreatedXamanSignRequest, type XamanSignRequestBody, XamanUnavailab
 /** Each Xaman request costs the operator's Xaman quota; a user needs one, a few retries at most. */
 const MAX_XAMAN_REQUESTS_PER_PAYLOAD = 5
 
+/** Why Xaman cannot answer the payload, or undefined when it can. */
+function xamanRefusal(payload: Payload): string | undefined {
+  if (payload.type === 'signMessage') return 'Xaman signs transactions and sign-ins, not free-form messages: choose another wallet'
+  // Xaman signs with the user's own key, never for multisigning (a blob no signer's approval takes), and a rejection
+  // there is not one signer's: it would reject the request for the whole signer list.
+  if (payload.multisign !== null) {
+    return 'Xaman does not sign for multisigning: each signer answers with their own multisigning signature, from another wallet'
+  }
+  return undefined
+}
+
 export async function startXamanSignRequest(deps: SigningDeps & { dialect: Dialect }, uuid: string): Promise<XamanStart> {
   const xaman = deps.xaman
   if (xaman === undefined) throw new AppError(404, 'Xaman is not configured on this service')
   const payload = await deps.payloads.assertActionable(uuid)
-  if (payload.type === 'signMessage') {
-    throw unprocessable(
-      [{ field: 'walletAdapter', message: 'Xaman signs transactions and sign-ins, not free-form messages: choose another wallet' }],
-      'Xaman cannot answer this request',
-    )
-  }
-  if (payload.multisign !== null) {
-    // Xaman signs with the user's own key, never for multisigning (a blob no signer's approval takes), and a rejection
-    // there is not one signer's: it would reject the request for the whole signer list.
-    throw unprocessable(
-      [
-        {
-          field: 'walletAdapter',
-          message: 'Xaman does not sign for multisigning: each signer answers with their own multisigning signature, from another wallet',
-        },
-      ],
-      'Xaman cannot answer this request',
-    )
-  }
+  const refusal = xamanRefusal(payload)
+  if (refusal !== undefined) throw unprocessable([{ field: 'walletAdapter', message: refusal }], 'Xaman cannot answer this request')
   const project = await projectsRepository.findById(deps.db, payload.projectId)
   const signingUrl = deps.payloads.signingUrl(uuid)
   const body: XamanSignRequestBody = {

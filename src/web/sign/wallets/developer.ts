@@ -74,7 +74,8 @@ export function createDeveloperAdapter(): WalletAdapter {
       // The page stays for the other signers, maybe on this very computer: the key of the one who signed goes.
       if (seedInput === undefined || seedInput.value === '') return
       seedInput.value = ''
-      addressLine?.replaceChildren('Your signature is recorded and your key is cleared from this page: the next signer enters theirs')
+      // Short, in the address line's face: the page's status already says the answer is recorded.
+      addressLine?.replaceChildren('No key yet: the next signer enters theirs')
     },
 
     async approve(request: SignRequest): Promise<Approval> {

@@ -65,10 +65,17 @@ describe('LocalLiveEvents', () => {
   })
 })
 
+/** A Redis URL that reaches the test's Redis through a proxy the test can cut or mute. */
+async function redisBehindProxy() {
+  const redis = new URL(TEST_REDIS_URL)
+  const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
+  return { proxy, url: `redis://127.0.0.1:${proxy.port}${redis.pathname}` }
+}
+
 describe('RedisLiveEvents', { skip: redisSkip }, () => {
   const opened: LiveEvents[] = []
-  const open = () => {
-    const events = new RedisLiveEvents(TEST_REDIS_URL, silent)
+  const open = (redisUrl = TEST_REDIS_URL) => {
+    const events = new RedisLiveEvents(redisUrl, silent)
     opened.push(events)
     return events
   }
@@ -98,11 +105,9 @@ describe('RedisLiveEvents', { skip: redisSkip }, () => {
   })
 
   it('tells its own subscribers to read a change it could not publish, without waiting for Redis to be back', async () => {
-    const redis = new URL(TEST_REDIS_URL)
-    const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
+    const { proxy, url } = await redisBehindProxy()
     try {
-      const events = new RedisLiveEvents(`redis://127.0.0.1:${proxy.port}${redis.pathname}`, silent)
-      opened.push(events)
+      const events = open(url)
       const [changed, reminded, untouched] = [collector(), collector(), collector()]
       events.subscribe('uuid-changed', changed.listener)
       events.subscribe('uuid-reminded', reminded.listener)
@@ -127,12 +132,10 @@ describe('RedisLiveEvents', { skip: redisSkip }, () => {
   it('tells the other instances to read a change it could not publish once its own Redis connection is back', async () => {
     // Only this instance loses Redis (its network path, say): the others' subscriptions stay up, and nothing else would
     // make their streams read again before the payload's expiry.
-    const redis = new URL(TEST_REDIS_URL)
-    const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
+    const { proxy, url } = await redisBehindProxy()
     try {
-      const cutOff = new RedisLiveEvents(`redis://127.0.0.1:${proxy.port}${redis.pathname}`, silent)
+      const cutOff = open(url)
       const other = open()
-      opened.push(cutOff)
       const [changed, reminded, untouched] = [collector(), collector(), collector()]
       other.subscribe('uuid-unsent-change', changed.listener)
       other.subscribe('uuid-unsent-reminder', reminded.listener)
@@ -244,9 +247,8 @@ describe('RedisStreamSlots while Redis is away', { skip: redisSkip }, () => {
     it(`counts streams against the cap on this instance when Redis is ${away === 'cut' ? 'unreachable' : 'connected but silent'}, without waiting for it`, {
       timeout: 10_000,
     }, async () => {
-      const redis = new URL(TEST_REDIS_URL)
-      const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379))
-      const slots = new RedisStreamSlots(`redis://127.0.0.1:${proxy.port}${redis.pathname}`, {
+      const { proxy, url } = await redisBehindProxy()
+      const slots = new RedisStreamSlots(url, {
         clock: new ManualClock(),
         leaseMs: 60_000,
         logger: silent,
